@@ -1,0 +1,29 @@
+#include "cli/commands.h"
+
+#include <map>
+
+namespace tandem::cli {
+
+namespace {
+std::map<CLI::App*, CommandFn>& bodies() {
+  static std::map<CLI::App*, CommandFn> b;
+  return b;
+}
+}  // namespace
+
+void on_run(CLI::App* sub, CommandFn fn) { bodies()[sub] = std::move(fn); }
+
+int run_selected(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands())
+    if (auto it = bodies().find(sub); it != bodies().end()) return it->second();
+  return 2;
+}
+
+// Each cmd_*.cpp defines one of these.
+void add_ops_command(CLI::App& app);
+
+void add_all_commands(CLI::App& app) {
+  add_ops_command(app);
+}
+
+}  // namespace tandem::cli

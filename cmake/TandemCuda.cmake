@@ -1,0 +1,16 @@
+# TANDEM_CUDA=AUTO builds the CUDA backend when a toolkit is found (by default
+# /usr/local/cuda); ON insists on it; OFF never looks.
+set(TANDEM_HAVE_CUDA OFF)
+if(NOT TANDEM_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(TANDEM_HAVE_CUDA ON)
+  elseif(TANDEM_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "TANDEM_CUDA=ON but no CUDA compiler was found")
+  endif()
+endif()
+message(STATUS "tandem: CUDA backend ${TANDEM_HAVE_CUDA}")

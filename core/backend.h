@@ -1,0 +1,87 @@
+#pragma once
+// The interface every compute backend implements (cpu/, cuda/). Kept small on
+// purpose, in the spirit of ggml's backend vtable: the graph layer only ever
+// asks a backend whether it supports an op, to prepare a kernel for fixed
+// shapes, and for memory.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/attributes.h"
+#include "core/device.h"
+#include "core/tensor.h"
+
+namespace tandem {
+
+// One node as a backend sees it, with every shape already inferred.
+struct OpDesc {
+  std::string op_type;  // ONNX op type, or "tandem.*" for fused / internal ops
+  std::string node;     // node name, for errors
+  const Attributes* attrs = nullptr;
+  int opset = 17;
+  // Inputs as they will arrive (dtype, shape, layout). An omitted optional
+  // input has present[i] == false.
+  std::vector<TensorDesc> inputs;
+  std::vector<bool> present;
+  // Host value of input i when it is a constant (weights, shape tensors),
+  // else nullptr. Kernels may pre-process constants (reorder weights) once.
+  std::vector<const Tensor*> constants;
+  // Output dtypes and shapes from ops/ shape inference; layouts are chosen by
+  // the backend in KernelPlan.
+  std::vector<TensorDesc> outputs;
+
+  ErrorContext context() const { return {"", node, op_type, ""}; }
+  bool has_input(size_t i) const { return i < inputs.size() && present[i]; }
+  const Attributes& attributes() const;
+};
+
+// Scratch memory the executor lends a kernel for the duration of one run.
+struct RunContext {
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
+};
+
+// A prepared op for fixed shapes and layouts. `in`/`out` are device pointers to
+// buffers laid out as declared in KernelPlan.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(const void* const* in, void* const* out, const RunContext& ctx) = 0;
+  // Scratch bytes `run` needs (oneDNN scratchpad, im2col, ...).
+  virtual size_t scratch_bytes() const { return 0; }
+};
+
+struct KernelPlan {
+  std::unique_ptr<Kernel> kernel;
+  // Layout the kernel needs for each input; the executor inserts a reorder
+  // where the producer's layout differs.
+  std::vector<Layout> input_layouts;
+  // Layout of each output.
+  std::vector<Layout> output_layouts;
+  // When >= 0, output 0 is a view of this input's buffer and `kernel` may be
+  // null (Reshape, Flatten, Identity, Dropout at inference).
+  int alias_input = -1;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual Device device() const = 0;
+  virtual bool supports(const OpDesc& op) const = 0;
+  // Builds a kernel; throws Error (with node context) when it cannot.
+  virtual KernelPlan prepare(const OpDesc& op) = 0;
+
+  // Raw device memory for the executor's arena.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* ptr) = 0;
+  virtual void copy_from_host(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
+  // Waits for all work submitted to this backend.
+  virtual void synchronize() {}
+};
+
+// Layout conversion is an op like any other, so every backend can do it.
+inline constexpr const char* kReorderOp = "tandem.Reorder";
+
+}  // namespace tandem

@@ -1,0 +1,40 @@
+#pragma once
+// One exception type for everything a user can cause (bad file, bad model,
+// unsupported op). It carries where it happened so the CLI can print one line:
+//   tandem: model.onnx: node 'conv1' (Conv): weight shape [64,3,7] is not 4-D
+#include <stdexcept>
+#include <string>
+
+namespace tandem {
+
+struct ErrorContext {
+  std::string file;   // model or image path
+  std::string node;   // graph node name
+  std::string op;     // op type
+  std::string shape;  // offending shape, printed as [a,b,c]
+};
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message, ErrorContext ctx = {});
+
+  const std::string& message() const { return message_; }
+  const ErrorContext& context() const { return ctx_; }
+
+  // Returns a copy with empty context fields filled from `outer`; used when an
+  // error crosses a layer that knows more (the executor knows the node, the
+  // CLI knows the file).
+  Error with_context(const ErrorContext& outer) const;
+
+ private:
+  static std::string format(const std::string& message, const ErrorContext& ctx);
+  std::string message_;
+  ErrorContext ctx_;
+};
+
+// Throws Error(message) if `ok` is false. For checks on user-controlled data.
+inline void check(bool ok, const std::string& message, const ErrorContext& ctx = {}) {
+  if (!ok) throw Error(message, ctx);
+}
+
+}  // namespace tandem

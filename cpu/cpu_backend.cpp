@@ -1,0 +1,57 @@
+#include "cpu/cpu_backend.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/memory.h"
+#include "cpu/dnnl_utils.h"
+#include "cpu/registry.h"
+
+namespace tandem::cpu {
+
+bool CpuBackend::supports(const OpDesc& op) const { return find_kernel(op.op_type) != nullptr; }
+
+KernelPlan CpuBackend::prepare(const OpDesc& op) {
+  KernelFactory f = find_kernel(op.op_type);
+  if (!f) throw Error("no CPU kernel for this op", op.context());
+  try {
+    KernelPlan plan = dnnl_call(op, [&] { return f(op); });
+    if (plan.input_layouts.size() < op.inputs.size()) plan.input_layouts.resize(op.inputs.size(), Layout::plain);
+    if (plan.output_layouts.size() < op.outputs.size()) plan.output_layouts.resize(op.outputs.size(), Layout::plain);
+    return plan;
+  } catch (const Error& e) {
+    throw e.with_context(op.context());
+  }
+}
+
+void* CpuBackend::allocate(size_t bytes) {
+  size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  void* p = std::aligned_alloc(kHostAlignment, rounded ? rounded : kHostAlignment);
+  if (!p) throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void CpuBackend::deallocate(void* ptr) { std::free(ptr); }
+
+void CpuBackend::copy_from_host(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+void CpuBackend::copy_to_host(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+CpuBackend& cpu_backend() {
+  static CpuBackend b;
+  return b;
+}
+
+void set_num_threads(int n) {
+  if (n > 0) omp_set_num_threads(n);
+}
+
+int num_threads() { return omp_get_max_threads(); }
+
+}  // namespace tandem::cpu

@@ -1,0 +1,101 @@
+#include "cpu/dnnl_utils.h"
+
+namespace tandem::cpu {
+
+using tag = dnnl::memory::format_tag;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  static dnnl::stream s(engine());
+  return s;
+}
+
+dnnl::memory::data_type to_dnnl(DType t) {
+  using dt = dnnl::memory::data_type;
+  switch (t) {
+    case DType::f32: return dt::f32;
+    case DType::f16: return dt::f16;
+    case DType::bf16: return dt::bf16;
+    case DType::i8: return dt::s8;
+    case DType::u8: return dt::u8;
+    case DType::i32: return dt::s32;
+    default: throw Error("dtype " + std::string(dtype_name(t)) + " has no oneDNN equivalent");
+  }
+}
+
+dnnl::memory::dims to_dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
+
+namespace {
+dnnl::memory::desc md_typed(dnnl::memory::data_type dt, const Shape& s, Layout l) {
+  auto dims = to_dims(s);
+  if (l == Layout::plain) {
+    auto st = contiguous_strides(s);
+    return dnnl::memory::desc(dims, dt, dnnl::memory::dims(st.begin(), st.end()));
+  }
+  check(s.size() == 4, "layout " + std::string(layout_name(l)) + " needs a 4-D tensor, got " + shape_str(s));
+  switch (l) {
+    case Layout::nhwc: return dnnl::memory::desc(dims, dt, tag::nhwc);
+    case Layout::blocked8: return dnnl::memory::desc(dims, dt, tag::nChw8c);
+    case Layout::blocked16: return dnnl::memory::desc(dims, dt, tag::nChw16c);
+    default: break;
+  }
+  throw Error("unknown layout");
+}
+}  // namespace
+
+dnnl::memory::desc md(DType t, const Shape& s, Layout l) { return md_typed(to_dnnl(t), s, l); }
+
+dnnl::memory::desc md(const TensorDesc& d) { return md(d.dtype, d.shape, d.layout); }
+
+bool layout_of(const dnnl::memory::desc& m, const Shape& s, Layout* out) {
+  for (Layout l : {Layout::plain, Layout::nhwc, Layout::blocked16, Layout::blocked8}) {
+    if (l != Layout::plain && s.size() != 4) continue;
+    if (md_typed(m.data_type(), s, l) == m) {
+      *out = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+PrimitiveKernel::PrimitiveKernel(dnnl::primitive prim, dnnl::memory::desc scratch_md)
+    : prim_(std::move(prim)), scratch_md_(std::move(scratch_md)) {}
+
+void PrimitiveKernel::bind_input(int arg, int index, const dnnl::memory::desc& m) {
+  inputs_.push_back({arg, index, dnnl::memory(m, engine(), DNNL_MEMORY_NONE)});
+  args_[arg] = inputs_.back().mem;
+}
+
+void PrimitiveKernel::bind_output(int arg, int index, const dnnl::memory::desc& m) {
+  outputs_.push_back({arg, index, dnnl::memory(m, engine(), DNNL_MEMORY_NONE)});
+  args_[arg] = outputs_.back().mem;
+}
+
+void PrimitiveKernel::bind_constant(int arg, dnnl::memory m) { args_[arg] = std::move(m); }
+
+void PrimitiveKernel::run(const void* const* in, void* const* out, const RunContext& ctx) {
+  for (auto& b : inputs_) b.mem.set_data_handle(const_cast<void*>(in[b.index]));
+  for (auto& b : outputs_) b.mem.set_data_handle(out[b.index]);
+  if (scratch_md_.get_size() > 0) {
+    if (!scratch_) scratch_ = dnnl::memory(scratch_md_, engine(), DNNL_MEMORY_NONE);
+    scratch_.set_data_handle(ctx.scratch);
+    args_[DNNL_ARG_SCRATCHPAD] = scratch_;
+  }
+  prim_.execute(stream(), args_);
+}
+
+dnnl::memory constant_memory(const Tensor& value, const dnnl::memory::desc& target) {
+  dnnl::memory dst(target, engine());
+  dnnl::memory::desc src_md = md(value.dtype(), value.shape(), Layout::plain);
+  if (src_md.dims() != target.dims()) src_md = src_md.reshape(target.dims());
+  dnnl::memory src(src_md, engine(), value.raw());
+  dnnl::reorder(src, dst).execute(stream(), src, dst);
+  stream().wait();
+  return dst;
+}
+
+}  // namespace tandem::cpu

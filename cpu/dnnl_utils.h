@@ -1,0 +1,66 @@
+#pragma once
+// Glue between tandem's descriptions and oneDNN's. Every oneDNN call that can
+// fail goes through dnnl_call(), which turns dnnl::error into tandem::Error.
+#include <dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/tensor.h"
+
+namespace tandem::cpu {
+
+// The process-wide CPU engine and its in-order stream.
+dnnl::engine& engine();
+dnnl::stream& stream();
+
+dnnl::memory::data_type to_dnnl(DType t);
+dnnl::memory::dims to_dims(const Shape& s);
+// Memory descriptor for an activation in one of tandem's layouts. Layouts
+// other than plain are only defined for 4-D tensors.
+dnnl::memory::desc md(const TensorDesc& d);
+dnnl::memory::desc md(DType t, const Shape& s, Layout l);
+// Maps a descriptor oneDNN chose (format_tag::any) back to a tandem layout;
+// returns false when it is none of them.
+bool layout_of(const dnnl::memory::desc& m, const Shape& s, Layout* out);
+
+// A kernel whose work is one oneDNN primitive (most CPU kernels). Arguments
+// are bound by index at run time: `args[k]` says which DNNL_ARG_* receives
+// input k (or output k), constant memories are bound once.
+class PrimitiveKernel : public Kernel {
+ public:
+  PrimitiveKernel(dnnl::primitive prim, dnnl::memory::desc scratch_md);
+  // Binds DNNL_ARG `arg` to input `index` at run time.
+  void bind_input(int arg, int index, const dnnl::memory::desc& m);
+  void bind_output(int arg, int index, const dnnl::memory::desc& m);
+  // Binds an owned memory (reordered weights, bias) once.
+  void bind_constant(int arg, dnnl::memory m);
+  void run(const void* const* in, void* const* out, const RunContext& ctx) override;
+  size_t scratch_bytes() const override { return scratch_md_.get_size(); }
+
+ private:
+  struct Binding { int arg; int index; dnnl::memory mem; };
+  dnnl::primitive prim_;
+  dnnl::memory::desc scratch_md_;
+  dnnl::memory scratch_;
+  std::vector<Binding> inputs_, outputs_;
+  std::unordered_map<int, dnnl::memory> args_;
+};
+
+// Copies a constant host tensor (plain layout) into a new memory of layout
+// `target`, reordering as needed. Used for weights at prepare time.
+dnnl::memory constant_memory(const Tensor& value, const dnnl::memory::desc& target);
+
+// Runs `fn` converting dnnl::error into tandem::Error with the op's context.
+template <typename F>
+auto dnnl_call(const OpDesc& op, F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    throw Error(std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")",
+                op.context());
+  }
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,21 @@
+#pragma once
+// CPU kernels, one op family per file (conv.cpp, pool.cpp, ...), in the manner
+// of ncnn's layer registry. Each file exposes a register_*() that adds its
+// factories; cpu/registry.cpp calls them all explicitly.
+#include <string>
+
+#include "core/backend.h"
+
+namespace tandem::cpu {
+
+using KernelFactory = KernelPlan (*)(const OpDesc& op);
+
+void register_kernel(const std::string& op_type, KernelFactory factory);
+// nullptr when no CPU kernel exists for the op.
+KernelFactory find_kernel(const std::string& op_type);
+
+// Registration functions, one per kernel file.
+void register_eltwise_kernels();   // cpu/eltwise.cpp
+void register_reorder_kernels();   // cpu/reorder.cpp
+
+}  // namespace tandem::cpu

@@ -1,0 +1,11 @@
+#pragma once
+// Every op family's registration function, called once by ops/schema.cpp.
+// Explicit calls instead of static initializers: a static library would let
+// the linker drop self-registering objects.
+namespace tandem::ops {
+
+void register_elementwise_schemas();  // ops/elementwise.cpp
+void register_reorder_schema();       // ops/reorder.cpp
+void register_all_schemas();
+
+}  // namespace tandem::ops

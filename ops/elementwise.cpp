@@ -1,0 +1,54 @@
+#include "ops/elementwise.h"
+
+#include <set>
+
+#include "ops/all_ops.h"
+#include "ops/schema.h"
+
+namespace tandem::ops {
+
+namespace {
+
+const std::set<std::string> kUnary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
+                                      "HardSwish", "Clip", "Elu", "Selu", "Softplus", "Exp",
+                                      "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor",
+                                      "Ceil", "Erf", "Identity", "Dropout", "Mish", "Gelu"};
+const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+
+std::vector<TensorDesc> infer_unary(const InferContext& c) {
+  std::vector<TensorDesc> out{TensorDesc{c.inputs[0].dtype, c.inputs[0].shape}};
+  // Dropout's optional mask output.
+  if (c.op_type == "Dropout" && c.num_outputs > 1)
+    out.push_back(TensorDesc{DType::boolean, c.inputs[0].shape});
+  return out;
+}
+
+// Max/Min are variadic in ONNX; everything else takes exactly two operands.
+std::vector<TensorDesc> infer_binary(const InferContext& c) {
+  Shape s = c.shape(0);
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    check(c.inputs[i].dtype == c.inputs[0].dtype || c.op_type == "Pow",
+          "operand dtypes differ: " + c.inputs[0].str() + " vs " + c.inputs[i].str());
+    s = broadcast_shapes(s, c.shape(i));
+  }
+  return {TensorDesc{c.inputs[0].dtype, s}};
+}
+
+}  // namespace
+
+bool is_unary_activation(const std::string& t) { return kUnary.count(t) != 0; }
+bool is_binary_arithmetic(const std::string& t) { return kBinary.count(t) != 0; }
+
+void register_elementwise_schemas() {
+  for (const auto& t : kUnary) {
+    // Clip takes optional min/max inputs (opset >= 11); Dropout ratio/training_mode.
+    int max_in = (t == "Clip" || t == "Dropout") ? 3 : 1;
+    register_schema({t, 1, max_in, infer_unary});
+  }
+  for (const auto& t : kBinary) {
+    bool variadic = (t == "Max" || t == "Min");
+    register_schema({t, variadic ? 1 : 2, variadic ? 64 : 2, infer_binary});
+  }
+}
+
+}  // namespace tandem::ops
