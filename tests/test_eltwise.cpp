@@ -1,0 +1,39 @@
+// Activations on the CPU backend vs float64 formulas from the ONNX spec,
+// in plain and blocked layouts. Tolerance: 1e-5 absolute (|x| <= 4).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/op_harness.h"
+
+using namespace tandem;
+using namespace tandem::testing;
+
+namespace {
+void expect_unary(const std::string& op, double (*ref)(double), Layout layout) {
+  Tensor x = random_tensor({2, 19, 5, 3}, 42, -4.f, 4.f);
+  OpCall c{op, {}, {x}};
+  c.input_layout = layout;
+  Tensor y = run_op_cpu(c)[0];
+  for (int64_t i = 0; i < x.numel(); ++i)
+    ASSERT_NEAR(y.scalar_at(i), ref(x.scalar_at(i)), 1e-5) << op << " at " << i;
+}
+}  // namespace
+
+TEST(CpuEltwise, MatchesOnnxFormulas) {
+  for (Layout l : {Layout::plain, Layout::blocked16, Layout::nhwc}) {
+    expect_unary("Relu", [](double v) { return v > 0 ? v : 0.0; }, l);
+    expect_unary("Sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, l);
+    expect_unary("HardSwish", [](double v) { return v * std::clamp(v / 6 + 0.5, 0.0, 1.0); }, l);
+    expect_unary("HardSigmoid", [](double v) { return std::clamp(0.2 * v + 0.5, 0.0, 1.0); }, l);
+    expect_unary("Tanh", [](double v) { return std::tanh(v); }, l);
+  }
+}
+
+TEST(CpuEltwise, ClipTakesBoundsFromInputs) {
+  Tensor x = random_tensor({4, 8}, 7, -10.f, 10.f);
+  OpCall c{"Clip", {}, {x, Tensor::from_vector<float>({0.f}, {}), Tensor::from_vector<float>({6.f}, {})}};
+  c.constant = {false, true, true};
+  Tensor y = run_op_cpu(c)[0];
+  for (int64_t i = 0; i < x.numel(); ++i) ASSERT_FLOAT_EQ(float(y.scalar_at(i)), std::clamp(float(x.scalar_at(i)), 0.f, 6.f));
+}
