@@ -143,7 +143,7 @@ class ExecutionPlan::Builder {
     for (ValueId v : n.inputs) in_slots.push_back(v == kNoValue ? -1 : slot_of(v));
     OpDesc d = describe(n, in_slots);
     if (!p_.backend_.supports(d))
-      throw Error("unsupported op on " + p_.backend_.name(), d.context());
+      throw Error::unsupported("unsupported op on " + p_.backend_.name(), d.context());
     KernelPlan kp = p_.backend_.prepare(d);
     for (size_t i = 0; i < in_slots.size(); ++i)
       if (in_slots[i] >= 0)
