@@ -1,12 +1,11 @@
-// Chrome Trace Event Format writer. Events are formatted by hand (one
-// snprintf each) and streamed in 1 MiB blocks rather than built as a JSON
+// Chrome Trace Event Format writer. Events are formatted by hand
+// (std::to_chars) and streamed in 1 MiB blocks rather than built as a JSON
 // tree: a trace of millions of zones needs no memory beyond the Trace.
 // nlohmann::json only escapes strings, once per location, counter and thread.
 #include "profile/chrome_trace.h"
 
-#include <cinttypes>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -24,6 +23,22 @@ class Sink {
   ~Sink() { flush(); }
   Sink& operator+=(const std::string& s) { return append(s.data(), s.size()); }
   Sink& operator+=(const char* s) { return append(s, std::strlen(s)); }
+  // ns as µs with exactly three decimals: 1234567 -> "1234.567".
+  void micros(uint64_t ns) {
+    char text[32];
+    char* end = std::to_chars(text, text + 20, ns / 1000).ptr;
+    const unsigned frac = unsigned(ns % 1000);
+    *end++ = '.';
+    *end++ = char('0' + frac / 100);
+    *end++ = char('0' + frac / 10 % 10);
+    *end++ = char('0' + frac % 10);
+    append(text, size_t(end - text));
+  }
+  // Shortest text that reads back as the same double; finite values only.
+  void number(double v) {
+    char text[32];
+    append(text, size_t(std::to_chars(text, text + sizeof text, v).ptr - text));
+  }
   void flush() {
     os_.write(buf_.data(), std::streamsize(buf_.size()));
     buf_.clear();
@@ -45,24 +60,14 @@ std::string quoted(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// ns since the trace began as µs with three decimals: "12.345".
-struct Micros {
-  char text[32];
-  explicit Micros(uint64_t ns) {
-    std::snprintf(text, sizeof text, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
-  }
-};
-
 uint64_t since(uint64_t ns, uint64_t begin) { return ns > begin ? ns - begin : 0; }
 
 void append_metadata(Sink& out, const Trace& trace) {
   out += R"({"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"tandem"}})";
   for (const Track& t : trace.tracks) {
     if (t.name.empty()) continue;
-    char head[96];
-    std::snprintf(head, sizeof head, R"(,{"ph":"M","name":"thread_name","pid":%u,"tid":%u,)",
-                  t.pid, t.tid);
-    out += head;
+    out += R"(,{"ph":"M","name":"thread_name","pid":)" + std::to_string(t.pid);
+    out += R"(,"tid":)" + std::to_string(t.tid) + ",";
     out += R"("args":{"name":)" + quoted(t.name) + "}}";
   }
 }
@@ -79,30 +84,40 @@ std::vector<std::string> zone_heads(const Trace& trace) {
   return heads;
 }
 
+// `,"pid":1,"tid":7,"ts":` for every event of a track.
+std::string track_ids(const Track& track) {
+  return R"(,"pid":)" + std::to_string(track.pid) + R"(,"tid":)" + std::to_string(track.tid) +
+         R"(,"ts":)";
+}
+
 void append_zones(Sink& out, const Trace& trace, const Track& track,
                   const std::vector<std::string>& heads) {
-  char tail[128];
+  const std::string ids = track_ids(track);
   for (const ZoneRecord& z : track.zones) {
     const uint64_t begin = since(z.begin_ns, trace.begin_ns);
     const uint64_t end = std::max(begin, since(z.end_ns, trace.begin_ns));
-    std::snprintf(tail, sizeof tail, R"(,"pid":%u,"tid":%u,"ts":%s,"dur":%s})", track.pid,
-                  track.tid, Micros(begin).text, Micros(end - begin).text);
     out += heads[z.location];
-    out += tail;
+    out += ids;
+    out.micros(begin);
+    out += R"(,"dur":)";
+    out.micros(end - begin);
+    out += "}";
   }
 }
 
 // Non-finite samples are skipped: JSON has no NaN or Infinity.
 void append_counters(Sink& out, const Trace& trace, const Track& track,
                      const std::vector<std::string>& names) {
-  char tail[160];
+  const std::string ids = track_ids(track);
   for (const CounterRecord& c : track.counters) {
     if (!std::isfinite(c.value)) continue;
-    std::snprintf(tail, sizeof tail, R"(,"pid":%u,"tid":%u,"ts":%s,"args":{"value":%.17g}})",
-                  track.pid, track.tid, Micros(since(c.ts_ns, trace.begin_ns)).text, c.value);
     out += R"(,{"ph":"C","name":)";
     out += names[c.counter];
-    out += tail;
+    out += ids;
+    out.micros(since(c.ts_ns, trace.begin_ns));
+    out += R"(,"args":{"value":)";
+    out.number(c.value);
+    out += "}}";
   }
 }
 
@@ -112,13 +127,11 @@ void append_other_data(Sink& out, const Trace& trace) {
     dropped_zones += t.dropped_zones;
     dropped_counters += t.dropped_counters;
   }
-  char text[160];
-  std::snprintf(text, sizeof text,
-                R"("otherData":{"dropped_zones":%)" PRIu64 R"(,"dropped_counters":%)" PRIu64
-                R"(,"duration_us":%s})",
-                dropped_zones, dropped_counters,
-                Micros(since(trace.end_ns, trace.begin_ns)).text);
-  out += text;
+  out += R"("otherData":{"dropped_zones":)" + std::to_string(dropped_zones);
+  out += R"(,"dropped_counters":)" + std::to_string(dropped_counters);
+  out += R"(,"duration_us":)";
+  out.micros(since(trace.end_ns, trace.begin_ns));
+  out += "}";
 }
 
 }  // namespace

@@ -221,20 +221,32 @@ bool is_running() { return g_session.load(std::memory_order_relaxed) != 0; }
 
 namespace {
 
-// Interns static records into the Trace's tables while copying events.
+// Interns static records into the Trace's tables while copying events. A
+// small direct-mapped cache in front of the hash map: a trace has few sites
+// and consecutive events mostly repeat them.
 struct Interner {
   Trace& trace;
   std::unordered_map<const SourceLocation*, uint32_t> locations;
   std::unordered_map<std::string_view, uint32_t> counters;  // by name: one track per name
+  static constexpr size_t kCache = 64;
+  std::pair<const void*, uint32_t> cache[kCache] = {};
+
+  static size_t slot(const void* p) { return (uintptr_t(p) >> 3) % kCache; }
 
   uint32_t location(const SourceLocation* loc) {
+    auto& c = cache[slot(loc)];
+    if (c.first == loc) return c.second;
     auto [it, added] = locations.try_emplace(loc, uint32_t(trace.locations.size()));
     if (added) trace.locations.push_back({loc->name, loc->file, loc->line, loc->category});
+    c = {loc, it->second};
     return it->second;
   }
   uint32_t counter(const CounterSite* site) {
+    auto& c = cache[slot(site)];
+    if (c.first == site) return c.second;
     auto [it, added] = counters.try_emplace(site->name, uint32_t(trace.counter_names.size()));
     if (added) trace.counter_names.emplace_back(site->name);
+    c = {site, it->second};
     return it->second;
   }
 };

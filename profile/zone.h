@@ -88,11 +88,13 @@ void set_thread_name(std::string_view name);
 
 #if defined(TANDEM_PROFILE) && TANDEM_PROFILE
 
-#define TANDEM_ZONE_CAT(name, category)                                                     \
+// __COUNTER__, not __LINE__: two zones may share a line.
+#define TANDEM_ZONE_CAT(name, category) TANDEM_PROFILE_ZONE_AT(name, category, __COUNTER__)
+#define TANDEM_PROFILE_ZONE_AT(name, category, n)                                           \
   static constexpr ::tandem::profile::SourceLocation TANDEM_PROFILE_CONCAT(                 \
-      tandem_zone_loc_, __LINE__){name, __FILE__, uint32_t(__LINE__), category};            \
-  ::tandem::profile::Zone TANDEM_PROFILE_CONCAT(tandem_zone_, __LINE__)(                    \
-      &TANDEM_PROFILE_CONCAT(tandem_zone_loc_, __LINE__))
+      tandem_zone_loc_, n){name, __FILE__, uint32_t(__LINE__), category};                   \
+  ::tandem::profile::Zone TANDEM_PROFILE_CONCAT(tandem_zone_, n)(                           \
+      &TANDEM_PROFILE_CONCAT(tandem_zone_loc_, n))
 #define TANDEM_ZONE(name) TANDEM_ZONE_CAT(name, "")
 #define TANDEM_COUNTER(name, value)                                               \
   do {                                                                            \

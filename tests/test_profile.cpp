@@ -117,6 +117,38 @@ TEST_F(Profile, NestedZonesFromThreadsArePerThreadAndNested) {
   EXPECT_GT(inner.line, 0u);
 }
 
+TEST_F(Profile, CollectWhileThreadsRecordGivesConsistentSnapshots) {
+  // Snapshots taken while two threads record (crossing chunk boundaries, up
+  // to the cap) must each be a well-nested, growing prefix of their events.
+  std::atomic<bool> done{false};
+  std::atomic<int> started{0};
+  profile::Options options;
+  options.max_zones_per_thread = uint64_t(1) << 17;  // 2 chunks
+  profile::start(options);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([i, &done, &started] {
+      TANDEM_THREAD_NAME("busy-" + std::to_string(i));
+      record_pattern();
+      started++;
+      while (!done.load()) record_pattern();
+    });
+  }
+  while (started.load() < 2) std::this_thread::yield();
+  size_t last = 0;
+  for (int snapshot = 0; snapshot < 10; ++snapshot) {
+    const profile::Trace trace = profile::collect();
+    const profile::Track* t = find_track(trace, "busy-0");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(check_nesting(*t), "") << "snapshot " << snapshot;
+    EXPECT_GE(t->zones.size(), std::max<size_t>(last, 4));
+    last = t->zones.size();
+  }
+  done = true;
+  for (auto& t : threads) t.join();
+  profile::stop();
+}
+
 TEST_F(Profile, DisabledTracingRecordsNothing) {
   TANDEM_THREAD_NAME("gtest-main");
   profile::start();
