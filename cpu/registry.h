@@ -17,5 +17,12 @@ KernelFactory find_kernel(const std::string& op_type);
 // Registration functions, one per kernel file.
 void register_eltwise_kernels();   // cpu/eltwise.cpp
 void register_reorder_kernels();   // cpu/reorder.cpp
+void register_conv_kernels();      // cpu/conv.cpp
+void register_gemm_kernels();      // cpu/gemm.cpp
+void register_batchnorm_kernels(); // cpu/batchnorm.cpp
+void register_pool_kernels();      // cpu/pool.cpp
+void register_softmax_kernels();   // cpu/softmax.cpp
+void register_binary_kernels();    // cpu/binary.cpp
+void register_concat_kernels();    // cpu/concat.cpp
 
 }  // namespace tandem::cpu
