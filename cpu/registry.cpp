@@ -24,6 +24,13 @@ void register_all() {
   register_cast_kernels();
   register_compare_kernels();
   register_reduce_kernels();
+  register_conv_kernels();
+  register_gemm_kernels();
+  register_batchnorm_kernels();
+  register_pool_kernels();
+  register_softmax_kernels();
+  register_binary_kernels();
+  register_concat_kernels();
 }
 }  // namespace
 

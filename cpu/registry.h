@@ -27,5 +27,12 @@ void register_pad_kernels();       // cpu/pad.cpp
 void register_cast_kernels();      // cpu/cast.cpp
 void register_compare_kernels();   // cpu/compare.cpp
 void register_reduce_kernels();    // cpu/reduce.cpp
+void register_conv_kernels();      // cpu/conv.cpp
+void register_gemm_kernels();      // cpu/gemm.cpp
+void register_batchnorm_kernels(); // cpu/batchnorm.cpp
+void register_pool_kernels();      // cpu/pool.cpp
+void register_softmax_kernels();   // cpu/softmax.cpp
+void register_binary_kernels();    // cpu/binary.cpp
+void register_concat_kernels();    // cpu/concat.cpp
 
 }  // namespace tandem::cpu

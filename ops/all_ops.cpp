@@ -14,6 +14,12 @@ void register_all_schemas() {
   register_broadcast_schemas();
   register_pad_schema();
   register_reduce_schemas();
+  register_conv_schemas();
+  register_gemm_schemas();
+  register_norm_schemas();
+  register_pool_schemas();
+  register_softmax_schemas();
+  register_concat_schema();
 }
 
 }  // namespace tandem::ops

@@ -15,6 +15,12 @@ void register_cast_schemas();         // ops/cast.cpp
 void register_broadcast_schemas();    // ops/broadcast.cpp
 void register_pad_schema();           // ops/pad.cpp
 void register_reduce_schemas();       // ops/reduce.cpp
+void register_conv_schemas();         // ops/conv.cpp
+void register_gemm_schemas();         // ops/gemm.cpp
+void register_norm_schemas();         // ops/norm.cpp
+void register_pool_schemas();         // ops/pool.cpp
+void register_softmax_schemas();      // ops/softmax.cpp
+void register_concat_schema();        // ops/concat.cpp
 void register_all_schemas();
 
 }  // namespace tandem::ops

@@ -1,0 +1,221 @@
+// Conv and tandem.FusedConv on oneDNN's convolution_forward.
+//   X [N, C, D1..Dk] -> Y [N, M, O1..Ok], k = 1..3; W [M, C/group, K1..Kk]
+//   must be a constant and is reordered once, at prepare, into the layout the
+//   primitive prefers. 2-D convs let the primitive choose the activation
+//   layouts (format_tag::any, usually nChw16c) and report them in the plan, so
+//   consecutive convs exchange blocked tensors without reorders; 1-D and 3-D
+//   convs use plain layouts.
+// FusedConv: Y = act(conv(X) + B + R): the residual R is a binary-add post-op
+// in Y's layout (input 3 is requested in that layout), then the activation.
+// For 3x3 stride-1 convs big enough to matter, Winograd and direct are both
+// built and timed at prepare; the faster is kept. Environment switches:
+//   TANDEM_CONV_TUNE=0                 skip timing, use convolution_auto
+//   TANDEM_CONV_ALGO=winograd|direct   force an algorithm where it applies
+//                                      (winograd that cannot be built is an error)
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "cpu/dnnl_utils.h"
+#include "cpu/post_ops.h"
+#include "cpu/registry.h"
+#include "ops/conv.h"
+
+namespace tandem::cpu {
+
+namespace {
+
+using dnnl::memory;
+using conv_pd = dnnl::convolution_forward::primitive_desc;
+
+// Batch * output pixels below which timing Winograd against direct costs
+// more at prepare than it could save.
+constexpr int64_t kTuneMinPixels = 14 * 14;
+constexpr int kTuneRuns = 3;
+
+struct ConvProblem {
+  ops::ConvGeometry g;
+  ops::FusedConvExtras extras;
+  TensorDesc x, y;
+  memory::desc weights_any, bias_md;
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+ConvProblem describe(const OpDesc& op) {
+  ConvProblem p;
+  p.x = op.inputs[0];
+  p.y = op.outputs[0];
+  check(p.x.dtype == DType::f32 || p.x.dtype == DType::bf16,
+        "CPU Conv supports f32 and bf16, got " + p.x.str());
+  check(op.constants.size() > 1 && op.constants[1] != nullptr,
+        "Conv weights must be a constant (initializer) on the CPU backend");
+  p.g = ops::conv_geometry(op.attributes(), p.x.shape, op.inputs[1].shape);
+  if (op.op_type == ops::kFusedConvOp) p.extras = ops::fused_conv_extras(op.attributes());
+  const ops::Window& w = p.g.window;
+  for (size_t i = 0; i < w.rank(); ++i) {
+    p.strides.push_back(w.strides[i]);
+    p.dilates.push_back(w.dilations[i] - 1);  // oneDNN counts skipped elements
+    p.pad_l.push_back(w.pads_begin[i]);
+    p.pad_r.push_back(w.pads_end[i]);
+  }
+  // Weights [M, C/G, K...], grouped as [G, M/G, C/G, K...] for oneDNN.
+  Shape ws = op.inputs[1].shape;
+  memory::dims wd(ws.begin(), ws.end());
+  if (p.g.group > 1) {
+    wd[0] = ws[0] / p.g.group;
+    wd.insert(wd.begin(), p.g.group);
+  }
+  memory::data_type dt = to_dnnl(p.x.dtype);
+  p.weights_any = memory::desc(wd, dt, memory::format_tag::any);
+  if (op.has_input(2)) p.bias_md = memory::desc({p.g.out_channels}, dt, memory::format_tag::x);
+  return p;
+}
+
+// `dst` is Y's concrete layout when the residual post-op is included.
+conv_pd make_pd(const ConvProblem& p, dnnl::algorithm alg, const memory::desc& src,
+                const memory::desc& dst, bool with_residual) {
+  dnnl::post_ops po;
+  if (with_residual) po.append_binary(dnnl::algorithm::binary_add, dst);
+  append_activation(po, p.extras.activation);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  attr.set_post_ops(po);
+  auto prop = dnnl::prop_kind::forward_inference;
+  if (p.bias_md) {
+    dnnl::convolution_forward::desc d(prop, alg, src, p.weights_any, p.bias_md, dst, p.strides,
+                                      p.dilates, p.pad_l, p.pad_r);
+    return conv_pd(d, attr, engine());
+  }
+  dnnl::convolution_forward::desc d(prop, alg, src, p.weights_any, dst, p.strides, p.dilates,
+                                    p.pad_l, p.pad_r);
+  return conv_pd(d, attr, engine());
+}
+
+struct ConvChoice {
+  conv_pd pd;
+  Layout src = Layout::plain, dst = Layout::plain;
+};
+
+memory::desc any_md(const TensorDesc& t) {
+  return memory::desc(to_dims(t.shape), to_dnnl(t.dtype), memory::format_tag::any);
+}
+
+// Builds the primitive for `alg` with layouts tandem can name; nullopt when
+// oneDNN has no implementation for this algorithm (e.g. Winograd with a
+// residual post-op).
+std::optional<ConvChoice> choose(const ConvProblem& p, dnnl::algorithm alg) {
+  bool residual = p.extras.has_residual;
+  ConvChoice c;
+  try {
+    if (p.x.shape.size() == 4) {
+      // Probe without the residual (its layout must be concrete) to learn the
+      // preferred layouts; fall back to nChw16c for formats tandem cannot name.
+      conv_pd probe = make_pd(p, alg, any_md(p.x), any_md(p.y), false);
+      if (!layout_of(probe.src_desc(), p.x.shape, &c.src)) c.src = Layout::blocked16;
+      if (!layout_of(probe.dst_desc(), p.y.shape, &c.dst)) c.dst = Layout::blocked16;
+    }
+    TensorDesc x = p.x, y = p.y;
+    x.layout = c.src;
+    y.layout = c.dst;
+    c.pd = make_pd(p, alg, md(x), md(y), residual);
+    return c;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+// Best of kTuneRuns executions on scratch buffers, in seconds.
+double time_choice(const ConvChoice& c, const OpDesc& op) {
+  const conv_pd& pd = c.pd;
+  std::unordered_map<int, memory> args;
+  auto zeroed = [](const memory::desc& m) {
+    memory mem(m, engine());
+    std::memset(mem.get_data_handle(), 0, m.get_size());
+    return mem;
+  };
+  args[DNNL_ARG_SRC] = zeroed(pd.src_desc());
+  args[DNNL_ARG_DST] = zeroed(pd.dst_desc());
+  args[DNNL_ARG_WEIGHTS] = constant_memory(*op.constants[1], pd.weights_desc());
+  if (op.has_input(2)) args[DNNL_ARG_BIAS] = zeroed(pd.bias_desc());
+  if (pd.scratchpad_desc().get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = zeroed(pd.scratchpad_desc());
+  if (op.op_type == ops::kFusedConvOp && op.inputs.size() > 3)
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = zeroed(pd.dst_desc());
+  dnnl::convolution_forward prim(pd);
+  double best = 1e30;
+  for (int i = 0; i <= kTuneRuns; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    prim.execute(stream(), args);
+    stream().wait();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::min(best, s);  // run 0 warms caches and JIT state
+  }
+  return best;
+}
+
+bool winograd_shape(const ConvProblem& p) {
+  const ops::Window& w = p.g.window;
+  return p.x.dtype == DType::f32 && w.rank() == 2 && p.g.group == 1 && w.kernel == Shape{3, 3} &&
+         w.strides == Shape{1, 1} && w.dilations == Shape{1, 1};
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+ConvChoice pick_algorithm(const ConvProblem& p, const OpDesc& op) {
+  using alg = dnnl::algorithm;
+  std::string forced = env("TANDEM_CONV_ALGO");
+  if (forced == "winograd" && winograd_shape(p)) {
+    auto c = choose(p, alg::convolution_winograd);
+    check(c.has_value(), "TANDEM_CONV_ALGO=winograd: oneDNN has no Winograd convolution for " +
+                             p.x.str() + " on this CPU");
+    return *c;
+  }
+  if (forced == "direct") {
+    if (auto c = choose(p, alg::convolution_direct)) return *c;
+  }
+  bool tune = env("TANDEM_CONV_TUNE") != "0" && forced.empty() && winograd_shape(p) &&
+              p.g.batch * p.g.window.out[0] * p.g.window.out[1] >= kTuneMinPixels;
+  if (tune) {
+    auto direct = choose(p, alg::convolution_direct);
+    auto wino = choose(p, alg::convolution_winograd);
+    if (direct && wino) return time_choice(*wino, op) < time_choice(*direct, op) ? *wino : *direct;
+    if (direct) return *direct;
+  }
+  auto c = choose(p, alg::convolution_auto);
+  check(c.has_value(), "oneDNN has no convolution for " + p.x.str() + " -> " + p.y.str());
+  return *c;
+}
+
+KernelPlan make_conv(const OpDesc& op) {
+  ConvProblem p = describe(op);
+  ConvChoice c = pick_algorithm(p, op);
+  const conv_pd& pd = c.pd;
+  auto k = std::make_unique<PrimitiveKernel>(dnnl::convolution_forward(pd), pd.scratchpad_desc());
+  k->bind_input(DNNL_ARG_SRC, 0, pd.src_desc());
+  k->bind_constant(DNNL_ARG_WEIGHTS, constant_memory(*op.constants[1], pd.weights_desc()));
+  if (op.has_input(2)) {
+    if (op.constants[2]) k->bind_constant(DNNL_ARG_BIAS, constant_memory(*op.constants[2], pd.bias_desc()));
+    else k->bind_input(DNNL_ARG_BIAS, 2, pd.bias_desc());
+  }
+  if (p.extras.has_residual) k->bind_input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 3, pd.dst_desc());
+  k->bind_output(DNNL_ARG_DST, 0, pd.dst_desc());
+  KernelPlan plan;
+  plan.kernel = std::move(k);
+  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
+  plan.input_layouts[0] = c.src;
+  if (p.extras.has_residual) plan.input_layouts[3] = c.dst;
+  plan.output_layouts = {c.dst};
+  return plan;
+}
+
+}  // namespace
+
+void register_conv_kernels() {
+  register_kernel("Conv", make_conv);
+  register_kernel(ops::kFusedConvOp, make_conv);
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,41 @@
+// Softmax and LogSoftmax on oneDNN's softmax_v2_forward (softmax_accurate /
+// softmax_log). X is viewed as [outer, len, inner] (ops/softmax.h) in plain
+// layout and normalized over len; Y is plain.
+#include "cpu/dnnl_utils.h"
+#include "cpu/registry.h"
+#include "ops/softmax.h"
+
+namespace tandem::cpu {
+
+namespace {
+
+KernelPlan make_softmax(const OpDesc& op) {
+  const TensorDesc& x = op.inputs[0];
+  check(x.dtype == DType::f32 || x.dtype == DType::bf16, "CPU softmax supports f32 and bf16, got " + x.str());
+  ops::SoftmaxSplit s = ops::softmax_split(op.attributes(), op.opset, x.shape);
+  // A trailing axis is the 2-D case oneDNN's vectorized kernels handle best.
+  Shape view = s.inner == 1 ? Shape{s.outer, s.len} : Shape{s.outer, s.len, s.inner};
+  dnnl::memory::desc m = md(x.dtype, view, Layout::plain);
+  auto alg = op.op_type == "LogSoftmax" ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
+  dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, m, m, 1);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::softmax_v2_forward::primitive_desc pd(d, attr, engine());
+  auto k = std::make_unique<PrimitiveKernel>(dnnl::softmax_v2_forward(pd), pd.scratchpad_desc());
+  k->bind_input(DNNL_ARG_SRC, 0, m);
+  k->bind_output(DNNL_ARG_DST, 0, m);
+  KernelPlan plan;
+  plan.kernel = std::move(k);
+  plan.input_layouts = {Layout::plain};
+  plan.output_layouts = {Layout::plain};
+  return plan;
+}
+
+}  // namespace
+
+void register_softmax_kernels() {
+  register_kernel("Softmax", make_softmax);
+  register_kernel("LogSoftmax", make_softmax);
+}
+
+}  // namespace tandem::cpu

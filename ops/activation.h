@@ -1,0 +1,25 @@
+#pragma once
+// The activation a fusion pass folds into its producer (tandem.FusedConv,
+// tandem.FusedGemm). Attributes:
+//   activation        string: "", "Relu", "LeakyRelu", "Clip", "HardSwish",
+//                     "HardSigmoid", "Sigmoid", "Tanh"
+//   activation_params floats: LeakyRelu [alpha] (default 0.01), Clip [min,max]
+//                     (both required), HardSigmoid [alpha,beta] (default 0.2,0.5)
+#include <string>
+
+#include "core/attributes.h"
+
+namespace tandem::ops {
+
+enum class ActivationKind { none, relu, leaky_relu, clip, hard_swish, hard_sigmoid, sigmoid, tanh };
+
+struct FusedActivation {
+  ActivationKind kind = ActivationKind::none;
+  float alpha = 0.f;  // LeakyRelu slope, Clip min, HardSigmoid alpha
+  float beta = 0.f;   // Clip max, HardSigmoid beta
+};
+
+// Throws Error for an unknown activation name or a wrong parameter count.
+FusedActivation parse_fused_activation(const Attributes& attrs);
+
+}  // namespace tandem::ops

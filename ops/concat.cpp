@@ -1,0 +1,41 @@
+#include "ops/concat.h"
+
+#include "ops/all_ops.h"
+#include "ops/schema.h"
+
+namespace tandem::ops {
+
+int64_t concat_axis(const Attributes& a, int64_t rank) {
+  check(rank >= 1, "Concat of scalars");
+  return normalize_axis(a.get_int("axis"), rank);
+}
+
+namespace {
+
+std::vector<TensorDesc> infer_concat(const InferContext& c) {
+  const TensorDesc& first = c.inputs[0];
+  int64_t axis = concat_axis(c.attributes(), int64_t(first.shape.size()));
+  Shape y = first.shape;
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    const TensorDesc& t = c.inputs[i];
+    check(t.dtype == first.dtype && t.shape.size() == y.size(),
+          "Concat input " + std::to_string(i) + " " + t.str() + " does not match " + first.str());
+    for (size_t d = 0; d < y.size(); ++d) {
+      int64_t e = t.shape[d];
+      if (int64_t(d) == axis) {
+        y[d] = (y[d] < 0 || e < 0) ? -1 : y[d] + e;
+      } else {
+        check(e == y[d] || e < 0 || y[d] < 0,
+              "Concat input " + std::to_string(i) + " " + t.str() + " differs off the axis from " + first.str());
+        if (y[d] < 0) y[d] = e;
+      }
+    }
+  }
+  return {TensorDesc{first.dtype, y}};
+}
+
+}  // namespace
+
+void register_concat_schema() { register_schema({"Concat", 1, 1 << 16, infer_concat}); }
+
+}  // namespace tandem::ops
