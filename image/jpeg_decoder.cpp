@@ -16,20 +16,33 @@ namespace {
 // one per image would cost an allocation of libjpeg's state each time.
 struct ThreadDecompressor {
   tjhandle handle = nullptr;
-  ~ThreadDecompressor() {
+  ~ThreadDecompressor() { reset(); }
+  void reset() {
     if (handle) tjDestroy(handle);
+    handle = nullptr;
   }
 };
+
+thread_local ThreadDecompressor t_decompressor;
 
 ErrorContext file_context(std::string_view name) { return ErrorContext{std::string(name), {}, {}, {}}; }
 
 tjhandle thread_decompressor() {
-  thread_local ThreadDecompressor d;
-  if (!d.handle) {
-    d.handle = tjInitDecompress();
-    check(d.handle != nullptr, std::string("tjInitDecompress failed: ") + tjGetErrorStr2(nullptr));
+  if (!t_decompressor.handle) {
+    t_decompressor.handle = tjInitDecompress();
+    check(t_decompressor.handle != nullptr,
+          std::string("tjInitDecompress failed: ") + tjGetErrorStr2(nullptr));
   }
-  return d.handle;
+  return t_decompressor.handle;
+}
+
+// Throws the handle's error and drops the handle: libjpeg-turbo 2.1's
+// tjDecompressHeader3 returns from a failed header without aborting the
+// decompressor, and the stale state then breaks the next, valid file.
+[[noreturn]] void fail(tjhandle tj, const std::string& what, std::string_view name) {
+  std::string msg = what + tjGetErrorStr2(tj);
+  t_decompressor.reset();
+  throw Error(msg, file_context(name));
 }
 
 void check_not_empty(std::span<const uint8_t> bytes, std::string_view name) {
@@ -68,7 +81,7 @@ JpegInfo read_jpeg_info(std::span<const uint8_t> bytes, std::string_view name) {
   JpegInfo info;
   if (tjDecompressHeader3(tj, bytes.data(), static_cast<unsigned long>(bytes.size()), &info.width,
                           &info.height, &info.subsampling, &info.colorspace) != 0) {
-    throw Error(std::string("not a readable JPEG: ") + tjGetErrorStr2(tj), file_context(name));
+    fail(tj, "not a readable JPEG: ", name);
   }
   check(info.width > 0 && info.height > 0, "JPEG header gives an empty image", file_context(name));
   return info;
@@ -125,9 +138,7 @@ void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOp
                     s.height, format, flags) != 0) {
     const bool warning = tjGetErrorCode(tj) == TJERR_WARNING;
     if (!(warning && opt.accept_jpeg_warnings)) {
-      throw Error(std::string(warning ? "corrupt or truncated JPEG: " : "cannot decode JPEG: ") +
-                      tjGetErrorStr2(tj),
-                  file_context(name));
+      fail(tj, warning ? "corrupt or truncated JPEG: " : "cannot decode JPEG: ", name);
     }
   }
   if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));

@@ -83,6 +83,27 @@ bool read_pixels(PngReader& r, png_bytepp rows) {
   return true;
 }
 
+void check_pixel_limit(int64_t width, int64_t height, const DecodeOptions& opt,
+                       const ErrorContext& ctx) {
+  const int64_t pixels = width * height;
+  check(pixels <= opt.max_pixels,
+        "PNG is " + std::to_string(width) + "x" + std::to_string(height) + " = " +
+            std::to_string(pixels) + " pixels, over the limit of " + std::to_string(opt.max_pixels) +
+            " (a decompression bomb or a very large image; raise DecodeOptions::max_pixels)",
+        ctx);
+}
+
+// IHDR must be the first chunk: signature(8) length(4) "IHDR" width(4)
+// height(4), big-endian. Checking it here refuses a bomb even when the rest
+// of the file is missing (libpng's png_read_info reads on to the first IDAT).
+void check_ihdr_size(std::span<const uint8_t> b, const DecodeOptions& opt, const ErrorContext& ctx) {
+  if (b.size() < 24 || std::memcmp(b.data() + 12, "IHDR", 4) != 0) return;  // libpng will object
+  auto be32 = [&](size_t at) {
+    return int64_t(b[at]) << 24 | int64_t(b[at + 1]) << 16 | int64_t(b[at + 2]) << 8 | int64_t(b[at + 3]);
+  };
+  check_pixel_limit(be32(16), be32(20), opt, ctx);
+}
+
 }  // namespace
 
 void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
@@ -91,6 +112,7 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
   check(!bytes.empty(), "PNG file is empty (0 bytes)", ctx);
   check(bytes.size() >= 8 && png_sig_cmp(bytes.data(), 0, 8) == 0, "not a PNG file (bad signature)",
         ctx);
+  check_ihdr_size(bytes, opt, ctx);
   PngReader r;
   r.src = PngSource{bytes.data(), bytes.size(), 0, {}};
   r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.src, on_png_error, on_png_warning);
@@ -100,13 +122,7 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
 
   PngHeader h{};
   if (!read_header(r, &h)) throw Error(std::string("bad PNG header: ") + r.src.error, ctx);
-  const std::string size = std::to_string(h.width) + "x" + std::to_string(h.height);
-  const int64_t pixels = int64_t(h.width) * int64_t(h.height);
-  check(pixels <= opt.max_pixels,
-        "PNG is " + size + " = " + std::to_string(pixels) + " pixels, over the limit of " +
-            std::to_string(opt.max_pixels) +
-            " (a decompression bomb or a very large image; raise DecodeOptions::max_pixels)",
-        ctx);
+  check_pixel_limit(h.width, h.height, opt, ctx);
 
   const int channels = set_transforms(r, h);
   if (channels == 0) throw Error(std::string("bad PNG: ") + r.src.error, ctx);
