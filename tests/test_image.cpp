@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <random>
+#include <thread>
 
 #include "core/error.h"
 #include "image/decode.h"
@@ -195,4 +196,28 @@ TEST(Decode, SniffsContentNotExtension) {
   const Image img = decode_image_file((dir / "really_a_jpeg.png").string());
   EXPECT_EQ(img.width, 640);
   EXPECT_EQ(img.height, 424);
+}
+
+// Decoding on several threads at once (one tjhandle each) gives the same
+// pixels as decoding on one. Reference: the single-threaded decode; exact.
+TEST(JpegDecode, ConcurrentDecodesMatchSerial) {
+  std::vector<Image> serial;
+  for (const auto& name : kDarknetPhotos) serial.push_back(decode_image_file(photo_path(name), 200, 200));
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        for (size_t i = 0; i < kDarknetPhotos.size(); ++i) {
+          const size_t k = (i + size_t(t)) % kDarknetPhotos.size();
+          const Image img = decode_image_file(photo_path(kDarknetPhotos[k]), 200, 200);
+          if (img.bytes() != serial[k].bytes() ||
+              max_abs_diff(img.data(), serial[k].data(), img.bytes()) != 0)
+            ++mismatches[size_t(t)];
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(mismatches[size_t(t)], 0) << "thread " << t;
 }
