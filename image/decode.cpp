@@ -50,6 +50,12 @@ ImageFormat sniff_format(std::span<const uint8_t> bytes) {
 }
 
 std::vector<uint8_t> read_file_bytes(const std::string& path, int64_t max_bytes) {
+  std::vector<uint8_t> bytes;
+  read_file_into(bytes, path, max_bytes);
+  return bytes;
+}
+
+void read_file_into(std::vector<uint8_t>& bytes, const std::string& path, int64_t max_bytes) {
   const ErrorContext ctx{path, {}, {}, {}};
   std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) throw Error(std::string("cannot open: ") + std::strerror(errno), ctx);
@@ -60,10 +66,9 @@ std::vector<uint8_t> read_file_bytes(const std::string& path, int64_t max_bytes)
         "file is " + std::to_string(st.st_size) + " bytes, over the limit of " +
             std::to_string(max_bytes),
         ctx);
-  std::vector<uint8_t> bytes(size_t(st.st_size));
+  bytes.resize(size_t(st.st_size));
   size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f.get());
   check(got == bytes.size(), std::string("read error: ") + std::strerror(errno), ctx);
-  return bytes;
 }
 
 void decode_image_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,

@@ -18,6 +18,8 @@ ImageFormat sniff_format(std::span<const uint8_t> bytes);
 // Reads a whole file; throws tandem::Error naming it when it cannot be read
 // or is larger than max_bytes.
 std::vector<uint8_t> read_file_bytes(const std::string& path, int64_t max_bytes);
+// The same into `out`, reusing its capacity (one buffer per decoding thread).
+void read_file_into(std::vector<uint8_t>& out, const std::string& path, int64_t max_bytes);
 
 // Decodes JPEG or PNG bytes (into `out`, reusing its buffer). Anything else,
 // including an empty file, is a tandem::Error naming `name` and, where it

@@ -36,7 +36,7 @@ class PixelBuffer {
 struct Image {
   int width = 0;
   int height = 0;
-  int channels = 0;  // 1 (gray) or 3 (RGB)
+  int channels = 0;  // decoders give 1 (gray) or 3 (RGB); resize also takes 4
   PixelBuffer pixels;
 
   Image() = default;

@@ -79,15 +79,16 @@ void ResampleAxis::build(int in, int out, int first_out, int n, ResampleFilter f
   length.assign(size_t(n), 0);
   weights.assign(size_t(n) * size_t(taps), 0);
   const double ss = 1.0 / filterscale;  // multiply, not divide: PIL's rounding
-  std::vector<double> k(static_cast<size_t>(ksize));
+  scratch.resize(size_t(ksize));
+  double* k = scratch.data();
   for (int i = 0; i < n; ++i) {
     const double center = (first_out + i + 0.5) * scale;
     int xmin = std::max(int(center - support + 0.5), 0);  // (int) truncates, as in C
     int xmax = std::min(int(center + support + 0.5), in) - xmin;
     double sum = 0.0;
     for (int x = 0; x < xmax; ++x) {
-      k[size_t(x)] = filter_weight(f, (x + xmin - center + 0.5) * ss);
-      sum += k[size_t(x)];
+      k[x] = filter_weight(f, (x + xmin - center + 0.5) * ss);
+      sum += k[x];
     }
     // Padding: slide the window left so it ends inside the row; the weights
     // keep their input positions, the new leading taps weigh 0.
@@ -95,7 +96,7 @@ void ResampleAxis::build(int in, int out, int first_out, int n, ResampleFilter f
     start[size_t(i)] = xmin - shift;
     length[size_t(i)] = xmax + shift;
     int32_t* w = weights.data() + size_t(i) * size_t(taps) + size_t(shift);
-    for (int x = 0; x < xmax; ++x) w[x] = to_fixed(sum != 0.0 ? k[size_t(x)] / sum : k[size_t(x)]);
+    for (int x = 0; x < xmax; ++x) w[x] = to_fixed(sum != 0.0 ? k[x] / sum : k[x]);
   }
 }
 

@@ -31,6 +31,7 @@ struct ResampleAxis {
   std::vector<int32_t> start;    // [count] first input index
   std::vector<int32_t> length;   // [count] taps that matter (the rest weigh 0)
   std::vector<int32_t> weights;  // [count * taps], 22-bit fixed point
+  std::vector<double> scratch;   // [ksize] float weights of one position
 
   // Recomputes only when a parameter changed. With `padded`, every position
   // gets exactly `taps` taps inside [0, in_size) (zero weights fill the gap),

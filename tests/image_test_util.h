@@ -26,16 +26,25 @@ inline std::string photo_path(const std::string& name) {
   return std::string(kDarknetData) + name + ".jpg";
 }
 
-// A fresh folder per test under the system temp dir.
-inline std::filesystem::path scratch_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = std::filesystem::temp_directory_path() /
-             ("tandem_image_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" +
-              info->name());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+// A fresh folder per test under the system temp dir, removed afterwards
+// unless the test failed (then its files help to see why).
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path = std::filesystem::temp_directory_path() /
+           ("tandem_image_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" +
+            info->name());
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
 
 inline std::vector<uint8_t> read_bytes(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -27,7 +27,7 @@ namespace {
 bool pil_decode(const fs::path& dir, const std::vector<fs::path>& files, const std::string& mode,
                 int draft_w = 0, int draft_h = 0) {
   std::string code = "from PIL import Image\nfor p in [";
-  for (const auto& f : files) code += "'" + f.string() + "',";
+  for (const auto& f : files) code.append("'").append(f.string()).append("',");
   code += "]:\n    im = Image.open(p)\n";
   if (draft_w > 0) {
     code += "    im.draft('" + mode + "', (" + std::to_string(draft_w) + ", " +
@@ -53,7 +53,8 @@ int diff_vs_pil(const fs::path& file, const DecodeOptions& opt = {}) {
 // Reference: PIL Image.open(p).convert("RGB"); both use libjpeg-turbo's islow
 // IDCT and fancy upsampling, so the tolerance is 0 (exact).
 TEST(JpegDecode, FullScaleMatchesPil) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   std::vector<fs::path> files;
   for (const auto& name : kDarknetPhotos) {
     fs::copy_file(photo_path(name), dir / (name + ".jpg"));
@@ -91,7 +92,8 @@ TEST(JpegDecode, ChoosesSmallestCoveringScale) {
 // Reference: PIL's draft mode, which asks libjpeg for the same 1/k scaled
 // IDCT (kite: 1352x900 needed at >= 224 -> 1/4 = 338x225). Tolerance 0.
 TEST(JpegDecode, DctScaledMatchesPilDraft) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const fs::path f = dir / "kite.jpg";
   fs::copy_file(photo_path("kite"), f);
   ASSERT_TRUE(pil_decode(dir, {f}, "RGB", 224, 224));
@@ -111,7 +113,8 @@ TEST(JpegDecode, DctScaledMatchesPilDraft) {
 // written by PIL from dog.jpg. Reference: PIL decoding the same files
 // (CMYK via its convert("RGB") formula). Tolerance 0.
 TEST(JpegDecode, GrayCmykProgressiveMatchPil) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   ASSERT_TRUE(run_python(dir, "from PIL import Image\n"
                               "im = Image.open('" + photo_path("dog") + "')\n"
                               "im.convert('L').save('" + (dir / "gray.jpg").string() + "', quality=90)\n"
@@ -135,7 +138,8 @@ TEST(JpegDecode, GrayCmykProgressiveMatchPil) {
 // YCCK (what TurboJPEG writes from CMYK pixels, and what Adobe tools write).
 // Reference: PIL decoding the same file and converting to RGB. Tolerance 0.
 TEST(JpegDecode, YcckMatchesPil) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const Image rgb = decode_image_file(photo_path("giraffe"));
   std::vector<uint8_t> cmyk(size_t(rgb.width) * size_t(rgb.height) * 4);
   for (size_t i = 0; i < cmyk.size() / 4; ++i) {  // any CMYK content will do; K varies
@@ -161,7 +165,8 @@ TEST(JpegDecode, YcckMatchesPil) {
 // by hand with zlib). Reference: PIL convert("RGB"/"L"), i.e. palette
 // expanded, alpha dropped; for 16-bit the high byte of each sample. Tolerance 0.
 TEST(PngDecode, ColorTypesMatchPil) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const std::string d = dir.string() + "/";
   ASSERT_TRUE(run_python(dir, "from PIL import Image\nimport numpy as np, zlib, struct\n"
       "im = Image.open('" + photo_path("dog") + "').resize((301, 203))\n"
@@ -178,11 +183,24 @@ TEST(PngDecode, ColorTypesMatchPil) {
       "png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 16, 2, 0, 0, 0))"
       " + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')\n"
       "open('" + d + "rgb16.png', 'wb').write(png)\n"
-      "open('" + d + "rgb16.png.raw', 'wb').write((x >> 8).astype(np.uint8).tobytes())\n"));
+      "open('" + d + "rgb16.png.raw', 'wb').write((x >> 8).astype(np.uint8).tobytes())\n"
+      // Adam7-interlaced 8-bit RGB, written by hand (PIL cannot write it);
+      // reference: the array itself.
+      "y = np.asarray(im)\n"
+      "passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]\n"
+      "raw = b''\n"
+      "for x0, y0, dx, dy in passes:\n"
+      "    sub = y[y0::dy, x0::dx]\n"
+      "    if sub.size: raw += b''.join(b'\\0' + r.tobytes() for r in sub)\n"
+      "w, h = im.size\n"
+      "png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 1))"
+      " + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')\n"
+      "open('" + d + "adam7.png', 'wb').write(png)\n"
+      "open('" + d + "adam7.png.raw', 'wb').write(y.tobytes())\n"));
   ASSERT_TRUE(pil_decode(dir, {dir / "rgb.png", dir / "rgba.png", dir / "pal.png"}, "RGB"));
   ASSERT_TRUE(pil_decode(dir, {dir / "gray.png", dir / "la.png", dir / "bits.png"}, "L"));
   for (const char* f : {"rgb.png", "rgba.png", "pal.png", "gray.png", "la.png", "bits.png",
-                        "rgb16.png"}) {
+                        "rgb16.png", "adam7.png"}) {
     EXPECT_EQ(diff_vs_pil(dir / f), 0) << f;
   }
   EXPECT_EQ(decode_image_file(d + "la.png").channels, 1);
@@ -191,7 +209,8 @@ TEST(PngDecode, ColorTypesMatchPil) {
 
 // Format comes from the magic bytes, not the file name.
 TEST(Decode, SniffsContentNotExtension) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   fs::copy_file(photo_path("person"), dir / "really_a_jpeg.png");
   const Image img = decode_image_file((dir / "really_a_jpeg.png").string());
   EXPECT_EQ(img.width, 640);

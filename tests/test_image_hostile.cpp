@@ -77,7 +77,8 @@ std::vector<uint8_t> encode_png(const Image& img) {
 }  // namespace
 
 TEST(HostileFiles, EmptyTextAndMissingFiles) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   write_bytes(dir / "empty.jpg", "", 0);
   std::string e = decode_error(dir / "empty.jpg");
   EXPECT_NE(e.find("empty.jpg"), std::string::npos) << e;
@@ -101,7 +102,8 @@ TEST(HostileFiles, EmptyTextAndMissingFiles) {
 }
 
 TEST(HostileFiles, TruncatedJpeg) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const std::vector<uint8_t> full = read_bytes(photo_path("dog"));
   write_bytes(dir / "half.jpg", full.data(), full.size() * 6 / 10);
   std::string e = decode_error(dir / "half.jpg");
@@ -138,7 +140,8 @@ TEST(HostileFiles, GoodFileDecodesAfterBadOne) {
 }
 
 TEST(HostileFiles, OversizedHeadersRefusedBeforeAllocating) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const std::vector<uint8_t> bomb = png_header_only(100000, 100000);
   write_bytes(dir / "bomb.png", bomb.data(), bomb.size());
   std::string e = decode_error(dir / "bomb.png");
@@ -164,7 +167,8 @@ TEST(HostileFiles, OversizedHeadersRefusedBeforeAllocating) {
 }
 
 TEST(HostileFiles, TruncatedPng) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const std::vector<uint8_t> png = encode_png(decode_image_file(photo_path("person")));
   for (size_t cut : {size_t(8), size_t(20), size_t(40), png.size() / 2, png.size() - 13}) {
     write_bytes(dir / "cut.png", png.data(), cut);

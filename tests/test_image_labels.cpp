@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 // Our C++ parse of _meta.py against Python importing it (one name per line).
 TEST(Labels, TorchvisionParseMatchesPython) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   ASSERT_TRUE(run_python(dir, "from torchvision.models._meta import _IMAGENET_CATEGORIES as C\n"
                               "open('" + (dir / "names.txt").string() + "', 'w').write('\\n'.join(C))\n"));
   const auto ours = imagenet_labels_from_torchvision(kTorchvisionMetaPath);
@@ -41,7 +42,8 @@ TEST(Labels, DarknetSortedSynsetsGiveTorchvisionOrder) {
 }
 
 TEST(Labels, UserFilesAndErrors) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const std::string text = "cat\r\nsmall dog\n\nbird\n\n\n";
   write_bytes(dir / "labels.txt", text.data(), text.size());
   EXPECT_EQ(load_labels((dir / "labels.txt").string()),

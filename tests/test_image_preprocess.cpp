@@ -72,7 +72,8 @@ TEST(Preprocess, SizesAndCropOffsetsFollowTorchvision) {
 // Reference: PIL Image.resize((w, h), BILINEAR / BICUBIC) on the same pixels,
 // which our resampler reproduces in integer arithmetic. Tolerance 0.
 TEST(Resize, MatchesPilExactly) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   const Image src = decode_image_file(photo_path("dog"));
   write_pnm(dir / "dog.pnm", src);
   const std::vector<std::array<int, 2>> sizes = {{123, 77}, {1000, 700}, {768, 100}, {1, 1}, {769, 576}};
@@ -103,7 +104,8 @@ TEST(Resize, MatchesPilExactly) {
 // (x - mean) / std); tolerance 1e-6 allows for a different float division
 // rounding in some torch build, far below one u8 step (1/255/0.225 = 0.017).
 TEST(Preprocess, MatchesTorchvision) {
-  const fs::path dir = scratch_dir();
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   std::vector<Case> cases;
   for (const auto& name : kDarknetPhotos) cases.push_back({name, decode_image_file(photo_path(name)), {}});
   cases.push_back({"kite_dct", decode_image_file(photo_path("kite"), 256, 256), {}});  // 3/8: 507x338
