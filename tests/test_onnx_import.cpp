@@ -218,6 +218,13 @@ TEST(OnnxImport, RefusesHostileFiles) {
   std::string bytes;
   ASSERT_TRUE(real.SerializeToString(&bytes));
   expect_import_error(dir.write("half.onnx", bytes.substr(0, bytes.size() / 2)), "");
+  fs::path conv = kTestData / "node/test_conv_with_strides_padding/model.onnx";
+  if (fs::exists(conv)) {
+    std::ifstream in(conv, std::ios::binary);
+    std::string real_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    expect_import_error(dir.write("conv_half.onnx", real_bytes.substr(0, real_bytes.size() / 2)),
+                        "");
+  }
 
   onnx::ModelProto huge = real;
   auto* t = huge.mutable_graph()->mutable_initializer(0);
