@@ -4,6 +4,11 @@
 // Targets: a recording zone <= 50 ns, an idle zone ~1 ns over the empty loop.
 //
 //   build/bench/bench_profile --benchmark_min_time=0.5
+//
+// Zones are compiled in here whatever the CMake option TANDEM_PROFILE says.
+#undef TANDEM_PROFILE
+#define TANDEM_PROFILE 1
+
 #include <benchmark/benchmark.h>
 
 #include "profile/clock.h"

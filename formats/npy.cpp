@@ -211,11 +211,13 @@ Tensor parse_npy(const std::string& bytes, const std::string& path) {
         "truncated or oversized .npy header (" + std::to_string(header_len) + " bytes)", ctx);
   std::string text = bytes.substr(prefix, size_t(header_len));
   auto header = HeaderParser(text, path).parse();
-  check(header.size() == 3, ".npy header has keys other than descr, fortran_order, shape", ctx);
-  const NpyType& type = find_type(header_field<std::string>(header, "descr", ctx), ctx);
-  check(!header_field<bool>(header, "fortran_order", ctx),
-        "fortran_order .npy arrays are not supported; save with np.ascontiguousarray", ctx);
+  const std::string& descr = header_field<std::string>(header, "descr", ctx);
+  bool fortran_order = header_field<bool>(header, "fortran_order", ctx);
   Shape shape = header_field<Shape>(header, "shape", ctx);
+  check(header.size() == 3, ".npy header has keys other than descr, fortran_order, shape", ctx);
+  const NpyType& type = find_type(descr, ctx);
+  check(!fortran_order,
+        "fortran_order .npy arrays are not supported; save with np.ascontiguousarray", ctx);
   int64_t n = 1;
   const int64_t limit =
       int64_t(kMaxTensorFileBytes / std::max(type.file_size, dtype_size(type.dtype)));

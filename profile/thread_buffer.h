@@ -50,7 +50,7 @@ struct CounterEvent {
 inline constexpr size_t kChunkEvents = size_t(1) << 16;  // 2 MiB of zones, 1.5 MiB of counters
 
 template <class Event>
-struct Chunk {
+struct alignas(64) Chunk {
   Event events[kChunkEvents];
   Chunk* next = nullptr;  // chains stay linked across sessions and are reused
 };
@@ -81,7 +81,8 @@ struct EventLog {
   }
 };
 
-struct ThreadBuffer {
+// Cache-line aligned: two threads' hot cursors never share a line.
+struct alignas(64) ThreadBuffer {
   // Session the logs hold; the owner resets its logs when it sees a new one.
   std::atomic<uint32_t> session{0};
   uint32_t depth = 0;  // owner only: zones open now

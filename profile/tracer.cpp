@@ -210,7 +210,7 @@ void start(const Options& options) {
   mark_tick_baseline();
   r.max_zones = options.max_zones_per_thread;
   r.max_counters = options.max_counters_per_thread;
-  r.last_session++;
+  if (++r.last_session == 0) r.last_session = 1;  // 0 means "off"
   r.session_begin_tick = ticks();
   g_session.store(r.last_session, std::memory_order_release);
 }

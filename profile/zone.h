@@ -22,6 +22,7 @@
 namespace tandem::profile {
 
 // A scoped zone. Use the macros; the SourceLocation must outlive the program.
+// A zone must end on the thread that began it (it writes that thread's buffer).
 class Zone {
  public:
   explicit Zone(const SourceLocation* loc) noexcept {

@@ -10,6 +10,9 @@
 #include <onnx/onnx_pb.h>
 
 #include "formats/onnx/onnx_importer.h"
+
+#include <fstream>
+#include <sstream>
 #include "formats/onnx/tensor_proto.h"
 #include "temp_dir.h"
 
@@ -83,6 +86,8 @@ void expect_import_error(const std::string& path, const std::string& what) {
 
 // Reference: libonnx-testdata. Every model either imports or throws
 // tandem::Error naming the file (any other exception or a crash fails).
+// ONNX shape inference is off here: it forks per model, which is slow on a
+// busy machine; InferredShapesMatchPythonOnnx covers it.
 TEST(OnnxImport, EveryTestDataModelImportsOrThrowsError) {
   if (!fs::exists(kTestData)) GTEST_SKIP() << "libonnx-testdata is not installed";
   int imported = 0, refused = 0;
@@ -90,7 +95,7 @@ TEST(OnnxImport, EveryTestDataModelImportsOrThrowsError) {
     if (entry.path().filename() != "model.onnx") continue;
     std::string path = entry.path().string();
     try {
-      Graph g = load_onnx(path);
+      Graph g = load_onnx(path, {.onnx_shape_inference = false});
       EXPECT_EQ(g.source, path);
       ++imported;
     } catch (const Error& e) {
@@ -213,6 +218,13 @@ TEST(OnnxImport, RefusesHostileFiles) {
   std::string bytes;
   ASSERT_TRUE(real.SerializeToString(&bytes));
   expect_import_error(dir.write("half.onnx", bytes.substr(0, bytes.size() / 2)), "");
+  fs::path conv = kTestData / "node/test_conv_with_strides_padding/model.onnx";
+  if (fs::exists(conv)) {
+    std::ifstream in(conv, std::ios::binary);
+    std::string real_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    expect_import_error(dir.write("conv_half.onnx", real_bytes.substr(0, real_bytes.size() / 2)),
+                        "");
+  }
 
   onnx::ModelProto huge = real;
   auto* t = huge.mutable_graph()->mutable_initializer(0);
@@ -285,4 +297,101 @@ TEST(OnnxImport, ExternalData) {
   expect_import_error(save(dir, "short.onnx", model_with("weights.bin", "9")), "weights.bin");
   expect_import_error(save(dir, "garbage.onnx", model_with("weights.bin", "8x")), "offset");
   expect_import_error(save(dir, "nofile.onnx", model_with("none.bin", "0")), "not found");
+}
+
+// Reference: onnx.shape_inference.infer_shapes in /usr/bin/python3 on the
+// same files; every value_info it reports must appear with the same shape.
+TEST(OnnxImport, InferredShapesMatchPythonOnnx) {
+  if (!tandem::testing::have_system_python() || !fs::exists(kTestData))
+    GTEST_SKIP() << "needs /usr/bin/python3 and libonnx-testdata";
+  const char* models[] = {
+      "pytorch-converted/test_PixelShuffle/model.onnx",  // Reshape with a Constant shape
+      "pytorch-converted/test_AvgPool1d/model.onnx",
+      "pytorch-converted/test_GLU/model.onnx",
+      "pytorch-converted/test_Softsign/model.onnx",
+      "pytorch-operator/test_operator_basic/model.onnx",
+  };
+  TempDir dir("onnx_infer");
+  const char* script = R"PY(
+import sys, onnx, onnx.shape_inference
+with open(sys.argv[1], 'w') as out:
+    for i, path in enumerate(sys.argv[2:]):
+        m = onnx.shape_inference.infer_shapes(onnx.load(path))
+        for v in m.graph.value_info:
+            dims = [str(d.dim_value) if d.HasField('dim_value') else '-1'
+                    for d in v.type.tensor_type.shape.dim]
+            out.write('%d %s %s\n' % (i, v.name, ','.join(dims) or '-'))
+)PY";
+  std::string args = dir.file("shapes.txt");
+  for (const char* m : models) args += " " + (kTestData / m).string();
+  ASSERT_EQ(tandem::testing::run_python(dir, script, args), 0);
+  std::vector<Graph> graphs;
+  for (const char* m : models) graphs.push_back(load_onnx((kTestData / m).string()));
+  std::ifstream in(dir.file("shapes.txt"));
+  std::string line;
+  int compared = 0;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    size_t index;
+    std::string name, dims;
+    ls >> index >> name >> dims;
+    Shape want;
+    std::istringstream ds(dims == "-" ? "" : dims);
+    for (std::string d; std::getline(ds, d, ',');) want.push_back(std::stoll(d));
+    const Graph& g = graphs.at(index);
+    ValueId id = g.find_value(name);
+    ASSERT_NE(id, kNoValue) << models[index] << ": " << name;
+    EXPECT_EQ(g.value(id).shape, want) << models[index] << ": " << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 15);  // python3-onnx 1.12 reports 15 values for these five
+}
+
+// libonnx 1.12's Conv inference divides by the strides: strides = [0, 0]
+// kills a process that runs it (python -c "onnx.shape_inference.infer_shapes"
+// dies with SIGFPE on this model). The import must survive and keep the node.
+TEST(OnnxImport, SurvivesCrashInOnnxShapeInference) {
+  TempDir dir("onnx_sigfpe");
+  onnx::ModelProto m = make_model();
+  auto* g = m.mutable_graph();
+  add_value_info(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 5, 5});
+  add_value_info(g->mutable_input(), "w", onnx::TensorProto::FLOAT, {1, 1, 3, 3});
+  auto* conv = add_node(g, "Conv", {"x", "w"}, {"y"}, "conv");
+  auto* a = conv->add_attribute();
+  a->set_name("strides");
+  a->set_type(onnx::AttributeProto::INTS);
+  a->add_ints(0);
+  a->add_ints(0);
+  g->add_output()->set_name("y");
+  Graph graph = load_onnx(save(dir, "zero_strides.onnx", m));
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].attrs.get_ints("strides"), (std::vector<int64_t>{0, 0}));
+}
+
+// Bit-flipped copies of real models (fixed seed): each imports or throws
+// tandem::Error; a crash anywhere, ONNX shape inference included, fails.
+TEST(OnnxImport, BitFlippedModelsImportOrThrowError) {
+  if (!fs::exists(kTestData)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const char* models[] = {"node/test_conv_with_strides_padding/model.onnx",
+                          "node/test_maxpool_2d_pads/model.onnx",
+                          "node/test_convtranspose_pads/model.onnx",
+                          "pytorch-converted/test_PixelShuffle/model.onnx"};
+  TempDir dir("onnx_flips");
+  std::mt19937 rng(2024);
+  int imported = 0, refused = 0;
+  for (int it = 0; it < 200; ++it) {
+    std::ifstream in(kTestData / models[it % std::size(models)], std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(bytes.empty());
+    for (int f = 0; f < 3; ++f) bytes[rng() % bytes.size()] ^= char(1 << (rng() % 8));
+    std::string path = dir.write("flipped.onnx", bytes);
+    try {
+      load_onnx(path);
+      ++imported;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      ++refused;
+    }
+  }
+  std::cout << "[ info ] flipped models: " << imported << " imported, " << refused << " refused\n";
 }

@@ -2,6 +2,12 @@
 // written out in the test (expected names, depths, counts, values: exact), and
 // the Chrome Trace Event Format rules (checked by validate_chrome_trace below).
 // Timestamps are compared only for order and containment, never for length.
+//
+// The tracer is tested with its macros compiled in even in a build with the
+// CMake option TANDEM_PROFILE=OFF (test_profile_off.cpp tests them compiled out).
+#undef TANDEM_PROFILE
+#define TANDEM_PROFILE 1
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -257,16 +263,17 @@ TEST_F(Profile, ZoneOpenAcrossRestartDoesNotWriteNewSession) {
     profile::stop();
     profile::start();
     { TANDEM_ZONE("new session"); }
-  }
+    { TANDEM_ZONE("between"); }
+  }  // "old session" ends here: it must not write its end into "new session"
   { TANDEM_ZONE("after"); }
   profile::stop();
   const profile::Trace trace = profile::collect();
   const auto& t = main_track(trace);
-  ASSERT_EQ(t.zones.size(), 2u);
+  ASSERT_EQ(t.zones.size(), 3u);
   EXPECT_EQ(zone_name(trace, t.zones[0]), "new session");
-  EXPECT_EQ(t.zones[0].depth, 0u);
-  EXPECT_EQ(t.zones[1].depth, 0u);
-  EXPECT_LE(t.zones[0].end_ns, t.zones[1].begin_ns);  // not overwritten by the old zone's end
+  for (const auto& z : t.zones) EXPECT_EQ(z.depth, 0u);
+  EXPECT_LE(t.zones[0].end_ns, t.zones[1].begin_ns);
+  EXPECT_EQ(check_nesting(t), "");
 }
 
 // --- Chrome Trace Event Format -------------------------------------------

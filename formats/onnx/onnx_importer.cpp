@@ -10,6 +10,7 @@
 
 #include "formats/file_bytes.h"
 #include "formats/onnx/attributes.h"
+#include "formats/onnx/shape_inference.h"
 #include "formats/onnx/tensor_proto.h"
 #include "formats/onnx/value_types.h"
 
@@ -46,6 +47,19 @@ int default_opset(const onnx::ModelProto& model, int fallback) {
     check(!is_default_domain(n.domain()),
           "model imports no opset for the default ONNX domain, which its nodes use");
   return fallback;
+}
+
+// The tensor a Constant node's value / value_float(s) / value_int(s) means:
+// scalars for the singular forms, 1-D for the lists.
+Tensor constant_value(const AttrValue& a) {
+  if (auto* t = std::get_if<Tensor>(&a)) return *t;
+  if (auto* f = std::get_if<float>(&a)) return Tensor::from_vector<float>({*f}, {});
+  if (auto* i = std::get_if<int64_t>(&a)) return Tensor::from_vector<int64_t>({*i}, {});
+  if (auto* fs = std::get_if<std::vector<float>>(&a))
+    return Tensor::from_vector(*fs, {int64_t(fs->size())});
+  if (auto* is = std::get_if<std::vector<int64_t>>(&a))
+    return Tensor::from_vector(*is, {int64_t(is->size())});
+  throw Error("Constant value attribute has the wrong type");
 }
 
 // Turns one GraphProto into a Graph. Values are defined before any node input
@@ -117,15 +131,7 @@ class GraphBuilder {
       return false;
     }
     try {
-      AttrValue a = attribute_from_proto(n.attribute(0), base_dir_);
-      Tensor t;
-      if (auto* p = std::get_if<Tensor>(&a)) t = *p;
-      else if (auto* f = std::get_if<float>(&a)) t = Tensor::from_vector<float>({*f}, {});
-      else if (auto* fs = std::get_if<std::vector<float>>(&a)) t = Tensor::from_vector(*fs, {int64_t(fs->size())});
-      else if (auto* i = std::get_if<int64_t>(&a)) t = Tensor::from_vector<int64_t>({*i}, {});
-      else if (auto* is = std::get_if<std::vector<int64_t>>(&a)) t = Tensor::from_vector(*is, {int64_t(is->size())});
-      else throw Error("attribute '" + which + "' has the wrong type");
-      define(n.output(0), std::move(t), ctx);
+      define(n.output(0), constant_value(attribute_from_proto(n.attribute(0), base_dir_)), ctx);
     } catch (const Error& e) {
       throw e.with_context(ctx);
     }
@@ -177,7 +183,7 @@ class GraphBuilder {
 
 }  // namespace
 
-Graph load_onnx(const std::string& path) {
+Graph load_onnx(const std::string& path, const OnnxImportOptions& options) {
   const ErrorContext file_ctx{path, "", "", ""};
   try {
     onnx::ModelProto model = read_model(path);
@@ -186,7 +192,9 @@ Graph load_onnx(const std::string& path) {
     Graph g = builder.build(model.graph());
     g.source = path;
     g.opset = default_opset(model, g.opset);
-    infer_value_types(model, g);
+    if (options.onnx_shape_inference)
+      if (auto inferred = infer_onnx_shapes_isolated(model, options.shape_inference_timeout_ms))
+        apply_inferred_types(*inferred, g);
     g.topo_sort();
     return g;
   } catch (const Error& e) {

@@ -9,8 +9,9 @@
 //   dim_names (empty, or one name per extent with "" for named-less ones);
 // - nodes with ONNX op_type/domain/attributes; an empty node name becomes
 //   "<op_type>_<index>"; an empty input name becomes kNoValue;
-// - value dtypes/shapes from the file's value_info and from ONNX's own shape
-//   inference where it succeeds (advisory: the executor re-infers).
+// - value dtypes/shapes from the file's graph outputs and from ONNX's own
+//   shape inference where it succeeds (advisory: the executor re-infers);
+//   see formats/onnx/shape_inference.h for why that runs in a child process.
 // Unknown op types import fine (the executor reports them); subgraph ops
 // (If, Loop, Scan) are refused here. Every failure is a tandem::Error naming
 // the file and, where one is involved, the node and op.
@@ -20,6 +21,11 @@
 
 namespace tandem {
 
-Graph load_onnx(const std::string& path);
+struct OnnxImportOptions {
+  bool onnx_shape_inference = true;  // fill intermediate value types
+  int shape_inference_timeout_ms = 20000;
+};
+
+Graph load_onnx(const std::string& path, const OnnxImportOptions& options = {});
 
 }  // namespace tandem

@@ -90,7 +90,8 @@ std::string read_external(const TensorProto& p, const std::string& base_dir,
     else if (kv.key() == "offset") offset = parse_u64(p.name(), "offset", kv.value());
     else if (kv.key() == "length") length = parse_u64(p.name(), "length", kv.value());
   }
-  if (location.empty()) fail(p.name(), "external data has no location");
+  if (location.empty() || location.find('\0') != std::string::npos)
+    fail(p.name(), "external data has no usable location");
   std::filesystem::path rel(location);
   if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
     fail(p.name(), "external data location '" + location + "' is not relative to the model");

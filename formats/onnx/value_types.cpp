@@ -1,11 +1,6 @@
 #include "formats/onnx/value_types.h"
 
-#include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
-#include <utility>
-
-#include <onnx/shape_inference/implementation.h>
 
 #include "formats/onnx/tensor_proto.h"
 
@@ -18,45 +13,7 @@ std::string type_kind(const onnx::TypeProto& t) {
   if (t.has_map_type()) return "a map";
   if (t.has_optional_type()) return "an optional";
   if (t.has_sparse_tensor_type()) return "a sparse tensor";
-  return "untyped";
-}
-
-// ONNX's inference walks nodes in file order and stops at a domain without
-// an opset import; give it nodes in dependency order and an import (version
-// 1) for every custom domain so that it gets as far as it can.
-void prepare_for_inference(onnx::ModelProto& model) {
-  std::unordered_set<std::string> domains;
-  for (const auto& o : model.opset_import()) domains.insert(o.domain());
-  auto* nodes = model.mutable_graph()->mutable_node();
-  for (const auto& n : *nodes)
-    if (!domains.count(n.domain()) && n.domain() != "ai.onnx") {
-      domains.insert(n.domain());
-      auto* o = model.add_opset_import();
-      o->set_domain(n.domain());
-      o->set_version(1);
-    }
-  // Kahn's algorithm over names; nodes left unplaced (cycles, undefined
-  // inputs) keep their relative order at the end.
-  std::unordered_set<std::string> ready;
-  for (const auto& v : model.graph().input()) ready.insert(v.name());
-  for (const auto& t : model.graph().initializer()) ready.insert(t.name());
-  ready.insert("");
-  std::vector<onnx::NodeProto*> pending;
-  while (!nodes->empty()) pending.push_back(nodes->ReleaseLast());
-  std::reverse(pending.begin(), pending.end());
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (auto& n : pending) {
-      if (!n || !std::all_of(n->input().begin(), n->input().end(),
-                             [&](const std::string& in) { return ready.count(in) != 0; }))
-        continue;
-      for (const auto& out : n->output()) ready.insert(out);
-      nodes->AddAllocated(std::exchange(n, nullptr));
-      progress = true;
-    }
-  }
-  for (auto* n : pending)
-    if (n) nodes->AddAllocated(n);
+  return "without a type";
 }
 
 }  // namespace
@@ -99,28 +56,17 @@ void apply_type(const onnx::TypeProto& type, Value& v, bool required) {
   }
 }
 
-bool infer_value_types(onnx::ModelProto& model, Graph& g) {
-  try {
-    prepare_for_inference(model);
-    // error_mode 0: a node whose inference fails is skipped, not fatal.
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                        /*enable_data_propagation=*/false);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception&) {
-    return false;  // inference is advisory; the executor infers shapes itself
-  }
+void apply_inferred_types(const onnx::GraphProto& inferred, Graph& g) {
   std::unordered_map<std::string, ValueId> by_name;
   for (size_t i = 0; i < g.values.size(); ++i) by_name.emplace(g.values[i].name, ValueId(i));
   auto apply = [&](const onnx::ValueInfoProto& info) {
     auto it = by_name.find(info.name());
     if (it == by_name.end()) return;
-    ValueId id = it->second;
-    if (g.value(id).is_constant() || g.value(id).producer < 0) return;
-    apply_type(info.type(), g.value(id), /*required=*/false);
+    Value& v = g.value(it->second);
+    if (!v.is_constant() && v.producer >= 0) apply_type(info.type(), v, /*required=*/false);
   };
-  for (const auto& info : model.graph().value_info()) apply(info);
-  for (const auto& info : model.graph().output()) apply(info);
-  return true;
+  for (const auto& info : inferred.value_info()) apply(info);
+  for (const auto& info : inferred.output()) apply(info);
 }
 
 }  // namespace tandem

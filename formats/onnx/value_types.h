@@ -1,6 +1,5 @@
 #pragma once
-// ONNX TypeProto / value_info -> Value dtype, shape and dim names, and ONNX's
-// own shape inference for intermediate values.
+// ONNX TypeProto / value_info -> Value dtype, shape and dim names.
 #include <onnx/onnx_pb.h>
 
 #include "graph/graph.h"
@@ -13,10 +12,9 @@ namespace tandem {
 // it had.
 void apply_type(const onnx::TypeProto& type, Value& v, bool required);
 
-// Runs onnx::shape_inference::InferShapes on `model` (whose graph `g` was
-// built from) and copies every inferred tensor type onto g's non-constant
-// values that are produced by nodes or are graph outputs. Inference failures
-// are swallowed: they must not stop an import. Returns false if it failed.
-bool infer_value_types(onnx::ModelProto& model, Graph& g);
+// Copies the tensor types in `inferred` (value_info and output, as from
+// infer_onnx_shapes_isolated) onto g's values that nodes produce; constants
+// and graph inputs keep what the file declared.
+void apply_inferred_types(const onnx::GraphProto& inferred, Graph& g);
 
 }  // namespace tandem
