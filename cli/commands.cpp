@@ -21,8 +21,12 @@ int run_selected(CLI::App& app) {
 
 // Each cmd_*.cpp defines one of these.
 void add_ops_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 void add_all_commands(CLI::App& app) {
+  add_run_command(app);
+  add_bench_command(app);
   add_ops_command(app);
 }
 

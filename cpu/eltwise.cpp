@@ -2,6 +2,7 @@
 // the input arrives in (eltwise is layout-agnostic), so activations never
 // force a reorder between convolutions.
 #include <cmath>
+#include <cstring>
 
 #include "cpu/dnnl_utils.h"
 #include "cpu/registry.h"
@@ -46,7 +47,6 @@ EltwiseSpec spec_for(const OpDesc& op) {
   if (t == "Elu") return {alg::eltwise_elu, a.get_float("alpha", 1.0f)};
   if (t == "Softplus") return {alg::eltwise_soft_relu};
   if (t == "Exp") return {alg::eltwise_exp};
-  if (t == "Log") return {alg::eltwise_log};
   if (t == "Sqrt") return {alg::eltwise_sqrt};
   if (t == "Abs") return {alg::eltwise_abs};
   if (t == "Neg") return {alg::eltwise_linear, -1.f, 0.f};
@@ -63,7 +63,11 @@ KernelPlan make_eltwise(const OpDesc& op) {
   if (op.inputs[0].dtype != DType::f32)
     throw Error::unsupported("CPU eltwise supports f32 only, got " + op.inputs[0].str());
   EltwiseSpec s = spec_for(op);
-  dnnl::memory::desc m = md(op.inputs[0]);
+  // Plain tensors of any rank are one dense run of elements: describe them as
+  // [1,1,1,n] (oneDNN 2.6's reference eltwise with post-ops writes nothing for
+  // 1-D tensors).
+  const TensorDesc& in = op.inputs[0];
+  dnnl::memory::desc m = in.layout == Layout::plain ? md(in.dtype, {1, 1, 1, in.numel()}, Layout::plain) : md(in);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (s.clip01_after) {
@@ -83,7 +87,66 @@ KernelPlan make_eltwise(const OpDesc& op) {
   return plan;
 }
 
-// Identity and inference-time Dropout are views of their input.
+// Log through libm: oneDNN's approximation is off by ~1e-6 near 1, where
+// ONNX's conformance tests expect (close to) exact zeros.
+class LogKernel : public Kernel {
+ public:
+  explicit LogKernel(int64_t n) : n_(n) {}
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    const float* x = static_cast<const float*>(in[0]);
+    float* y = static_cast<float*>(out[0]);
+    for (int64_t i = 0; i < n_; ++i) y[i] = std::log(x[i]);
+  }
+
+ private:
+  int64_t n_;
+};
+
+KernelPlan make_log(const OpDesc& op) {
+  if (op.inputs[0].dtype != DType::f32)
+    throw Error::unsupported("CPU Log supports f32 only, got " + op.inputs[0].str());
+  KernelPlan plan;
+  plan.kernel = std::make_unique<LogKernel>(op.inputs[0].numel());
+  plan.input_layouts = {Layout::plain};
+  plan.output_layouts = {Layout::plain};
+  return plan;
+}
+
+// Inference Dropout: output 0 is a view of the input; the optional mask
+// (output 1) is all true. Training-mode Dropout is random and not supported.
+class MaskKernel : public Kernel {
+ public:
+  explicit MaskKernel(int64_t n) : n_(n) {}
+  void run(const void* const*, void* const* out, const RunContext&) override {
+    std::memset(out[1], 1, size_t(n_));
+  }
+
+ private:
+  int64_t n_;
+};
+
+KernelPlan make_dropout(const OpDesc& op) {
+  if (op.has_input(2)) {
+    if (!op.constants[2]) throw Error::unsupported("Dropout with a run-time training_mode");
+    float ratio = 0.5f;
+    if (op.has_input(1)) {
+      if (!op.constants[1]) throw Error::unsupported("Dropout with a run-time ratio");
+      ratio = float(op.constants[1]->scalar_at(0));
+    }
+    if (op.constants[2]->scalar_at(0) != 0 && ratio != 0)
+      throw Error::unsupported("training-mode Dropout (random masks) is not supported");
+  }
+  KernelPlan plan;
+  plan.alias_input = 0;
+  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
+  plan.input_layouts[0] = op.inputs[0].layout;
+  plan.output_layouts.assign(op.outputs.size(), Layout::plain);
+  plan.output_layouts[0] = op.inputs[0].layout;
+  if (op.outputs.size() > 1) plan.kernel = std::make_unique<MaskKernel>(op.outputs[1].numel());
+  return plan;
+}
+
+// Identity is a view of its input.
 KernelPlan make_alias(const OpDesc& op) {
   KernelPlan plan;
   plan.alias_input = 0;
@@ -96,10 +159,11 @@ KernelPlan make_alias(const OpDesc& op) {
 
 void register_eltwise_kernels() {
   for (const char* t : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Elu",
-                        "Softplus", "Exp", "Log", "Sqrt", "Abs", "Neg", "Mish", "Clip"})
+                        "Softplus", "Exp", "Sqrt", "Abs", "Neg", "Mish", "Clip"})
     register_kernel(t, make_eltwise);
   register_kernel("Identity", make_alias);
-  register_kernel("Dropout", make_alias);
+  register_kernel("Dropout", make_dropout);
+  register_kernel("Log", make_log);
 }
 
 }  // namespace tandem::cpu

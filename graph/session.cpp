@@ -11,6 +11,26 @@ Backend& backend_for(const Device& d) {
   throw Error("device " + d.str() + " is not available in this build");
 }
 
+bool specialized(const TensorDesc& d) {
+  int64_t n = d.numel();
+  bool integral = d.dtype == DType::i64 || d.dtype == DType::i32 || d.dtype == DType::boolean;
+  return (integral && n <= 64) || n <= 1;
+}
+
+// Cache key: every input's shape, plus the bytes of specialized inputs.
+std::string plan_key(const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
+  std::string k;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    k += shape_str(shapes[i]);
+    if (i < values.size() && values[i].defined()) {
+      k += "=";
+      k.append(static_cast<const char*>(values[i].raw()), values[i].bytes());
+    }
+    k += ";";
+  }
+  return k;
+}
+
 int live_nodes(const Graph& g) {
   int n = 0;
   for (const Node& node : g.nodes) n += node.dead ? 0 : 1;
@@ -43,8 +63,9 @@ std::vector<TensorDesc> Session::input_descs() const {
   return r;
 }
 
-ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes) {
-  if (auto it = plans_.find(shapes); it != plans_.end()) return *it->second;
+ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
+  std::string key = plan_key(shapes, values);
+  if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
   check(shapes.size() == graph_.inputs.size(),
         "model takes " + std::to_string(graph_.inputs.size()) + " inputs, got " + std::to_string(shapes.size()),
         {graph_.source, "", "", ""});
@@ -54,6 +75,8 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes) {
   CompileReport rep;
   rep.nodes_before = live_nodes(g);
   bind_input_shapes(g, named);
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i].defined()) g.value(g.inputs[i]).constant = values[i].clone();
   infer_and_fold(g, cpu::cpu_backend());
   g.compact();
   if (options_.optimize) {
@@ -66,19 +89,24 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes) {
   auto plan = std::make_unique<ExecutionPlan>(g, *backend_);
   rep.plan = plan->stats();
   report_ = rep;
-  return *(plans_[shapes] = std::move(plan));
+  return *(plans_[key] = std::move(plan));
 }
 
 const ExecutionPlan& Session::plan_for(const std::vector<Shape>& input_shapes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return plan_locked(input_shapes);
+  return plan_locked(input_shapes, {});
 }
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   std::vector<Shape> shapes;
-  for (const Tensor& t : inputs) shapes.push_back(t.defined() ? t.shape() : Shape{});
+  std::vector<Tensor> values;
+  for (const Tensor& t : inputs) {
+    shapes.push_back(t.defined() ? t.shape() : Shape{});
+    bool spec = t.defined() && t.device().is_cpu() && t.layout() == Layout::plain && specialized(t.desc());
+    values.push_back(spec ? t : Tensor());
+  }
   std::lock_guard<std::mutex> lock(mutex_);
-  return plan_locked(shapes).run(inputs);
+  return plan_locked(shapes, values).run(inputs);
 }
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {

@@ -2,6 +2,11 @@
 // A loaded model ready to run: compiles an ExecutionPlan per distinct set of
 // input shapes (a dynamic batch dimension gets one plan per batch size) and
 // caches it, so repeated runs pay no preparation.
+//
+// Small integer or boolean inputs (<= 64 elements) and scalars are
+// specialized: their values become constants of the plan and part of its
+// cache key, so shape arguments fed at run time (Reshape's shape, Clip's
+// bounds, Slice's starts) fold like initializers.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,11 +54,12 @@ class Session {
   const CompileReport& last_compile() const { return report_; }
 
  private:
-  ExecutionPlan& plan_locked(const std::vector<Shape>& shapes);
+  // `values[i]` is the value of a specialized input, undefined otherwise.
+  ExecutionPlan& plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values);
   Graph graph_;
   SessionOptions options_;
   Backend* backend_;
-  std::map<std::vector<Shape>, std::unique_ptr<ExecutionPlan>> plans_;
+  std::map<std::string, std::unique_ptr<ExecutionPlan>> plans_;
   CompileReport report_;
   std::mutex mutex_;
 };

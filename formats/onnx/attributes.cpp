@@ -48,8 +48,8 @@ AttrValue attribute_from_proto(const AttributeProto& a, const std::string& base_
         throw Error("attribute '" + a.name() + "': " + e.message(), e.context());
       }
     default:
-      throw Error("attribute '" + a.name() + "' of type " + type_name(type) +
-                  " is not supported");
+      throw Error::unsupported("attribute '" + a.name() + "' of type " + type_name(type) +
+                               " is not supported");
   }
 }
 
@@ -57,8 +57,8 @@ Attributes attributes_from_node(const onnx::NodeProto& node, const std::string& 
   Attributes attrs;
   for (const AttributeProto& a : node.attribute()) {
     if (!a.ref_attr_name().empty())
-      throw Error("attribute '" + a.name() + "' refers to a function attribute; "
-                  "functions are not supported");
+      throw Error::unsupported("attribute '" + a.name() + "' refers to a function attribute; "
+                               "functions are not supported");
     if (attrs.has(a.name())) throw Error("attribute '" + a.name() + "' appears twice");
     attrs.set(a.name(), attribute_from_proto(a, base_dir));
   }

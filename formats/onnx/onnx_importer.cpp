@@ -69,7 +69,7 @@ class GraphBuilder {
   explicit GraphBuilder(std::string base_dir) : base_dir_(std::move(base_dir)) {}
 
   Graph build(const onnx::GraphProto& gp) {
-    check(gp.sparse_initializer_size() == 0, "sparse initializers are not supported");
+    if (gp.sparse_initializer_size() != 0) throw Error::unsupported("sparse initializers are not supported");
     for (const auto& init : gp.initializer()) {
       define(init.name(), tensor_from_proto(init, base_dir_), {});
       initializers_.insert(init.name());
@@ -148,7 +148,7 @@ class GraphBuilder {
     for (const auto& a : n.attribute())
       if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS ||
           a.has_g() || a.graphs_size())
-        throw Error("unsupported op: subgraphs (attribute '" + a.name() + "') are not supported", ctx);
+        throw Error::unsupported("unsupported op: subgraphs (attribute '" + a.name() + "') are not supported", ctx);
     try {
       node.attrs = attributes_from_node(n, base_dir_);
     } catch (const Error& e) {

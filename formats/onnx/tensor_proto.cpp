@@ -236,7 +236,8 @@ int32_t dtype_to_onnx(DType t) {
 
 Tensor tensor_from_proto(const TensorProto& p, const std::string& base_dir) {
   auto info = elem_info(p.data_type());
-  if (!info) fail(p.name(), "element type " + onnx_type_name(p.data_type()) + " is not supported");
+  if (!info)
+    throw Error::unsupported("tensor '" + p.name() + "': element type " + onnx_type_name(p.data_type()) + " is not supported");
   if (p.has_segment()) fail(p.name(), "segmented tensors are not supported");
   Shape shape;
   int64_t n = checked_numel(p, *info, shape);

@@ -20,14 +20,16 @@ std::string type_kind(const onnx::TypeProto& t) {
 
 void apply_type(const onnx::TypeProto& type, Value& v, bool required) {
   if (!type.has_tensor_type()) {
-    check(!required, "value '" + v.name + "' is " + type_kind(type) + "; only tensors are supported");
+    if (required)
+      throw Error::unsupported("value '" + v.name + "' is " + type_kind(type) + "; only tensors are supported");
     return;
   }
   const auto& tt = type.tensor_type();
   auto dtype = dtype_from_onnx(tt.elem_type());
   if (!dtype) {
-    check(!required, "value '" + v.name + "' has unsupported element type " +
-                         onnx_type_name(tt.elem_type()));
+    if (required)
+      throw Error::unsupported("value '" + v.name + "' has unsupported element type " +
+                               onnx_type_name(tt.elem_type()));
     return;
   }
   Shape shape;

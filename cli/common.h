@@ -1,0 +1,25 @@
+#pragma once
+// Options every subcommand shares, and helpers the subcommands reuse.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "graph/session.h"
+
+namespace tandem::cli {
+
+struct CommonOptions {
+  std::string trace_path;  // --trace FILE: Chrome trace of the run
+  int threads = 0;         // --threads T: CPU compute threads (0 = all cores)
+  std::string device = "cpu";
+};
+
+// Adds --trace, --threads and --device to a subcommand.
+void add_common_options(CLI::App* sub, CommonOptions& opts);
+
+// Loads a model file (ONNX) into a Session configured from `opts`.
+Session open_model(const std::string& path, const CommonOptions& opts);
+
+// "data/out:0" -> "data_out_0": a file name safe on every filesystem.
+std::string sanitize_name(const std::string& name);
+
+}  // namespace tandem::cli
