@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/half.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -240,4 +241,34 @@ TEST(CpuConv, RejectsComputedWeightsAndBadGroups) {
   big.set("pads", Shape{0, 0, 0, 0});
   OpCall too_small = make_call("Conv", big, {random_tensor({1, 4, 2, 2}, 3), w}, {false, true});
   EXPECT_THROW(run_op_cpu(too_small), Error);
+}
+
+namespace {
+Tensor to_bf16(const Tensor& f) {
+  Tensor t = Tensor::empty(DType::bf16, f.shape());
+  auto* p = static_cast<uint16_t*>(t.raw());
+  for (int64_t i = 0; i < f.numel(); ++i) p[i] = float_to_bf16(float(f.scalar_at(i)));
+  return t;
+}
+Tensor to_f32(const Tensor& t) {
+  Tensor f = Tensor::empty(DType::f32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) f.data<float>()[i] = float(t.scalar_at(i));
+  return f;
+}
+}  // namespace
+
+// bf16 X/W/B: the reference runs on the bf16-rounded values in float64; the
+// kernel accumulates in f32 and rounds Y to bf16 (8 bits): 1e-2 * max|ref|.
+TEST(CpuConv, Bf16MatchesNaiveLoopOnRoundedInputs) {
+  ConvSpec s{{1, 32, 9, 9}, {48, 32, 3, 3}, 1, {}, {}, {1, 1, 1, 1}};
+  Tensor x = to_bf16(random_tensor(s.x, 1)), w = to_bf16(random_tensor(s.w, 2)), b = to_bf16(random_tensor({48}, 3));
+  Tensor bf = to_f32(b);
+  Tensor ref = reference_conv(to_f32(x), to_f32(w), &bf, s);
+  for (Layout l : {Layout::plain, Layout::blocked16}) {
+    OpCall c = make_call("Conv", conv_attrs(s), {x, w, b}, {false, true, true});
+    c.input_layout = l;
+    Tensor y = run_op_cpu(c)[0];
+    ASSERT_EQ(y.dtype(), DType::bf16);
+    expect_close(to_f32(y), ref, 1e-2, "bf16 " + describe(s, l));
+  }
 }
