@@ -39,11 +39,13 @@ struct GemmCase {
 
 Tensor reference_gemm(const Tensor& a, const Tensor& b, const Tensor* c, const GemmCase& g) {
   Tensor y = Tensor::empty(DType::f32, {g.m, g.n});
+  const float* ap = a.data<float>();
+  const float* bp = b.data<float>();
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j) {
       double acc = 0;
       for (int64_t p = 0; p < g.k; ++p)
-        acc += a.scalar_at(g.ta ? p * g.m + i : i * g.k + p) * b.scalar_at(g.tb ? j * g.k + p : p * g.n + j);
+        acc += double(ap[g.ta ? p * g.m + i : i * g.k + p]) * bp[g.tb ? j * g.k + p : p * g.n + j];
       double cv = 0;
       if (c) {
         // C broadcast to [M, N] from the right.

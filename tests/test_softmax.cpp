@@ -1,6 +1,6 @@
 // Softmax and LogSoftmax on the CPU backend vs float64 formulas written here:
 // opset 13 normalizes over one axis, opset 11 over the 2-D coercion at axis
-// (all trailing dims together). Tolerance: 1e-5 absolute on softmax (values
+// (all trailing dims together); plain, nChw16c and nhwc inputs. Tolerance: 1e-5 absolute on softmax (values
 // in [0,1]), 1e-5 * max|ref| on log-softmax; inputs in [-5, 5].
 #include <gtest/gtest.h>
 
@@ -43,6 +43,7 @@ TEST(CpuSoftmax, MatchesFormulaPerOpsetAxisRule) {
   std::vector<Case> cases = {
       {{4, 1000}, -1, 13, 4, 1000, 1},
       {{2, 3, 7, 5}, 1, 13, 2, 3, 35},
+      {{2, 21, 4, 3}, 1, 13, 2, 21, 12},  // channels, partial nChw16c block
       {{2, 3, 7, 5}, -2, 13, 6, 7, 5},
       {{2, 3, 7, 5}, 0, 13, 1, 2, 105},
       {{2, 3, 7, 5}, 1, 11, 2, 105, 1},  // coerced to [2, 105]
@@ -56,20 +57,24 @@ TEST(CpuSoftmax, MatchesFormulaPerOpsetAxisRule) {
       Tensor x = random_tensor(c.x, seed += 3, -5.f, 5.f);
       bool log = std::string(op) == "LogSoftmax";
       std::vector<double> ref = reference_softmax(x, c.outer, c.len, c.inner, log);
-      OpCall call;
-      call.op_type = op;
-      call.attrs.set("axis", c.axis);
-      call.inputs = {x};
-      call.opset = c.opset;
-      if (c.x.size() == 4) call.input_layout = Layout::blocked16;  // kernel asks for plain
-      Tensor y = run_op_cpu(call)[0];
       double scale = 0;
       for (double r : ref) scale = std::max(scale, std::fabs(r));
       double tol = log ? 1e-5 * scale : 1e-5;
-      std::string what = std::string(op) + " x" + shape_str(c.x) + " axis " + std::to_string(c.axis) + " opset " +
-                         std::to_string(c.opset);
-      ASSERT_EQ(y.shape(), c.x) << what;
-      for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(y.scalar_at(i), ref[size_t(i)], tol) << what << " at " << i;
+      std::vector<Layout> layouts{Layout::plain};
+      if (c.x.size() == 4) layouts = {Layout::plain, Layout::blocked16, Layout::nhwc};
+      for (Layout l : layouts) {
+        OpCall call;
+        call.op_type = op;
+        call.attrs.set("axis", c.axis);
+        call.inputs = {x};
+        call.opset = c.opset;
+        call.input_layout = l;
+        Tensor y = run_op_cpu(call)[0];
+        std::string what = std::string(op) + " x" + shape_str(c.x) + " axis " + std::to_string(c.axis) +
+                           " opset " + std::to_string(c.opset) + " layout " + std::string(layout_name(l));
+        ASSERT_EQ(y.shape(), c.x) << what;
+        for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(y.scalar_at(i), ref[size_t(i)], tol) << what << " at " << i;
+      }
     }
 }
 
