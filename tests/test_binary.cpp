@@ -10,6 +10,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "ops/schema.h"
+#include "core/half.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -196,4 +197,31 @@ TEST(CpuBinary, KeepsBlockedLayoutForResidualAndSqueezeExcite) {
 TEST(CpuBinary, IntegerDivisionByZeroThrows) {
   Tensor a = Tensor::from_vector<int64_t>({1, 2}, {2}), z = Tensor::from_vector<int64_t>({0}, {1});
   EXPECT_THROW(run_op_cpu(make_call("Div", {a, z})), Error);
+}
+
+// bf16 residual add and per-channel multiply through oneDNN: reference on
+// the bf16 values in float64, Y rounded to bf16: 1e-2 * max|ref|.
+TEST(CpuBinary, Bf16MatchesReferenceOnRoundedInputs) {
+  auto to_bf16 = [](const Tensor& f) {
+    Tensor t = Tensor::empty(DType::bf16, f.shape());
+    for (int64_t i = 0; i < f.numel(); ++i) static_cast<uint16_t*>(t.raw())[i] = float_to_bf16(float(f.scalar_at(i)));
+    return t;
+  };
+  Tensor x = to_bf16(random_tensor({2, 32, 5, 6}, 1)), same = to_bf16(random_tensor({2, 32, 5, 6}, 2));
+  Tensor se = to_bf16(random_tensor({2, 32, 1, 1}, 3));
+  for (Layout l : {Layout::plain, Layout::blocked16})
+    for (const auto& [op, other] : {std::pair<std::string, Tensor>{"Add", same}, {"Mul", se}}) {
+      Shape ys;
+      std::vector<double> ref = reference(op, {x, other}, &ys);
+      OpCall c = make_call(op, {x, other});
+      c.input_layout = l;
+      Tensor y = run_op_cpu(c)[0];
+      ASSERT_EQ(y.dtype(), DType::bf16);
+      double scale = 0, err = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        scale = std::max(scale, std::fabs(ref[i]));
+        err = std::max(err, std::fabs(y.scalar_at(int64_t(i)) - ref[i]));
+      }
+      EXPECT_LE(err, 1e-2 * scale) << op << " bf16 " << layout_name(l);
+    }
 }

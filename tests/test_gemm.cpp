@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "core/half.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -192,4 +193,36 @@ TEST(CpuGemm, RejectsMismatchedInnerExtents) {
   EXPECT_THROW(run_op_cpu(make_call("MatMul", {}, {a, b}, {})), Error);
   EXPECT_THROW(run_op_cpu(make_call("MatMul", {}, {random_tensor({2, 3, 4}, 3), random_tensor({3, 4, 5}, 4)}, {})),
                Error);
+}
+
+namespace {
+Tensor round_bf16(const Tensor& f, DType to) {
+  Tensor t = Tensor::empty(to, f.shape());
+  auto* p = static_cast<uint16_t*>(t.raw());
+  for (int64_t i = 0; i < f.numel(); ++i) {
+    float v = float(f.scalar_at(i));
+    if (to == DType::bf16) p[i] = float_to_bf16(v);
+    else t.data<float>()[i] = bf16_to_float(float_to_bf16(v));
+  }
+  return t;
+}
+}  // namespace
+
+// bf16 operands (inner-product and matmul paths): reference on the rounded
+// values in float64; Y is rounded to bf16: 1e-2 * max|ref|.
+TEST(CpuGemm, Bf16MatchesNaiveLoopOnRoundedInputs) {
+  for (bool b_const : {true, false}) {
+    GemmCase g{3, 40, 24, false, true, 1.f, 1.f, {24}, b_const, true};
+    Tensor a = random_tensor({3, 40}, 1), b = random_tensor({24, 40}, 2), c = random_tensor({24}, 3);
+    Tensor ar = round_bf16(a, DType::f32), br = round_bf16(b, DType::f32), cr = round_bf16(c, DType::f32);
+    Tensor ref = reference_gemm(ar, br, &cr, g);
+    Attributes attrs;
+    attrs.set("transB", int64_t(1));
+    OpCall call = make_call("Gemm", attrs, {round_bf16(a, DType::bf16), round_bf16(b, DType::bf16), round_bf16(c, DType::bf16)},
+                            {false, b_const, true});
+    Tensor y = run_op_cpu(call)[0];
+    ASSERT_EQ(y.dtype(), DType::bf16);
+    Tensor yf = round_bf16(y, DType::f32);
+    EXPECT_LE(max_abs_diff(yf, ref), 1e-2 * max_abs(ref)) << (b_const ? "constant B" : "computed B");
+  }
 }

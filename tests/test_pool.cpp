@@ -11,6 +11,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "ops/schema.h"
+#include "core/half.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -193,4 +194,27 @@ TEST(CpuPool, RejectsIndicesOutputAndBadAttributes) {
   Attributes big;
   big.set("kernel_shape", Shape{7, 7});
   EXPECT_THROW(run_op_cpu(make_call("AveragePool", big, {x})), Error);
+}
+
+// bf16 pooling: max is exact on bf16 values; the average is rounded to bf16
+// (8 bits): 1e-2 * max|ref| against the float64 loop on the rounded input.
+TEST(CpuPool, Bf16MatchesNaiveLoopOnRoundedInputs) {
+  Tensor xf = random_tensor({1, 20, 9, 9}, 3);
+  Tensor x = Tensor::empty(DType::bf16, xf.shape()), xr = Tensor::empty(DType::f32, xf.shape());
+  for (int64_t i = 0; i < xf.numel(); ++i) {
+    static_cast<uint16_t*>(x.raw())[i] = float_to_bf16(xf.data<float>()[i]);
+    xr.data<float>()[i] = bf16_to_float(static_cast<uint16_t*>(x.raw())[i]);
+  }
+  for (const PoolCase& p : {PoolCase{"MaxPool", {1, 20, 9, 9}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}},
+                            PoolCase{"AveragePool", {1, 20, 9, 9}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}},
+                            PoolCase{"GlobalAveragePool", {1, 20, 9, 9}}})
+    for (Layout l : {Layout::plain, Layout::blocked16}) {
+      Tensor ref = reference_pool(xr, p);
+      OpCall c = make_call(p.op, pool_attrs(p), {x});
+      c.input_layout = l;
+      Tensor y = run_op_cpu(c)[0];
+      ASSERT_EQ(y.dtype(), DType::bf16);
+      double tol = p.op == "MaxPool" ? 0.0 : 1e-2 * max_abs(ref);
+      EXPECT_LE(max_abs_diff(y, ref), tol) << describe(p, l) << " bf16";
+    }
 }
