@@ -13,7 +13,9 @@
 
 namespace tandem {
 
-// One node as a backend sees it, with every shape already inferred.
+// One node as a backend sees it, with every shape already inferred. The
+// pointers in it (attrs, constants) are valid only during prepare(): a kernel
+// copies what it keeps.
 struct OpDesc {
   std::string op_type;  // ONNX op type, or "tandem.*" for fused / internal ops
   std::string node;     // node name, for errors

@@ -2,8 +2,8 @@
 
 namespace tandem {
 
-Error::Error(const std::string& message, ErrorContext ctx)
-    : std::runtime_error(format(message, ctx)), message_(message), ctx_(std::move(ctx)) {}
+Error::Error(const std::string& message, ErrorContext ctx, ErrorKind kind)
+    : std::runtime_error(format(message, ctx)), message_(message), ctx_(std::move(ctx)), kind_(kind) {}
 
 Error Error::with_context(const ErrorContext& outer) const {
   ErrorContext c = ctx_;
@@ -11,7 +11,7 @@ Error Error::with_context(const ErrorContext& outer) const {
   if (c.node.empty()) c.node = outer.node;
   if (c.op.empty()) c.op = outer.op;
   if (c.shape.empty()) c.shape = outer.shape;
-  return Error(message_, c);
+  return Error(message_, c, kind_);
 }
 
 std::string Error::format(const std::string& message, const ErrorContext& c) {

@@ -14,9 +14,20 @@ struct ErrorContext {
   std::string shape;  // offending shape, printed as [a,b,c]
 };
 
+// What kind of failure: bad input (a malformed model or file), or a valid
+// model using something tandem does not implement (an op, a dtype, an
+// attribute value). Conformance reports count the latter as "unsupported".
+enum class ErrorKind { invalid, unsupported };
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message, ErrorContext ctx = {});
+  explicit Error(const std::string& message, ErrorContext ctx = {},
+                 ErrorKind kind = ErrorKind::invalid);
+  static Error unsupported(const std::string& message, ErrorContext ctx = {}) {
+    return Error(message, std::move(ctx), ErrorKind::unsupported);
+  }
+
+  ErrorKind kind() const { return kind_; }
 
   const std::string& message() const { return message_; }
   const ErrorContext& context() const { return ctx_; }
@@ -30,6 +41,7 @@ class Error : public std::runtime_error {
   static std::string format(const std::string& message, const ErrorContext& ctx);
   std::string message_;
   ErrorContext ctx_;
+  ErrorKind kind_;
 };
 
 // Throws Error(message) if `ok` is false. For checks on user-controlled data.

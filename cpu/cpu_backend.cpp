@@ -15,7 +15,7 @@ bool CpuBackend::supports(const OpDesc& op) const { return find_kernel(op.op_typ
 
 KernelPlan CpuBackend::prepare(const OpDesc& op) {
   KernelFactory f = find_kernel(op.op_type);
-  if (!f) throw Error("no CPU kernel for this op", op.context());
+  if (!f) throw Error::unsupported("no CPU kernel for this op", op.context());
   try {
     KernelPlan plan = dnnl_call(op, [&] { return f(op); });
     if (plan.input_layouts.size() < op.inputs.size()) plan.input_layouts.resize(op.inputs.size(), Layout::plain);

@@ -56,11 +56,12 @@ EltwiseSpec spec_for(const OpDesc& op) {
     clip_bounds(op, &lo, &hi);
     return {alg::eltwise_clip_v2, lo, hi};
   }
-  throw Error("no oneDNN eltwise algorithm for this op", op.context());
+  throw Error::unsupported("no oneDNN eltwise algorithm for this op", op.context());
 }
 
 KernelPlan make_eltwise(const OpDesc& op) {
-  check(op.inputs[0].dtype == DType::f32, "CPU eltwise supports f32 only, got " + op.inputs[0].str());
+  if (op.inputs[0].dtype != DType::f32)
+    throw Error::unsupported("CPU eltwise supports f32 only, got " + op.inputs[0].str());
   EltwiseSpec s = spec_for(op);
   dnnl::memory::desc m = md(op.inputs[0]);
   dnnl::primitive_attr attr;

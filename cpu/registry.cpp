@@ -14,6 +14,16 @@ std::map<std::string, KernelFactory>& table() {
 void register_all() {
   register_eltwise_kernels();
   register_reorder_kernels();
+  register_reshape_kernels();
+  register_constant_kernels();
+  register_gather_kernels();
+  register_transpose_kernels();
+  register_slice_kernels();
+  register_expand_kernels();
+  register_pad_kernels();
+  register_cast_kernels();
+  register_compare_kernels();
+  register_reduce_kernels();
   register_conv_kernels();
   register_gemm_kernels();
   register_batchnorm_kernels();

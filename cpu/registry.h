@@ -17,6 +17,16 @@ KernelFactory find_kernel(const std::string& op_type);
 // Registration functions, one per kernel file.
 void register_eltwise_kernels();   // cpu/eltwise.cpp
 void register_reorder_kernels();   // cpu/reorder.cpp
+void register_reshape_kernels();   // cpu/reshape.cpp
+void register_constant_kernels();  // cpu/constant.cpp
+void register_gather_kernels();    // cpu/gather.cpp
+void register_transpose_kernels(); // cpu/transpose.cpp
+void register_slice_kernels();     // cpu/slice.cpp
+void register_expand_kernels();    // cpu/expand.cpp
+void register_pad_kernels();       // cpu/pad.cpp
+void register_cast_kernels();      // cpu/cast.cpp
+void register_compare_kernels();   // cpu/compare.cpp
+void register_reduce_kernels();    // cpu/reduce.cpp
 void register_conv_kernels();      // cpu/conv.cpp
 void register_gemm_kernels();      // cpu/gemm.cpp
 void register_batchnorm_kernels(); // cpu/batchnorm.cpp

@@ -47,7 +47,7 @@ std::vector<std::string> registered_ops() {
 
 std::vector<TensorDesc> infer_outputs(const InferContext& ctx) {
   const OpSchema* s = find_schema(ctx.op_type);
-  if (!s) throw Error("unsupported op", ctx.context());
+  if (!s) throw Error::unsupported("unsupported op", ctx.context());
   int n = int(ctx.inputs.size());
   if (n < s->min_inputs || n > s->max_inputs)
     throw Error("takes " + std::to_string(s->min_inputs) + ".." + std::to_string(s->max_inputs) +

@@ -1,0 +1,174 @@
+// Decode + classification preprocessing of a photo, full-scale vs DCT-scaled
+// decode, with PIL + torchvision timed on the same files in the same run
+// (a /usr/bin/python3 subprocess, one thread) and printed as a ratio
+// counter `x_vs_PIL` (> 1: tandem is faster; with N threads, per-thread
+// throughput of tandem vs one PIL process).
+//
+// Inputs: darknet's kite.jpg (1352x900, a real photo) and a synthetic
+// 12-MP camera-sized JPEG (kite upscaled to 4032x3024 with sensor-like noise,
+// quality 92, 4:2:0), written to the temp dir at startup.
+#include <benchmark/benchmark.h>
+#include <turbojpeg.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "image/decode.h"
+#include "image/jpeg_decoder.h"
+#include "image/preprocess.h"
+#include "image/resize.h"
+#include "profile/clock.h"
+
+using namespace tandem::image;
+namespace fs = std::filesystem;
+
+namespace {
+
+// TANDEM_BENCH_PHOTO overrides the photo (for machines without darknet).
+const std::string kKite = std::getenv("TANDEM_BENCH_PHOTO") ? std::getenv("TANDEM_BENCH_PHOTO")
+                                                            : "/usr/share/darknet/data/kite.jpg";
+
+std::vector<uint8_t> read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// kite upscaled to 4032x3024 plus +-6 uniform noise per sample, JPEG q92.
+const std::string& camera_jpeg_path() {
+  static const std::string path = [] {
+    const std::string p = (fs::temp_directory_path() / "tandem_bench_12mp.jpg").string();
+    Image big = resize_image(decode_image_file(kKite), 4032, 3024, ResampleFilter::bicubic);
+    std::mt19937 rng(7);
+    for (size_t i = 0; i < big.bytes(); ++i) {
+      int v = int(big.data()[i]) + int(rng() % 13) - 6;
+      big.data()[i] = uint8_t(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+    tjhandle tj = tjInitCompress();
+    unsigned char* jpg = nullptr;
+    unsigned long size = 0;
+    if (!tj || tjCompress2(tj, big.data(), big.width, 0, big.height, TJPF_RGB, &jpg, &size,
+                           TJSAMP_420, 92, 0) != 0)
+      throw std::runtime_error("cannot make the 12-MP test JPEG");
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<char*>(jpg), std::streamsize(size));
+    tjFree(jpg);
+    tjDestroy(tj);
+    return p;
+  }();
+  return path;
+}
+
+// Seconds per image for torchvision's classification transform on PIL
+// (Image.open + convert + Resize(256) + CenterCrop(224) + ToTensor +
+// Normalize), the best of 3 timed runs, measured once per file.
+double pil_seconds(const std::string& path) {
+  static std::map<std::string, double> cache;
+  if (auto it = cache.find(path); it != cache.end()) return it->second;
+  const std::string code =
+      "import time, torch, torchvision.transforms as T\nfrom PIL import Image\n"
+      "torch.set_num_threads(1)\n"
+      "t = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(),"
+      " T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])\n"
+      "f = lambda: t(Image.open('" + path + "').convert('RGB'))\n"
+      "f(); n = max(3, int(1.0 / (lambda s: (f(), time.perf_counter() - s)[1])(time.perf_counter())))\n"
+      "best = 1e9\n"
+      "for _ in range(3):\n"
+      "    s = time.perf_counter()\n"
+      "    for _ in range(n): f()\n"
+      "    best = min(best, (time.perf_counter() - s) / n)\n"
+      "print(best)\n";
+  const std::string script = (fs::temp_directory_path() / "tandem_bench_pil.py").string();
+  std::ofstream(script) << code;
+  double seconds = 0;
+  if (FILE* p = popen(("/usr/bin/python3 " + script).c_str(), "r")) {
+    if (std::fscanf(p, "%lf", &seconds) != 1) seconds = 0;
+    pclose(p);
+  }
+  std::printf("PIL+torchvision on %s: %.2f ms/image\n", path.c_str(), seconds * 1e3);
+  return cache[path] = seconds;
+}
+
+// Both sides in wall-clock seconds per image (the PIL side cannot report
+// CPU time), so a loaded machine slows both alike.
+void set_ratio(benchmark::State& state, const std::string& path, uint64_t elapsed_ns) {
+  const double pil = pil_seconds(path);
+  const double ours = double(elapsed_ns) * 1e-9 / double(state.iterations());
+  if (pil > 0 && ours > 0) state.counters["x_vs_PIL"] = pil / ours;
+}
+
+// Decode (DCT-scaled to >= 256 when `scaled`) then preprocess to 3x224x224.
+void run_pipeline(benchmark::State& state, const std::string& path, bool scaled) {
+  const std::vector<uint8_t> bytes = read_all(path);
+  DecodeOptions opt;
+  if (scaled) opt.min_width = opt.min_height = 256;
+  Image img;
+  Preprocessor pre;
+  std::vector<float> out(pre.output_size());
+  const uint64_t start = tandem::profile::now_ns();
+  for (auto _ : state) {
+    decode_image_into(img, bytes, opt, path);
+    pre.run(img, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  const uint64_t elapsed = tandem::profile::now_ns() - start;
+  state.SetLabel(std::to_string(img.width) + "x" + std::to_string(img.height) + " decoded");
+  if (state.thread_index() == 0) set_ratio(state, path, elapsed);
+}
+
+void run_decode(benchmark::State& state, const std::string& path, bool scaled) {
+  const std::vector<uint8_t> bytes = read_all(path);
+  DecodeOptions opt;
+  if (scaled) opt.min_width = opt.min_height = 256;
+  Image img;
+  for (auto _ : state) {
+    decode_image_into(img, bytes, opt, path);
+    benchmark::DoNotOptimize(img.data());
+  }
+  state.SetLabel(std::to_string(img.width) + "x" + std::to_string(img.height));
+}
+
+void run_preprocess(benchmark::State& state, const std::string& path, bool scaled) {
+  DecodeOptions opt;
+  if (scaled) opt.min_width = opt.min_height = 256;
+  const Image img = decode_image_file(path, opt);
+  Preprocessor pre;
+  std::vector<float> out(pre.output_size());
+  for (auto _ : state) {
+    pre.run(img, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel("from " + std::to_string(img.width) + "x" + std::to_string(img.height));
+}
+
+void BM_Pipeline_Kite_Full(benchmark::State& s) { run_pipeline(s, kKite, false); }
+void BM_Pipeline_Kite_Scaled(benchmark::State& s) { run_pipeline(s, kKite, true); }
+void BM_Pipeline_12MP_Full(benchmark::State& s) { run_pipeline(s, camera_jpeg_path(), false); }
+void BM_Pipeline_12MP_Scaled(benchmark::State& s) { run_pipeline(s, camera_jpeg_path(), true); }
+void BM_Decode_12MP_Full(benchmark::State& s) { run_decode(s, camera_jpeg_path(), false); }
+void BM_Decode_12MP_Scaled(benchmark::State& s) { run_decode(s, camera_jpeg_path(), true); }
+void BM_Preprocess_12MP_Full(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), false); }
+void BM_Preprocess_12MP_Scaled(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), true); }
+
+}  // namespace
+
+BENCHMARK(BM_Pipeline_Kite_Full)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Pipeline_Kite_Scaled)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Pipeline_12MP_Full)->Unit(benchmark::kMillisecond);
+// Many threads, one photo each at a time: the photo-tagging pipeline's shape.
+BENCHMARK(BM_Pipeline_12MP_Scaled)
+    ->Unit(benchmark::kMillisecond)
+    ->ThreadRange(1, int(std::max(2u, std::thread::hardware_concurrency())))
+    ->UseRealTime();
+BENCHMARK(BM_Decode_12MP_Full)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Decode_12MP_Scaled)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Preprocess_12MP_Full)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Preprocess_12MP_Scaled)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();

@@ -1,0 +1,170 @@
+// ReduceMean / ReduceSum / ReduceMax / ReduceMin over any set of axes, and
+// ArgMax / ArgMin along one axis, on plain layouts. Float dtypes accumulate
+// in double, integer dtypes in int64 (wrapping on overflow).
+#include <cmath>
+#include <limits>
+
+#include "cpu/index_copy.h"
+#include "cpu/registry.h"
+#include "cpu/typed.h"
+#include "ops/shape_ops.h"
+
+namespace tandem::cpu {
+
+namespace {
+
+enum class Red { sum, mean, max, min };
+
+template <class V>
+using acc_t = std::conditional_t<std::is_floating_point_v<V>, double, int64_t>;
+
+template <class A>
+A reduce_init(Red r) {
+  constexpr bool fp = std::is_floating_point_v<A>;
+  if (r == Red::max) return fp ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
+  if (r == Red::min) return fp ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+  return A(0);
+}
+
+// Max/min propagate NaN like numpy.
+template <class A>
+void accumulate(Red r, A& acc, A v) {
+  if constexpr (std::is_floating_point_v<A>) {
+    if (r == Red::sum || r == Red::mean) acc += v;
+    else if (std::isnan(v) || (r == Red::max ? v > acc : v < acc)) acc = v;
+  } else {
+    if (r == Red::sum || r == Red::mean) acc = int64_t(uint64_t(acc) + uint64_t(v));
+    else if (r == Red::max ? v > acc : v < acc) acc = v;
+  }
+}
+
+// Input rows (last dim) are added into an accumulator per output element; the
+// output index of an input element is sum(index[d] * out_stride[d]), with
+// out_stride 0 along reduced dims.
+class ReduceKernel : public Kernel {
+ public:
+  ReduceKernel(Red r, DType t, Shape in, const std::vector<bool>& reduced) : red_(r), type_(t), in_(std::move(in)) {
+    out_numel_ = 1;
+    out_stride_.assign(in_.size(), 0);
+    for (size_t d = in_.size(); d-- > 0;) {
+      if (reduced[d]) {
+        count_ *= in_[d];
+      } else {
+        out_stride_[d] = out_numel_;
+        out_numel_ *= in_[d];
+      }
+    }
+  }
+  size_t scratch_bytes() const override { return size_t(out_numel_) * 8; }
+
+  void run(const void* const* in, void* const* out, const RunContext& ctx) override {
+    check(ctx.scratch_bytes >= scratch_bytes(), "reduce: scratch too small");
+    visit_dtype(type_, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<T, Bool8>) reduce<T>(in[0], out[0], ctx.scratch);
+    });
+  }
+
+ private:
+  template <class T>
+  void reduce(const void* src, void* dst, void* scratch) const {
+    using A = acc_t<num_t<T>>;
+    A* acc = static_cast<A*>(scratch);
+    for (int64_t i = 0; i < out_numel_; ++i) acc[i] = reduce_init<A>(red_);
+    int64_t n = in_.empty() ? 1 : in_.back(), total = shape_numel(in_);
+    int64_t rows = n == 0 ? 0 : total / n, last = in_.empty() ? 0 : out_stride_.back();
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t base = 0, rem = r;
+      for (size_t d = in_.empty() ? 0 : in_.size() - 1; d-- > 0;) {
+        base += (rem % in_[d]) * out_stride_[d];
+        rem /= in_[d];
+      }
+      for (int64_t o = 0; o < n; ++o) accumulate<A>(red_, acc[base + o * last], A(load<T>(src, r * n + o)));
+    }
+    for (int64_t i = 0; i < out_numel_; ++i) {
+      A v = acc[i];
+      if (red_ == Red::mean) {
+        if constexpr (std::is_floating_point_v<A>) v = v / A(count_);
+        else v = count_ ? v / count_ : 0;
+      }
+      store<T>(dst, i, num_t<T>(v));
+    }
+  }
+
+  Red red_;
+  DType type_;
+  Shape in_;
+  std::vector<int64_t> out_stride_;
+  int64_t out_numel_ = 1, count_ = 1;
+};
+
+KernelPlan make_reduce(const OpDesc& op) {
+  const std::string& t = op.op_type;
+  Red r = t == "ReduceSum" ? Red::sum : t == "ReduceMean" ? Red::mean : t == "ReduceMax" ? Red::max : Red::min;
+  ops::ReduceSpec s = ops::reduce_spec(ops::infer_context_of(op));
+  check(op.inputs[0].dtype != DType::boolean, "reductions do not take bool");
+  return plain_plan(op, std::make_unique<ReduceKernel>(r, op.inputs[0].dtype, op.inputs[0].shape, s.reduced));
+}
+
+// Input viewed as [outer, extent, inner]; first (or last) index of the max/min.
+class ArgKernel : public Kernel {
+ public:
+  ArgKernel(bool is_max, bool last, DType t, int64_t outer, int64_t extent, int64_t inner)
+      : max_(is_max), last_(last), type_(t), outer_(outer), extent_(extent), inner_(inner) {}
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    visit_dtype(type_, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<T, Bool8>) arg<T>(in[0], static_cast<int64_t*>(out[0]));
+    });
+  }
+
+ private:
+  template <class T>
+  void arg(const void* src, int64_t* dst) const {
+    for (int64_t o = 0; o < outer_; ++o)
+      for (int64_t i = 0; i < inner_; ++i) {
+        int64_t best_k = 0;
+        auto best = load<T>(src, o * extent_ * inner_ + i);
+        for (int64_t k = 1; k < extent_; ++k) {
+          auto v = load<T>(src, (o * extent_ + k) * inner_ + i);
+          if (better(v, best)) best = v, best_k = k;
+        }
+        dst[o * inner_ + i] = best_k;
+      }
+  }
+  // A NaN wins over numbers (numpy argmax); ties go to the first index unless
+  // select_last_index.
+  template <class V>
+  bool better(V v, V best) const {
+    if constexpr (std::is_floating_point_v<V>) {
+      if (std::isnan(best)) return last_ && std::isnan(v);
+      if (std::isnan(v)) return true;
+    }
+    return max_ ? (last_ ? v >= best : v > best) : (last_ ? v <= best : v < best);
+  }
+
+  bool max_, last_;
+  DType type_;
+  int64_t outer_, extent_, inner_;
+};
+
+KernelPlan make_arg_reduce(const OpDesc& op) {
+  const Shape& in = op.inputs[0].shape;
+  size_t axis = size_t(normalize_axis(op.attributes().get_int("axis", 0), int64_t(in.size())));
+  check(in[axis] > 0, op.op_type + " along an empty axis");
+  bool last = op.attributes().get_int("select_last_index", 0) != 0;
+  int64_t outer = shape_numel(Shape(in.begin(), in.begin() + std::ptrdiff_t(axis)));
+  int64_t inner = shape_numel(Shape(in.begin() + std::ptrdiff_t(axis) + 1, in.end()));
+  auto k = std::make_unique<ArgKernel>(op.op_type == "ArgMax", last, op.inputs[0].dtype, outer, in[axis], inner);
+  return plain_plan(op, std::move(k));
+}
+
+}  // namespace
+
+void register_reduce_kernels() {
+  for (const char* t : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"}) register_kernel(t, make_reduce);
+  register_kernel("ArgMax", make_arg_reduce);
+  register_kernel("ArgMin", make_arg_reduce);
+}
+
+}  // namespace tandem::cpu

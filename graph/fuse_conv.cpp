@@ -1,0 +1,220 @@
+// Conv-centred rewrites: BatchNorm folding and epilogue fusion. Both only
+// fire when the intermediate value has a single reader and is not a graph
+// output, so no one can observe the value that disappears.
+#include <cmath>
+
+#include "graph/passes.h"
+
+namespace tandem {
+
+namespace {
+
+bool is_graph_output(const Graph& g, ValueId v) {
+  for (ValueId o : g.outputs)
+    if (o == v) return true;
+  return false;
+}
+
+// The one live node reading `v`, or -1 when there are none or several.
+NodeId sole_consumer(const Graph& g, const std::vector<std::vector<NodeId>>& cons, ValueId v) {
+  if (is_graph_output(g, v)) return -1;
+  NodeId only = -1;
+  for (NodeId n : cons[size_t(v)]) {
+    if (g.nodes[size_t(n)].dead) continue;
+    if (only >= 0 && only != n) return -1;
+    only = n;
+  }
+  return only;
+}
+
+const Tensor* constant_f32(const Graph& g, ValueId v) {
+  if (v == kNoValue) return nullptr;
+  const Value& val = g.value(v);
+  if (!val.constant || val.constant->dtype() != DType::f32) return nullptr;
+  return &*val.constant;
+}
+
+// W' = W * s, B' = (B - mean) * s + beta with s = scale / sqrt(var + eps),
+// per output channel m of W [M, C/groups, k...].
+bool fold_one_batchnorm(Graph& g, Node& conv, Node& bn) {
+  const Tensor* w = constant_f32(g, conv.inputs[1]);
+  const Tensor* b = conv.inputs.size() > 2 ? constant_f32(g, conv.inputs[2]) : nullptr;
+  if (!w || w->rank() < 3 || bn.inputs.size() < 5 || bn.outputs.size() != 1) return false;
+  if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue && !b) return false;
+  const Tensor *scale = constant_f32(g, bn.inputs[1]), *beta = constant_f32(g, bn.inputs[2]),
+               *mean = constant_f32(g, bn.inputs[3]), *var = constant_f32(g, bn.inputs[4]);
+  int64_t m = w->dim(0);
+  for (const Tensor* t : {scale, beta, mean, var})
+    if (!t || t->numel() != m) return false;
+  if (b && b->numel() != m) return false;
+  float eps = bn.attrs.get_float("epsilon", 1e-5f);
+  Tensor nw = w->clone(), nb = Tensor::empty(DType::f32, {m});
+  int64_t per = w->numel() / m;
+  for (int64_t o = 0; o < m; ++o) {
+    double s = scale->data<float>()[o] / std::sqrt(double(var->data<float>()[o]) + eps);
+    float* row = nw.data<float>() + o * per;
+    for (int64_t k = 0; k < per; ++k) row[k] = float(row[k] * s);
+    double bias = b ? b->data<float>()[o] : 0.0;
+    nb.data<float>()[o] = float((bias - mean->data<float>()[o]) * s + beta->data<float>()[o]);
+  }
+  conv.inputs.resize(3);
+  conv.inputs[1] = g.add_constant(conv.name + "_W_bnfolded", std::move(nw));
+  conv.inputs[2] = g.add_constant(conv.name + "_B_bnfolded", std::move(nb));
+  conv.outputs[0] = bn.outputs[0];
+  bn.dead = true;
+  return true;
+}
+
+// Activation ops a fused epilogue can apply, with their parameters.
+bool activation_of(const Graph& g, const Node& n, std::string* name, std::vector<float>* params) {
+  const std::string& t = n.op_type;
+  if (t == "Relu" || t == "HardSwish" || t == "Sigmoid" || t == "Tanh") {
+    *name = t;
+    params->clear();
+    return true;
+  }
+  if (t == "LeakyRelu") {
+    *name = t;
+    *params = {n.attrs.get_float("alpha", 0.01f)};
+    return true;
+  }
+  if (t == "HardSigmoid") {
+    *name = t;
+    *params = {n.attrs.get_float("alpha", 0.2f), n.attrs.get_float("beta", 0.5f)};
+    return true;
+  }
+  if (t == "Clip") {
+    float lo = n.attrs.get_float("min", -INFINITY), hi = n.attrs.get_float("max", INFINITY);
+    for (size_t i = 1; i < 3 && i < n.inputs.size(); ++i) {
+      if (n.inputs[i] == kNoValue) continue;
+      const Value& v = g.value(n.inputs[i]);
+      if (!v.constant || v.constant->numel() != 1) return false;
+      (i == 1 ? lo : hi) = float(v.constant->scalar_at(0));
+    }
+    *name = t;
+    *params = {lo, hi};
+    return true;
+  }
+  return false;
+}
+
+// y -> Sigmoid(y) = s -> Mul(y, s): SiLU written out by exporters. Returns the
+// Mul node when `y` is consumed exactly that way.
+NodeId silu_tail(const Graph& g, const std::vector<std::vector<NodeId>>& cons, ValueId y) {
+  if (is_graph_output(g, y) || cons[size_t(y)].size() != 2) return -1;
+  NodeId sig = -1, mul = -1;
+  for (NodeId c : cons[size_t(y)]) {
+    const std::string& t = g.nodes[size_t(c)].op_type;
+    if (t == "Sigmoid") sig = c;
+    else if (t == "Mul") mul = c;
+  }
+  if (sig < 0 || mul < 0) return -1;
+  ValueId s = g.nodes[size_t(sig)].outputs[0];
+  if (sole_consumer(g, cons, s) != mul) return -1;
+  const Node& m = g.nodes[size_t(mul)];
+  bool ok = (m.inputs[0] == y && m.inputs[1] == s) || (m.inputs[0] == s && m.inputs[1] == y);
+  return ok ? mul : -1;
+}
+
+// Absorbs an activation reading `fused`'s output into it. Returns true if done.
+bool absorb_activation(Graph& g, const std::vector<std::vector<NodeId>>& cons, Node& fused) {
+  ValueId y = fused.outputs[0];
+  if (NodeId mul = silu_tail(g, cons, y); mul >= 0) {
+    for (NodeId c : cons[size_t(y)]) g.nodes[size_t(c)].dead = true;
+    fused.outputs[0] = g.nodes[size_t(mul)].outputs[0];
+    fused.attrs.set("activation", std::string("SiLU"));
+    return true;
+  }
+  NodeId a = sole_consumer(g, cons, y);
+  if (a < 0) return false;
+  Node& act = g.nodes[size_t(a)];
+  std::string name;
+  std::vector<float> params;
+  if (!activation_of(g, act, &name, &params)) return false;
+  fused.attrs.set("activation", name);
+  fused.attrs.set("activation_params", params);
+  fused.outputs[0] = act.outputs[0];
+  act.dead = true;
+  return true;
+}
+
+// Makes `conv` a tandem.FusedConv with an explicit bias input.
+void make_fused_conv(Graph& g, Node& conv) {
+  conv.op_type = "tandem.FusedConv";
+  if (conv.inputs.size() < 3 || conv.inputs[2] == kNoValue) {
+    int64_t m = g.value(conv.inputs[1]).shape.at(0);
+    conv.inputs.resize(3);
+    conv.inputs[2] = g.add_constant(conv.name + "_B_zero", Tensor::zeros(DType::f32, {m}));
+  }
+  conv.attrs.set("activation", std::string());
+  conv.attrs.set("activation_params", std::vector<float>{});
+  conv.attrs.set("has_residual", int64_t(0));
+}
+
+// conv -> Add(conv, r) where r has the output's shape: the Add node becomes
+// the fused conv (at the Add's position, after r is computed). Returns the
+// fused node's id, or -1 when the pattern does not apply.
+NodeId absorb_residual(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeId conv_id) {
+  Node& conv = g.nodes[size_t(conv_id)];
+  ValueId y = conv.outputs[0];
+  NodeId a = sole_consumer(g, cons, y);
+  if (a < 0 || g.nodes[size_t(a)].op_type != "Add") return -1;
+  Node& add = g.nodes[size_t(a)];
+  ValueId r = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+  if (r == y || g.value(r).shape != g.value(y).shape || g.value(r).dtype != g.value(y).dtype)
+    return -1;
+  Node fused = conv;
+  fused.inputs.push_back(r);
+  fused.attrs.set("has_residual", int64_t(1));
+  fused.outputs = add.outputs;
+  fused.name = conv.name;
+  add = std::move(fused);
+  g.nodes[size_t(conv_id)].dead = true;
+  return a;
+}
+
+}  // namespace
+
+int fold_batchnorm(Graph& g) {
+  auto cons = g.consumers();
+  int folded = 0;
+  for (Node& n : g.nodes) {
+    if (n.dead || n.op_type != "Conv" || n.outputs.size() != 1) continue;
+    NodeId c = sole_consumer(g, cons, n.outputs[0]);
+    if (c < 0 || g.nodes[size_t(c)].op_type != "BatchNormalization") continue;
+    if (fold_one_batchnorm(g, n, g.nodes[size_t(c)])) ++folded;
+  }
+  g.compact();
+  return folded;
+}
+
+int fuse_conv_epilogues(Graph& g) {
+  int fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (n.dead || n.outputs.size() != 1) continue;
+    if (n.op_type == "Conv" && constant_f32(g, n.inputs[1])) {
+      make_fused_conv(g, n);
+      auto cons = g.consumers();
+      NodeId at = absorb_residual(g, cons, NodeId(i));
+      if (at >= 0) cons = g.consumers();
+      else at = NodeId(i);
+      absorb_activation(g, cons, g.nodes[size_t(at)]);
+      ++fused;
+    } else if (n.op_type == "Gemm" && n.inputs.size() >= 2) {
+      auto cons = g.consumers();
+      Node copy = n;
+      copy.op_type = "tandem.FusedGemm";
+      copy.attrs.set("activation", std::string());
+      copy.attrs.set("activation_params", std::vector<float>{});
+      if (absorb_activation(g, cons, copy)) {
+        n = std::move(copy);
+        ++fused;
+      }
+    }
+  }
+  g.compact();
+  return fused;
+}
+
+}  // namespace tandem

@@ -1,0 +1,32 @@
+#pragma once
+// Graph-to-graph passes, run by Session::compile in this order:
+//   bind_input_shapes -> infer_and_fold -> fold_batchnorm -> fuse_activations
+//   -> infer_and_fold (refresh) -> compact
+#include <map>
+#include <string>
+
+#include "core/backend.h"
+#include "graph/graph.h"
+
+namespace tandem {
+
+// Fixes each runtime input's shape (replacing -1 extents); throws Error when a
+// given shape contradicts a static extent of the model.
+void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes);
+
+// Walks nodes in order, infers every output's dtype and shape (ops/), and
+// evaluates nodes whose inputs are all constant on `backend` (the CPU), turning
+// their outputs into constants. `Shape` of a statically shaped value folds too,
+// so exporter chains like Shape->Gather->Concat->Reshape collapse.
+void infer_and_fold(Graph& g, Backend& cpu);
+
+// Conv(W,B) -> BatchNormalization(scale,B,mean,var) with constant BN inputs
+// becomes one Conv with rescaled weights and bias. Returns the count folded.
+int fold_batchnorm(Graph& g);
+
+// Conv [+ Add(residual)] [+ activation] -> tandem.FusedConv, and
+// Gemm [+ activation] -> tandem.FusedGemm, so oneDNN applies them as
+// post-ops in the same pass over memory. Returns the count fused.
+int fuse_conv_epilogues(Graph& g);
+
+}  // namespace tandem

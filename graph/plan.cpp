@@ -1,0 +1,248 @@
+#include "graph/plan.h"
+
+#include <cstring>
+#include <map>
+
+#include "graph/op_eval.h"
+
+namespace tandem {
+
+// Turns graph nodes into steps: prepares kernels, inserts reorders where a
+// consumer wants another layout than its producer made, and records
+// lifetimes for the memory planner.
+class ExecutionPlan::Builder {
+ public:
+  Builder(ExecutionPlan& p, const Graph& g) : p_(p), g_(g), value_slot_(g.values.size(), -1) {}
+
+  void build() {
+    for (size_t i = 0; i < g_.inputs.size(); ++i) add_input(int(i), g_.inputs[i]);
+    for (size_t n = 0; n < g_.nodes.size(); ++n) {
+      try {
+        add_node(g_.nodes[n]);
+      } catch (const Error& e) {
+        throw e.with_context(g_.context(NodeId(n)));
+      }
+    }
+    for (ValueId v : g_.outputs) p_.output_slots_.push_back(slot_in_layout(slot_of(v), Layout::plain, g_.value(v).name));
+    finish_lifetimes();
+  }
+
+ private:
+  ExecutionPlan& p_;
+  const Graph& g_;
+  std::vector<int> value_slot_;
+  std::map<std::pair<int, Layout>, int> reordered_;  // (slot, layout) -> slot
+
+  int new_slot(Slot s) {
+    p_.slots_.push_back(std::move(s));
+    return int(p_.slots_.size() - 1);
+  }
+
+  void add_input(int index, ValueId v) {
+    const Value& val = g_.value(v);
+    check(shape_is_static(val.shape), "input '" + val.name + "' has unknown extents " + shape_str(val.shape));
+    Slot s;
+    s.kind = Slot::Kind::input;
+    s.desc = TensorDesc{val.dtype, val.shape};
+    s.input_index = index;
+    value_slot_[size_t(v)] = new_slot(std::move(s));
+    p_.input_descs_.push_back(TensorDesc{val.dtype, val.shape});
+    p_.input_names_.push_back(val.name);
+  }
+
+  // Device copy of a constant; on the CPU the host tensor itself.
+  int constant_slot(const Tensor& t) {
+    Slot s;
+    s.kind = Slot::Kind::constant;
+    s.desc = t.desc();
+    Backend& b = p_.backend_;
+    if (b.device().is_cpu()) {
+      Tensor keep = t;
+      s.storage = std::shared_ptr<void>(keep.raw(), [keep](void*) mutable { keep = Tensor(); });
+    } else {
+      void* d = b.allocate(t.bytes());
+      b.copy_from_host(d, t.raw(), t.bytes());
+      s.storage = std::shared_ptr<void>(d, [&b](void* ptr) { b.deallocate(ptr); });
+    }
+    return new_slot(std::move(s));
+  }
+
+  int slot_of(ValueId v) {
+    if (value_slot_[size_t(v)] >= 0) return value_slot_[size_t(v)];
+    const Value& val = g_.value(v);
+    check(val.constant.has_value(), "value '" + val.name + "' is read before it is computed");
+    value_slot_[size_t(v)] = constant_slot(*val.constant);
+    return value_slot_[size_t(v)];
+  }
+
+  // The slot holding `slot`'s value in `layout`, adding a reorder if needed.
+  int slot_in_layout(int slot, Layout layout, const std::string& what) {
+    if (p_.slots_[size_t(slot)].desc.layout == layout) return slot;
+    auto key = std::make_pair(slot, layout);
+    if (auto it = reordered_.find(key); it != reordered_.end()) return it->second;
+    const Slot src = p_.slots_[size_t(slot)];
+    int out;
+    if (src.kind == Slot::Kind::constant) {
+      // Weights in another layout: convert once, now.
+      Tensor host = Tensor::empty(src.desc);
+      p_.backend_.copy_to_host(host.raw(), src.storage.get(), src.desc.bytes());
+      out = constant_slot(reorder_tensor(p_.backend_, host, layout));
+    } else {
+      out = add_reorder_step(slot, layout, what);
+    }
+    reordered_[key] = out;
+    return out;
+  }
+
+  int add_reorder_step(int slot, Layout layout, const std::string& what) {
+    auto attrs = std::make_shared<Attributes>();
+    attrs->set("to_layout", int64_t(layout));
+    OpDesc d;
+    d.op_type = kReorderOp;
+    d.node = "reorder:" + what;
+    d.attrs = attrs.get();
+    d.inputs = {p_.slots_[size_t(slot)].desc};
+    d.present = {true};
+    d.constants = {nullptr};
+    TensorDesc out = d.inputs[0];
+    out.layout = layout;
+    d.outputs = {out};
+    KernelPlan kp = p_.backend_.prepare(d);
+    Slot s;
+    s.desc = out;
+    int o = new_slot(std::move(s));
+    Step st{d.node, d.op_type, std::move(kp.kernel), {slot}, {o}};
+    p_.steps_.push_back(std::move(st));
+    ++p_.stats_.reorders;
+    return o;
+  }
+
+  OpDesc describe(const Node& n, const std::vector<int>& in_slots) {
+    OpDesc d;
+    d.op_type = n.op_type;
+    d.node = n.name;
+    d.attrs = &n.attrs;
+    d.opset = g_.opset;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      bool present = n.inputs[i] != kNoValue;
+      d.present.push_back(present);
+      d.inputs.push_back(present ? p_.slots_[size_t(in_slots[i])].desc : TensorDesc{});
+      const Value* v = present ? &g_.value(n.inputs[i]) : nullptr;
+      d.constants.push_back(v && v->constant ? &*v->constant : nullptr);
+    }
+    for (ValueId o : n.outputs) {
+      const Value& v = g_.value(o);
+      check(shape_is_static(v.shape), "output '" + v.name + "' has unknown extents " + shape_str(v.shape));
+      d.outputs.push_back(TensorDesc{v.dtype, v.shape});
+    }
+    return d;
+  }
+
+  void add_node(const Node& n) {
+    std::vector<int> in_slots;
+    for (ValueId v : n.inputs) in_slots.push_back(v == kNoValue ? -1 : slot_of(v));
+    OpDesc d = describe(n, in_slots);
+    if (!p_.backend_.supports(d))
+      throw Error::unsupported("unsupported op on " + p_.backend_.name(), d.context());
+    KernelPlan kp = p_.backend_.prepare(d);
+    for (size_t i = 0; i < in_slots.size(); ++i)
+      if (in_slots[i] >= 0)
+        in_slots[i] = slot_in_layout(in_slots[i], kp.input_layouts[i], g_.value(n.inputs[i]).name);
+    Step st{n.name, n.op_type, std::move(kp.kernel), in_slots, {}};
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      Slot s;
+      s.desc = d.outputs[k];
+      s.desc.layout = kp.output_layouts[k];
+      if (k == 0 && kp.alias_input >= 0) {
+        s.kind = Slot::Kind::view;
+        s.view_of = in_slots[size_t(kp.alias_input)];
+      }
+      int o = new_slot(std::move(s));
+      if (n.outputs[k] != kNoValue) value_slot_[size_t(n.outputs[k])] = o;
+      st.outputs.push_back(o);
+    }
+    p_.steps_.push_back(std::move(st));
+  }
+
+  int root(int s) const {
+    while (p_.slots_[size_t(s)].kind == Slot::Kind::view) s = p_.slots_[size_t(s)].view_of;
+    return s;
+  }
+
+  void touch(int slot, int step) {
+    Slot& r = p_.slots_[size_t(root(slot))];
+    if (r.first_step < 0) r.first_step = step;
+    r.last_step = std::max(r.last_step, step);
+  }
+
+  void finish_lifetimes() {
+    for (size_t i = 0; i < p_.steps_.size(); ++i) {
+      for (int s : p_.steps_[i].outputs) touch(s, int(i));
+      for (int s : p_.steps_[i].inputs)
+        if (s >= 0) touch(s, int(i));
+    }
+    // Outputs are read after the last step.
+    for (int s : p_.output_slots_) touch(s, int(p_.steps_.size()));
+  }
+};
+
+ExecutionPlan::ExecutionPlan(const Graph& g, Backend& backend) : backend_(backend), source_(g.source) {
+  Builder(*this, g).build();
+  for (const Slot& s : slots_)
+    if (s.kind == Slot::Kind::arena) stats_.unplanned_bytes += s.desc.bytes();
+  stats_.arena_bytes = plan_memory(slots_);
+  for (const Step& st : steps_)
+    if (st.kernel) stats_.scratch_bytes = std::max(stats_.scratch_bytes, st.kernel->scratch_bytes());
+  stats_.steps = int(steps_.size());
+  arena_ = backend_.allocate(std::max<size_t>(stats_.arena_bytes, 64));
+  scratch_ = backend_.allocate(std::max<size_t>(stats_.scratch_bytes, 64));
+}
+
+ExecutionPlan::~ExecutionPlan() {
+  steps_.clear();  // kernels may refer to memory below
+  if (arena_) backend_.deallocate(arena_);
+  if (scratch_) backend_.deallocate(scratch_);
+}
+
+std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
+  ErrorContext ctx{source_, "", "", ""};
+  check(inputs.size() == input_descs_.size(),
+        "model takes " + std::to_string(input_descs_.size()) + " inputs, got " + std::to_string(inputs.size()), ctx);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TensorDesc want = input_descs_[i];
+    check(inputs[i].defined() && inputs[i].desc() == want,
+          "input '" + input_names_[i] + "' must be " + want.str() + ", got " +
+              (inputs[i].defined() ? inputs[i].desc().str() : std::string("nothing")), ctx);
+  }
+  std::vector<void*> ptr(slots_.size(), nullptr);
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    const Slot& slot = slots_[s];
+    switch (slot.kind) {
+      case Slot::Kind::input: ptr[s] = inputs[size_t(slot.input_index)].raw(); break;
+      case Slot::Kind::constant: ptr[s] = slot.storage.get(); break;
+      case Slot::Kind::arena: ptr[s] = static_cast<char*>(arena_) + slot.offset; break;
+      case Slot::Kind::view: ptr[s] = ptr[size_t(slot.view_of)]; break;
+    }
+  }
+  RunContext rc{scratch_, stats_.scratch_bytes};
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (Step& st : steps_) {
+    if (!st.kernel) continue;
+    in.clear();
+    out.clear();
+    for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
+    for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
+    st.kernel->run(in.data(), out.data(), rc);
+  }
+  backend_.synchronize();
+  std::vector<Tensor> results;
+  for (int s : output_slots_) {
+    Tensor t = Tensor::empty(slots_[size_t(s)].desc);
+    backend_.copy_to_host(t.raw(), ptr[size_t(s)], t.bytes());
+    results.push_back(std::move(t));
+  }
+  return results;
+}
+
+}  // namespace tandem

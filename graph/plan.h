@@ -1,0 +1,74 @@
+#pragma once
+// An execution plan: the graph compiled for fixed input shapes on one
+// backend. Every tensor lives in a "slot": a runtime input, a constant, a view
+// of another slot, or a range of one arena planned so that values whose
+// lifetimes do not overlap share memory.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "graph/graph.h"
+
+namespace tandem {
+
+struct Slot {
+  enum class Kind { input, constant, arena, view };
+  Kind kind = Kind::arena;
+  TensorDesc desc;
+  int input_index = -1;          // Kind::input: index into run()'s inputs
+  std::shared_ptr<void> storage; // Kind::constant: device copy of the value
+  int view_of = -1;              // Kind::view: slot whose memory this reuses
+  size_t offset = 0;             // Kind::arena: byte offset in the arena
+  int first_step = -1, last_step = -1;  // lifetime, in steps
+};
+
+struct Step {
+  std::string node;     // node name (or "reorder:<value>")
+  std::string op_type;
+  std::unique_ptr<Kernel> kernel;  // null for pure views
+  std::vector<int> inputs, outputs;  // slots; -1 for an omitted optional input
+};
+
+struct PlanStats {
+  size_t arena_bytes = 0;
+  size_t unplanned_bytes = 0;  // what the arena would be without reuse
+  size_t scratch_bytes = 0;
+  int reorders = 0;
+  int steps = 0;
+};
+
+class ExecutionPlan {
+ public:
+  // Compiles a graph whose shapes are all static (after infer_and_fold).
+  ExecutionPlan(const Graph& g, Backend& backend);
+  ~ExecutionPlan();
+  ExecutionPlan(const ExecutionPlan&) = delete;
+  ExecutionPlan& operator=(const ExecutionPlan&) = delete;
+
+  // Inputs in graph-input order; outputs in graph-output order, plain, on the host.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  const std::vector<Step>& steps() const { return steps_; }
+  const PlanStats& stats() const { return stats_; }
+  const std::vector<TensorDesc>& input_descs() const { return input_descs_; }
+
+ private:
+  class Builder;
+  Backend& backend_;
+  std::vector<Slot> slots_;
+  std::vector<Step> steps_;
+  std::vector<int> output_slots_;
+  std::vector<TensorDesc> input_descs_;
+  std::vector<std::string> input_names_;
+  PlanStats stats_;
+  void* arena_ = nullptr;
+  void* scratch_ = nullptr;
+  std::string source_;
+};
+
+// Assigns arena offsets to slots of Kind::arena by greedy best fit over their
+// lifetimes (largest first). Returns the arena size in bytes.
+size_t plan_memory(std::vector<Slot>& slots);
+
+}  // namespace tandem

@@ -1,0 +1,105 @@
+#include "image/decode.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "image/jpeg_decoder.h"
+#include "image/png_decoder.h"
+
+namespace tandem::image {
+
+namespace {
+
+bool starts_with(std::span<const uint8_t> bytes, std::string_view magic, size_t offset = 0) {
+  if (bytes.size() < offset + magic.size()) return false;
+  return std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
+}
+
+// Names formats people actually feed a photo tagger, so the error says what
+// the file is rather than only what it is not.
+std::string describe_unknown(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return "file is empty (0 bytes)";
+  if (starts_with(bytes, "GIF8")) return "GIF images are not supported (only JPEG and PNG)";
+  if (starts_with(bytes, "BM")) return "BMP images are not supported (only JPEG and PNG)";
+  if (starts_with(bytes, "RIFF") && starts_with(bytes, "WEBP", 8))
+    return "WebP images are not supported (only JPEG and PNG)";
+  if (starts_with(bytes, "ftyp", 4)) return "HEIC/AVIF/MP4 files are not supported (only JPEG and PNG)";
+  std::string hex;
+  char buf[4];
+  for (size_t i = 0; i < bytes.size() && i < 4; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x ", bytes[i]);
+    hex += buf;
+  }
+  return "not a JPEG or PNG file (starts with " + hex.substr(0, hex.size() - 1) + ")";
+}
+
+struct FileCloser {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+
+}  // namespace
+
+ImageFormat sniff_format(std::span<const uint8_t> bytes) {
+  if (starts_with(bytes, "\xff\xd8\xff")) return ImageFormat::jpeg;
+  if (starts_with(bytes, std::string_view("\x89PNG\r\n\x1a\n", 8))) return ImageFormat::png;
+  return ImageFormat::unknown;
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path, int64_t max_bytes) {
+  std::vector<uint8_t> bytes;
+  read_file_into(bytes, path, max_bytes);
+  return bytes;
+}
+
+void read_file_into(std::vector<uint8_t>& bytes, const std::string& path, int64_t max_bytes) {
+  const ErrorContext ctx{path, {}, {}, {}};
+  std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw Error(std::string("cannot open: ") + std::strerror(errno), ctx);
+  struct stat st {};
+  check(fstat(fileno(f.get()), &st) == 0, std::string("cannot stat: ") + std::strerror(errno), ctx);
+  check(S_ISREG(st.st_mode), "not a regular file", ctx);
+  check(st.st_size <= max_bytes,
+        "file is " + std::to_string(st.st_size) + " bytes, over the limit of " +
+            std::to_string(max_bytes),
+        ctx);
+  bytes.resize(size_t(st.st_size));
+  size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f.get());
+  check(got == bytes.size(), std::string("read error: ") + std::strerror(errno), ctx);
+}
+
+void decode_image_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
+                       std::string_view name) {
+  switch (sniff_format(bytes)) {
+    case ImageFormat::jpeg:
+      return decode_jpeg_into(out, bytes, opt, name);
+    case ImageFormat::png:
+      return decode_png_into(out, bytes, opt, name);
+    case ImageFormat::unknown:
+      break;
+  }
+  throw Error(describe_unknown(bytes), ErrorContext{std::string(name), {}, {}, {}});
+}
+
+Image decode_image(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {
+  Image img;
+  decode_image_into(img, bytes, opt, name);
+  return img;
+}
+
+Image decode_image_file(const std::string& path, const DecodeOptions& opt) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path, opt.max_file_bytes);
+  return decode_image(bytes, opt, path);
+}
+
+Image decode_image_file(const std::string& path, int min_width, int min_height) {
+  DecodeOptions opt;
+  opt.min_width = min_width;
+  opt.min_height = min_height;
+  return decode_image_file(path, opt);
+}
+
+}  // namespace tandem::image

@@ -1,0 +1,161 @@
+#include "image/jpeg_decoder.h"
+
+#include <turbojpeg.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace tandem::image {
+
+namespace {
+
+// One decompressor per thread: a tjhandle is not thread-safe, and creating
+// one per image would cost an allocation of libjpeg's state each time.
+struct ThreadDecompressor {
+  tjhandle handle = nullptr;
+  ~ThreadDecompressor() { reset(); }
+  void reset() {
+    if (handle) tjDestroy(handle);
+    handle = nullptr;
+  }
+};
+
+thread_local ThreadDecompressor t_decompressor;
+
+ErrorContext file_context(std::string_view name) { return ErrorContext{std::string(name), {}, {}, {}}; }
+
+tjhandle thread_decompressor() {
+  if (!t_decompressor.handle) {
+    t_decompressor.handle = tjInitDecompress();
+    check(t_decompressor.handle != nullptr,
+          std::string("tjInitDecompress failed: ") + tjGetErrorStr2(nullptr));
+  }
+  return t_decompressor.handle;
+}
+
+// Throws the handle's error and drops the handle: libjpeg-turbo 2.1's
+// tjDecompressHeader3 returns from a failed header without aborting the
+// decompressor, and the stale state then breaks the next, valid file.
+[[noreturn]] void fail(tjhandle tj, const std::string& what, std::string_view name) {
+  std::string msg = what + tjGetErrorStr2(tj);
+  t_decompressor.reset();
+  throw Error(msg, file_context(name));
+}
+
+void check_not_empty(std::span<const uint8_t> bytes, std::string_view name) {
+  check(!bytes.empty(), "JPEG file is empty (0 bytes)", file_context(name));
+  check(bytes.size() <= ULONG_MAX, "JPEG file too large", file_context(name));
+}
+
+// PIL's CMYK -> RGB (Convert.c cmyk2rgb) on libjpeg's Adobe-inverted CMYK
+// (255 = no ink), which is how PIL reads every CMYK JPEG too ("CMYK;I"):
+// with C = 255 - c_stored and nk = k_stored, R = nk - round(C * nk / 255).
+inline uint8_t cmyk_channel(uint8_t stored, uint8_t k_stored) {
+  int ink = 255 - stored;
+  int nk = k_stored;
+  int t = ink * nk + 128;
+  int v = nk - (((t >> 8) + t) >> 8);  // MULDIV255, exact for 0..255 x 0..255
+  return uint8_t(v < 0 ? 0 : v);
+}
+
+void cmyk_to_rgb(const uint8_t* cmyk, uint8_t* rgb, size_t pixels) {
+  for (size_t i = 0; i < pixels; ++i) {
+    const uint8_t* s = cmyk + 4 * i;
+    uint8_t* d = rgb + 3 * i;
+    d[0] = cmyk_channel(s[0], s[3]);
+    d[1] = cmyk_channel(s[1], s[3]);
+    d[2] = cmyk_channel(s[2], s[3]);
+  }
+}
+
+std::string size_text(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+}  // namespace
+
+JpegInfo read_jpeg_info(std::span<const uint8_t> bytes, std::string_view name) {
+  check_not_empty(bytes, name);
+  tjhandle tj = thread_decompressor();
+  JpegInfo info;
+  if (tjDecompressHeader3(tj, bytes.data(), static_cast<unsigned long>(bytes.size()), &info.width,
+                          &info.height, &info.subsampling, &info.colorspace) != 0) {
+    fail(tj, "not a readable JPEG: ", name);
+  }
+  check(info.width > 0 && info.height > 0, "JPEG header gives an empty image", file_context(name));
+  return info;
+}
+
+JpegScale choose_jpeg_scale(int width, int height, int min_width, int min_height) {
+  JpegScale best{1, 1, width, height};
+  if (min_width <= 0 && min_height <= 0) return best;
+  int count = 0;
+  const tjscalingfactor* factors = tjGetScalingFactors(&count);
+  if (!factors) return best;
+  for (int i = 0; i < count; ++i) {
+    const tjscalingfactor f = factors[i];
+    if (f.num <= 0 || f.denom <= 0 || f.num > f.denom) continue;  // never upscale
+    int w = TJSCALED(width, f);
+    int h = TJSCALED(height, f);
+    if (w < min_width || h < min_height) continue;
+    // Smaller factor = less work; compare num/denom exactly.
+    if (int64_t(f.num) * best.denom < int64_t(best.num) * f.denom) best = {f.num, f.denom, w, h};
+  }
+  return best;
+}
+
+void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
+                      std::string_view name) {
+  const JpegInfo info = read_jpeg_info(bytes, name);
+  const int64_t pixels = int64_t(info.width) * info.height;
+  check(pixels <= opt.max_pixels,
+        "JPEG is " + size_text(info.width, info.height) + " = " + std::to_string(pixels) +
+            " pixels, over the limit of " + std::to_string(opt.max_pixels) +
+            " (a decompression bomb or a very large photo; raise DecodeOptions::max_pixels)",
+        file_context(name));
+
+  const JpegScale s = choose_jpeg_scale(info.width, info.height, opt.min_width, opt.min_height);
+  const bool gray = info.colorspace == TJCS_GRAY;
+  const bool cmyk = info.colorspace == TJCS_CMYK || info.colorspace == TJCS_YCCK;
+  // ACCURATEDCT: the islow IDCT, as PIL uses, so outputs match PIL's.
+  // LIMITSCANS: refuse progressive files with absurd scan counts (CPU bomb).
+  int flags = TJFLAG_ACCURATEDCT | TJFLAG_LIMITSCANS;
+  if (!opt.accept_jpeg_warnings) flags |= TJFLAG_STOPONWARNING;
+
+  std::vector<uint8_t> cmyk_buf;
+  out.reshape(s.width, s.height, gray ? 1 : 3);
+  uint8_t* dst = out.data();
+  int format = gray ? TJPF_GRAY : TJPF_RGB;
+  if (cmyk) {
+    cmyk_buf.resize(size_t(s.width) * size_t(s.height) * 4);
+    dst = cmyk_buf.data();
+    format = TJPF_CMYK;
+  }
+  tjhandle tj = thread_decompressor();
+  const int pitch = s.width * tjPixelSize[format];
+  if (tjDecompress2(tj, bytes.data(), static_cast<unsigned long>(bytes.size()), dst, s.width, pitch,
+                    s.height, format, flags) != 0) {
+    const bool warning = tjGetErrorCode(tj) == TJERR_WARNING;
+    if (!(warning && opt.accept_jpeg_warnings)) {
+      fail(tj, warning ? "corrupt or truncated JPEG: " : "cannot decode JPEG: ", name);
+    }
+  }
+  if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));
+}
+
+Image decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {
+  Image img;
+  decode_jpeg_into(img, bytes, opt, name);
+  return img;
+}
+
+Image decode_jpeg(std::span<const uint8_t> bytes, int min_width, int min_height,
+                  std::string_view name) {
+  DecodeOptions opt;
+  opt.min_width = min_width;
+  opt.min_height = min_height;
+  return decode_jpeg(bytes, opt, name);
+}
+
+}  // namespace tandem::image

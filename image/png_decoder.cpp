@@ -1,0 +1,146 @@
+#include "image/png_decoder.h"
+
+#include <png.h>
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace tandem::image {
+
+namespace {
+
+// libpng reports errors by longjmp. Every function below that calls setjmp
+// holds only trivially destructible locals, so the jump skips no destructor
+// (the C++ rule for setjmp/longjmp); C++ objects live in the caller.
+struct PngSource {
+  const uint8_t* data;
+  size_t size;
+  size_t pos;
+  char error[200];
+};
+
+void on_png_error(png_structp png, png_const_charp msg) {
+  auto* src = static_cast<PngSource*>(png_get_error_ptr(png));
+  std::snprintf(src->error, sizeof(src->error), "%s", msg ? msg : "unknown libpng error");
+  png_longjmp(png, 1);
+}
+
+void on_png_warning(png_structp, png_const_charp) {}  // ancillary-chunk trouble: decode anyway
+
+void read_from_memory(png_structp png, png_bytep out, size_t n) {
+  auto* src = static_cast<PngSource*>(png_get_io_ptr(png));
+  if (n > src->size - src->pos) png_error(png, "file is truncated (unexpected end of PNG data)");
+  std::memcpy(out, src->data + src->pos, n);
+  src->pos += n;
+}
+
+// Owns the libpng structs; destroyed on every path, error or not.
+struct PngReader {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  PngSource src{};
+  ~PngReader() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
+};
+
+struct PngHeader {
+  png_uint_32 width, height;
+  int bit_depth, color_type;
+};
+
+bool read_header(PngReader& r, PngHeader* h) {
+  if (setjmp(png_jmpbuf(r.png))) return false;
+  png_set_read_fn(r.png, &r.src, read_from_memory);
+  png_read_info(r.png, r.info);
+  h->width = png_get_image_width(r.png, r.info);
+  h->height = png_get_image_height(r.png, r.info);
+  h->bit_depth = png_get_bit_depth(r.png, r.info);
+  h->color_type = png_get_color_type(r.png, r.info);
+  return true;
+}
+
+// Sets the transforms to 8-bit gray/RGB without alpha; returns the channel
+// count libpng will then deliver, or 0 on a libpng error.
+int set_transforms(PngReader& r, const PngHeader& h) {
+  if (setjmp(png_jmpbuf(r.png))) return 0;
+  if (h.color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r.png);
+  if (h.color_type == PNG_COLOR_TYPE_GRAY && h.bit_depth < 8) png_set_expand_gray_1_2_4_to_8(r.png);
+  if (h.bit_depth == 16) png_set_strip_16(r.png);  // high byte, as PIL's "RGB;16B"
+  png_set_strip_alpha(r.png);
+  png_set_interlace_handling(r.png);
+  png_read_update_info(r.png, r.info);
+  if (png_get_bit_depth(r.png, r.info) != 8) return -1;
+  return png_get_channels(r.png, r.info);
+}
+
+bool read_pixels(PngReader& r, png_bytepp rows) {
+  if (setjmp(png_jmpbuf(r.png))) return false;
+  png_read_image(r.png, rows);
+  return true;
+}
+
+void check_pixel_limit(int64_t width, int64_t height, const DecodeOptions& opt,
+                       const ErrorContext& ctx) {
+  const int64_t pixels = width * height;
+  check(pixels <= opt.max_pixels,
+        "PNG is " + std::to_string(width) + "x" + std::to_string(height) + " = " +
+            std::to_string(pixels) + " pixels, over the limit of " + std::to_string(opt.max_pixels) +
+            " (a decompression bomb or a very large image; raise DecodeOptions::max_pixels)",
+        ctx);
+}
+
+// IHDR must be the first chunk: signature(8) length(4) "IHDR" width(4)
+// height(4), big-endian. Checking it here refuses a bomb even when the rest
+// of the file is missing (libpng's png_read_info reads on to the first IDAT).
+void check_ihdr_size(std::span<const uint8_t> b, const DecodeOptions& opt, const ErrorContext& ctx) {
+  if (b.size() < 24 || std::memcmp(b.data() + 12, "IHDR", 4) != 0) return;  // libpng will object
+  auto be32 = [&](size_t at) {
+    return int64_t(b[at]) << 24 | int64_t(b[at + 1]) << 16 | int64_t(b[at + 2]) << 8 | int64_t(b[at + 3]);
+  };
+  check_pixel_limit(be32(16), be32(20), opt, ctx);
+}
+
+}  // namespace
+
+void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
+                     std::string_view name) {
+  const ErrorContext ctx{std::string(name), {}, {}, {}};
+  check(!bytes.empty(), "PNG file is empty (0 bytes)", ctx);
+  check(bytes.size() >= 8 && png_sig_cmp(bytes.data(), 0, 8) == 0, "not a PNG file (bad signature)",
+        ctx);
+  check_ihdr_size(bytes, opt, ctx);
+  PngReader r;
+  r.src = PngSource{bytes.data(), bytes.size(), 0, {}};
+  r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.src, on_png_error, on_png_warning);
+  check(r.png != nullptr, "png_create_read_struct failed", ctx);
+  r.info = png_create_info_struct(r.png);
+  check(r.info != nullptr, "png_create_info_struct failed", ctx);
+
+  PngHeader h{};
+  if (!read_header(r, &h)) throw Error(std::string("bad PNG header: ") + r.src.error, ctx);
+  check_pixel_limit(h.width, h.height, opt, ctx);
+
+  const int channels = set_transforms(r, h);
+  if (channels == 0) throw Error(std::string("bad PNG: ") + r.src.error, ctx);
+  check(channels == 1 || channels == 3,
+        "PNG color type " + std::to_string(h.color_type) + " gives " + std::to_string(channels) +
+            " channels after conversion, expected 1 or 3",
+        ctx);
+  out.reshape(int(h.width), int(h.height), channels);
+  check(png_get_rowbytes(r.png, r.info) == out.stride(), "PNG row size mismatch", ctx);
+  std::vector<png_bytep> rows(size_t(out.height));
+  for (int y = 0; y < out.height; ++y) rows[size_t(y)] = out.row(y);
+  if (!read_pixels(r, rows.data())) throw Error(std::string("bad PNG data: ") + r.src.error, ctx);
+}
+
+Image decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {
+  Image img;
+  decode_png_into(img, bytes, opt, name);
+  return img;
+}
+
+}  // namespace tandem::image

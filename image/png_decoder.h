@@ -1,0 +1,23 @@
+#pragma once
+// PNG decoding through libpng to 8-bit gray (1 channel) or RGB (3 channels),
+// matching PIL's Image.open(p).convert("RGB") for what torchvision feeds a
+// classifier: palette -> RGB, 1/2/4-bit gray -> 8-bit, 16-bit -> high byte,
+// alpha (channel or tRNS) dropped, gAMA ignored.
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "image/image.h"
+
+namespace tandem::image {
+
+// Throws tandem::Error naming `name` on a malformed, truncated or oversized
+// (width * height > opt.max_pixels, checked before allocating) file.
+// min_width/min_height are ignored: PNG has no cheap scaled decode.
+void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt = {},
+                     std::string_view name = "<memory>");
+
+Image decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt = {},
+                 std::string_view name = "<memory>");
+
+}  // namespace tandem::image

@@ -1,0 +1,87 @@
+#pragma once
+// Helpers for the image tests: a scratch folder, file I/O, and running a
+// Python reference (Debian's /usr/bin/python3 with python3-pil and
+// python3-torchvision; plain `python3` on PATH may be a pyenv without them).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "image/image.h"
+
+namespace tandem::image::testing {
+
+inline const char* kDarknetData = "/usr/share/darknet/data/";
+inline const std::vector<std::string> kDarknetPhotos = {"dog",    "eagle",  "giraffe", "horses",
+                                                        "kite",   "person", "scream"};
+
+inline std::string photo_path(const std::string& name) {
+  return std::string(kDarknetData) + name + ".jpg";
+}
+
+// A fresh folder per test under the system temp dir, removed afterwards
+// unless the test failed (then its files help to see why).
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path = std::filesystem::temp_directory_path() /
+           ("tandem_image_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" +
+            info->name());
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+inline std::vector<uint8_t> read_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+inline void write_bytes(const std::filesystem::path& p, const void* data, size_t n) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(static_cast<const char*>(data), std::streamsize(n));
+}
+
+// Binary PPM (P6) or PGM (P5): lossless, and PIL reads both.
+inline void write_pnm(const std::filesystem::path& p, const Image& img) {
+  std::ofstream out(p, std::ios::binary);
+  out << (img.channels == 1 ? "P5\n" : "P6\n") << img.width << " " << img.height << "\n255\n";
+  out.write(reinterpret_cast<const char*>(img.data()), std::streamsize(img.bytes()));
+}
+
+// Runs `code` with /usr/bin/python3; returns true on exit status 0.
+inline bool run_python(const std::filesystem::path& dir, const std::string& code) {
+  const auto script = dir / "reference.py";
+  std::ofstream(script) << code;
+  const std::string cmd = "/usr/bin/python3 " + script.string() + " > " + (dir / "py.log").string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    std::ifstream log(dir / "py.log");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    ADD_FAILURE() << "python reference failed (needs python3-pil, python3-torchvision):\n" << text;
+  }
+  return rc == 0;
+}
+
+// Largest |a[i] - b[i]| over two byte arrays of the same size.
+inline int max_abs_diff(const uint8_t* a, const uint8_t* b, size_t n) {
+  int m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, std::abs(int(a[i]) - int(b[i])));
+  return m;
+}
+
+}  // namespace tandem::image::testing
