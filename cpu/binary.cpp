@@ -2,9 +2,11 @@
 //   f32/bf16 with one operand of the output's full shape: oneDNN binary
 //   (operands swapped for commutative ops; Sub swapped is -(B - A) through a
 //   linear post-op). A 4-D full operand keeps its layout (plain, nhwc,
-//   nChw8c, nChw16c) when the other is the same shape (requested in that
-//   layout too) or a [1|N, 1|C, 1, 1] per-channel tensor (squeeze-excite
-//   scales), so blocked activations need no reorder; Y has that layout.
+//   nChw8c, nChw16c) when the other is the same shape or a [1|N, 1|C, 1, 1]
+//   per-channel tensor (squeeze-excite scales, folded scale/bias constants):
+//   a 4-D other operand is requested in that layout too, a constant one is
+//   reordered into it at prepare. Y has that layout. oneDNN runs a slow
+//   reference kernel for a blocked operand next to a plain one, hence this.
 //   Pow with a constant scalar f32 exponent: oneDNN eltwise_pow, layout kept.
 //   Everything else (int32/int64/f64/int8 shape arithmetic, Pow, Div by a
 //   broadcast numerator, more than two Max/Min operands folded pairwise):
@@ -37,20 +39,25 @@ Shape pad_rank(const Shape& s, size_t r) {
   return p;
 }
 
-// Layout the full operand (4-D, layout `l`) and the other (padded shape `s1`)
-// can share; plain when oneDNN should see both in plain order.
-bool keeps_layout(Layout l, const Shape& s0, const Shape& s1) {
+// Whether a 4-D full operand in layout `l` can keep it with the other operand
+// (padded shape `s1`): same shape, or [1|N, 1|C, 1, 1]. oneDNN has no JIT
+// kernel for division (or negative powers) over the zero padding of a
+// partial channel block, so those keep a blocked layout only for full blocks.
+bool keeps_layout(Layout l, const Shape& s0, const Shape& s1, bool pads_unsafe) {
   if (l == Layout::plain || s0.size() != 4) return false;
+  if (pads_unsafe && s0[1] % layout_block(l) != 0) return false;
   return s1 == s0 || (s1[2] == 1 && s1[3] == 1 && (s1[0] == 1 || s1[0] == s0[0]) &&
                       (s1[1] == 1 || s1[1] == s0[1]));
 }
 
-// Layout for the second operand: the full layout when shapes match; for a
-// per-channel tensor whatever it arrives in (4-D, either plain or `l`).
-Layout other_layout(Layout l, const TensorDesc& other, const Shape& s0, const Shape& s1) {
-  if (s1 == s0) return l;
-  if (other.shape.size() == 4 && other.layout == l) return l;
-  return Layout::plain;
+// A constant as a new memory of `target` (same dims as its padded shape).
+memory constant_as(const Tensor& value, const memory::desc& target) {
+  memory::dims dims = target.dims();
+  memory::desc src = md(value.dtype(), Shape(dims.begin(), dims.end()), Layout::plain);
+  memory in(src, engine(), value.raw()), out(target, engine());
+  dnnl::reorder(in, out).execute(stream(), in, out);
+  stream().wait();
+  return out;
 }
 
 std::optional<KernelPlan> make_dnnl_binary(const OpDesc& op, BinaryOp bop) {
@@ -71,14 +78,16 @@ std::optional<KernelPlan> make_dnnl_binary(const OpDesc& op, BinaryOp bop) {
     negate = bop == BinaryOp::sub;  // A - B = -(B - A)
   }
   Shape s1 = pad_rank(b->shape, y.size());
-  // Full operand's layout: its own if it is not plain, else the other's when
-  // the two have one shape.
+  const Tensor* b_const = op.constants[size_t(ib)];
+  // The full operand's layout, or the other's when both have its shape.
   Layout l0 = a->layout;
   if (l0 == Layout::plain && s1 == y && b->shape.size() == 4) l0 = b->layout;
-  bool keep = keeps_layout(l0, y, s1);
-  Layout la = keep ? l0 : Layout::plain;
-  Layout lb = keep ? other_layout(l0, *b, y, s1) : Layout::plain;
-  memory::desc m0 = md(t, y, la), m1 = md(t, s1, lb);
+  // A computed broadcast operand of rank < 4 cannot be delivered blocked (the
+  // executor reorders 4-D tensors only); a constant is reordered here.
+  bool deliverable = b->shape.size() == 4 || b_const;
+  bool keep = deliverable && keeps_layout(l0, y, s1, bop == BinaryOp::div);
+  Layout l = keep ? l0 : Layout::plain;
+  memory::desc m0 = md(t, y, l), m1 = md(t, s1, l);
   static const dnnl::algorithm algs[] = {dnnl::algorithm::binary_add, dnnl::algorithm::binary_sub,
                                          dnnl::algorithm::binary_mul, dnnl::algorithm::binary_div,
                                          dnnl::algorithm::binary_max, dnnl::algorithm::binary_min};
@@ -90,14 +99,15 @@ std::optional<KernelPlan> make_dnnl_binary(const OpDesc& op, BinaryOp bop) {
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(algs[int(bop)], m0, m1, m0), attr, engine());
   auto k = std::make_unique<PrimitiveKernel>(dnnl::binary(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC_0, ia, m0);
-  k->bind_input(DNNL_ARG_SRC_1, ib, m1);
+  if (keep && b_const && l != Layout::plain) k->bind_constant(DNNL_ARG_SRC_1, constant_as(*b_const, m1));
+  else k->bind_input(DNNL_ARG_SRC_1, ib, m1);
   k->bind_output(DNNL_ARG_DST, 0, m0);
   KernelPlan plan;
   plan.kernel = std::move(k);
-  plan.input_layouts.resize(2);
-  plan.input_layouts[size_t(ia)] = la;
-  plan.input_layouts[size_t(ib)] = lb;
-  plan.output_layouts = {la};
+  plan.input_layouts.assign(2, Layout::plain);
+  plan.input_layouts[size_t(ia)] = l;
+  if (b->shape.size() == 4) plan.input_layouts[size_t(ib)] = l;
+  plan.output_layouts = {l};
   return plan;
 }
 
@@ -108,7 +118,12 @@ std::optional<KernelPlan> make_scalar_pow(const OpDesc& op) {
   if (x.dtype != DType::f32 || !e || e->numel() != 1 || op.outputs[0].shape != x.shape ||
       x.shape.empty() || x.numel() == 0)
     return std::nullopt;
-  memory::desc m = md(x);
+  // 0^negative in a partial channel block's zero padding has no JIT kernel.
+  Layout l = x.layout;
+  if (layout_block(l) > 1 && x.shape[1] % layout_block(l) != 0) l = Layout::plain;
+  TensorDesc xl = x;
+  xl.layout = l;
+  memory::desc m = md(xl);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_pow, m, 1.f,
@@ -119,8 +134,8 @@ std::optional<KernelPlan> make_scalar_pow(const OpDesc& op) {
   k->bind_output(DNNL_ARG_DST, 0, m);
   KernelPlan plan;
   plan.kernel = std::move(k);
-  plan.input_layouts = {x.layout, Layout::plain};
-  plan.output_layouts = {x.layout};
+  plan.input_layouts = {l, Layout::plain};
+  plan.output_layouts = {l};
   return plan;
 }
 

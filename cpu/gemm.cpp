@@ -22,8 +22,8 @@ namespace {
 
 using dnnl::memory;
 
-// Plain row-major descriptor of dims [r, c] read transposed when `trans`:
-// the logical [c, r]... expressed as dims [rows, cols] with swapped strides.
+// Descriptor of a logical [rows, cols] matrix whose bytes are row-major
+// [rows, cols], or row-major [cols, rows] when `transposed` (ONNX transA/B).
 memory::desc matrix_md(DType t, int64_t rows, int64_t cols, bool transposed) {
   memory::dims strides = transposed ? memory::dims{1, rows} : memory::dims{cols, 1};
   return memory::desc({rows, cols}, to_dnnl(t), strides);
