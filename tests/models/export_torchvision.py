@@ -114,7 +114,7 @@ def is_current(folder, batch, seed):
 
 def export_one(name, opset, batch, seed, folder):
     os.makedirs(os.path.join(folder, "ref"), exist_ok=True)
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
     model = build_model(name, seed)
     gen = torch.Generator().manual_seed(seed + 2)
     x = torch.randn(batch, *IMAGE_SHAPE, generator=gen)
@@ -131,14 +131,16 @@ def export_one(name, opset, batch, seed, folder):
     np.save(os.path.join(folder, "input.npy"), x.numpy())
     np.save(os.path.join(folder, "ref", f"{OUTPUT_NAME}.npy"), ref.numpy())
     os.replace(tmp_path, onnx_path)
-    seconds = time.monotonic() - t0
+    seconds, cpu = time.monotonic() - t0, time.process_time() - cpu0
     meta = {"version": EXPORT_VERSION, "model": name, "opset": opset, "seed": seed, "batch": batch,
             "input": INPUT_NAME, "outputs": [OUTPUT_NAME], "bn_nodes": bn_nodes,
-            "export_seconds": round(seconds, 2), "torch": torch.__version__,
+            "export_seconds": round(seconds, 2), "export_cpu_seconds": round(cpu, 2),
+            "torch": torch.__version__,
             "torchvision": torchvision.__version__}
     with open(os.path.join(folder, "meta.json"), "w") as f:  # written last: marks the folder complete
         json.dump(meta, f, indent=1)
-    print(f"export: {name} opset {opset} -> {folder} in {seconds:.1f} s, "
+    print(f"export: {name} opset {opset} -> {folder} in {seconds:.1f} s "
+          f"({cpu:.1f} s CPU), "
           f"{bn_nodes} BN nodes; "
           f"{describe_logits(ref.numpy())}")
 

@@ -42,8 +42,13 @@ rm -rf "$out_dir"
 mkdir -p "$out_dir"
 threads=()
 [ -n "${TANDEM_MODEL_THREADS:-}" ] && threads=(--threads "$TANDEM_MODEL_THREADS")
+run_status=0
 "$tandem" run "$ref_dir/model.onnx" --input "input=$ref_dir/input.npy" \
-  --save-outputs "$out_dir" "${threads[@]}"
+  --save-outputs "$out_dir" "${threads[@]}" || run_status=$?
+if [ $run_status -ne 0 ]; then
+  echo "FAIL $model.op$opset: tandem run exited $run_status" >&2
+  exit 1
+fi
 t2=$(date +%s.%N)
 
 status=0
