@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""Compare tandem's saved outputs with PyTorch reference outputs.
+
+Usage:
+  tests/models/compare.py REF_DIR OUT_DIR [--rtol 1e-4] [--label NAME]
+
+REF_DIR is a folder written by export_torchvision.py: every REF_DIR/ref/X.npy
+must have a matching OUT_DIR/X.npy (what `tandem run --save-outputs OUT_DIR`
+writes). Per output, both must hold:
+  1. same shape, all finite, and max|out - ref| <= rtol * max|ref|
+     (rtol 1e-4: float32 engines reorder sums, ~1e-6 relative per layer,
+     compounding over ~50 layers; 1e-4 leaves room for that and for
+     Winograd/GEMM blocking differences, while a wrong op is off by O(1)).
+  2. for 2-D (N, classes) outputs, identical top-5 class indices per sample
+     at every *decidable* rank. Random-init logits can be nearly tied, and
+     two logits whose gap is <= 2*tol may legally swap under check 1. Rank k
+     of the reference ordering is decidable when its gaps to ranks k-1 and
+     k+1 both exceed 2*tol; only those ranks are compared. (Under check 1 a
+     decidable rank cannot swap, so check 2 adds the classification-level
+     verdict and stays meaningful when --rtol is loosened; the number of
+     decidable ranks is printed so a vacuous check is visible.)
+Prints one verdict line per output and exits 1 if any output fails.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+TOPK = 5
+
+
+def decidable_ranks(row, tol):
+    """bool[TOPK]: which ranks of row's descending order are stable under
+    perturbations of at most tol per element (neighbour gaps > 2*tol)."""
+    s = np.sort(np.asarray(row, dtype=np.float64))[::-1][: TOPK + 1]
+    gaps = s[:-1] - s[1:]                       # gaps[k] = s[k] - s[k+1]
+    above = np.concatenate([[np.inf], gaps[: TOPK - 1]])  # gap to rank k-1
+    below = gaps[:TOPK]                         # gap to rank k+1
+    return (above > 2 * tol) & (below > 2 * tol)
+
+
+def topk_indices(row):
+    # stable argsort on -row: ties broken by index, same rule for both sides
+    return np.argsort(-np.asarray(row, dtype=np.float64), kind="stable")[:TOPK]
+
+
+def check_topk(ref, out, tol):
+    """(ok, decidable, total, first mismatch text or '')."""
+    decided, total, msg = 0, 0, ""
+    for n, (r, o) in enumerate(zip(ref, out)):
+        mask = decidable_ranks(r, tol)
+        ri, oi = topk_indices(r), topk_indices(o)
+        decided += int(mask.sum())
+        total += TOPK
+        bad = np.nonzero(mask & (ri != oi))[0]
+        if bad.size and not msg:
+            k = int(bad[0])
+            msg = f"sample {n} rank {k + 1}: ref class {ri[k]}, got {oi[k]}"
+    return not msg, decided, total, msg
+
+
+def compare_output(name, ref, out, rtol):
+    """(ok, verdict text) for one output tensor."""
+    if out.shape != ref.shape:
+        return False, f"{name}: shape {out.shape}, expected {ref.shape}"
+    if not np.all(np.isfinite(out)):
+        return False, f"{name}: {int(np.sum(~np.isfinite(out)))} non-finite values"
+    ref64, out64 = ref.astype(np.float64), out.astype(np.float64)
+    scale = float(np.abs(ref64).max())
+    tol = rtol * scale
+    diff = np.abs(out64 - ref64)
+    err = float(diff.max()) if diff.size else 0.0
+    ok = err <= tol
+    text = (f"{name}: max_abs_err {err:.3g} (tol {tol:.3g} = {rtol:g} x max|ref| {scale:.3g}"
+            f", at {np.unravel_index(int(diff.argmax()), diff.shape) if diff.size else ()})")
+    if ref.ndim == 2 and ref.shape[1] >= TOPK + 1:
+        top_ok, decided, total, msg = check_topk(ref64, out64, tol)
+        text += f"; top-5 {decided}/{total} ranks decidable, " + ("identical" if top_ok else msg)
+        ok = ok and top_ok
+    return ok, text
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("ref_dir")
+    p.add_argument("out_dir")
+    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--label", default=None)
+    a = p.parse_args()
+    label = a.label or os.path.basename(os.path.normpath(a.ref_dir))
+    ref_root = os.path.join(a.ref_dir, "ref")
+    names = sorted(f for f in os.listdir(ref_root) if f.endswith(".npy")) \
+        if os.path.isdir(ref_root) else []
+    if not names:
+        print(f"FAIL {label}: no reference outputs in {ref_root}")
+        return 1
+    all_ok = True
+    for f in names:
+        out_path = os.path.join(a.out_dir, f)
+        if not os.path.exists(out_path):
+            ok, text = False, f"{f[:-4]}: missing {out_path}"
+        else:
+            ok, text = compare_output(f[:-4], np.load(os.path.join(ref_root, f)),
+                                      np.load(out_path), a.rtol)
+        all_ok &= ok
+        print(f"{'PASS' if ok else 'FAIL'} {label} {text}")
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
