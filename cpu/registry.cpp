@@ -24,6 +24,7 @@ void register_all() {
   register_cast_kernels();
   register_compare_kernels();
   register_reduce_kernels();
+  register_scatter_kernels();
 }
 }  // namespace
 

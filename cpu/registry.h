@@ -27,5 +27,6 @@ void register_pad_kernels();       // cpu/pad.cpp
 void register_cast_kernels();      // cpu/cast.cpp
 void register_compare_kernels();   // cpu/compare.cpp
 void register_reduce_kernels();    // cpu/reduce.cpp
+void register_scatter_kernels();   // cpu/scatter.cpp
 
 }  // namespace tandem::cpu

@@ -14,6 +14,7 @@ void register_all_schemas() {
   register_broadcast_schemas();
   register_pad_schema();
   register_reduce_schemas();
+  register_scatter_schema();
 }
 
 }  // namespace tandem::ops

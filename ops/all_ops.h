@@ -15,6 +15,7 @@ void register_cast_schemas();         // ops/cast.cpp
 void register_broadcast_schemas();    // ops/broadcast.cpp
 void register_pad_schema();           // ops/pad.cpp
 void register_reduce_schemas();       // ops/reduce.cpp
+void register_scatter_schema();       // ops/scatter.cpp
 void register_all_schemas();
 
 }  // namespace tandem::ops

@@ -216,3 +216,41 @@ TEST(DataMovement, PadRejectsHostileArguments) {
 }
 
 }  // namespace
+
+namespace {
+
+// numpy reference: a python loop applying the same index tuples in order.
+TEST(DataMovement, ScatterNdVsNumpy) {
+  REQUIRE_NUMPY();
+  NumpyChecks ref;
+  Tensor data = random_tensor({4, 3, 5}, 20);
+  Tensor idx = Tensor::from_vector<int64_t>({0, 1, 3, -1, -4, 0, 2, 2}, {2, 2, 2});
+  Tensor upd = random_tensor({2, 2, 5}, 21);
+  const char* loop =
+      "r = x0.copy()\n"
+      "for t, u in zip(x1.reshape(-1, 2), x2.reshape(-1, 5)):\n"
+      "    r[tuple(t)] = OP";
+  for (auto [red, op] : {std::pair{"none", "u"}, {"add", "r[tuple(t)] + u"}, {"mul", "r[tuple(t)] * u"},
+                         {"max", "np.maximum(r[tuple(t)], u)"}, {"min", "np.minimum(r[tuple(t)], u)"}}) {
+    OpCall c = op_call("ScatterND", attrs({{"reduction", std::string(red)}}), {data, idx, upd});
+    std::string code = loop;
+    code.replace(code.find("OP"), 2, op);
+    ref.add(run_op_cpu(c)[0], code, {data, idx, upd}, red);
+  }
+  ref.check();
+}
+
+TEST(DataMovement, ScatterNdRejectsBadIndices) {
+  Tensor data = random_tensor({4, 3}, 22);
+  auto scatter = [&](std::vector<int64_t> idx, Shape idx_shape, Shape upd_shape) {
+    OpCall c = op_call("ScatterND", {}, {data, Tensor::from_vector(idx, idx_shape), random_tensor(upd_shape, 23)});
+    return run_op_cpu(c);
+  };
+  EXPECT_THROW(scatter({0, 4}, {2, 1}, {2, 3}), Error);       // 4 is past extent 4
+  EXPECT_THROW(scatter({1, -5}, {2, 1}, {2, 3}), Error);
+  EXPECT_THROW(scatter({0, 0, 0}, {1, 3}, {1}), Error);       // k = 3 > rank 2
+  EXPECT_THROW(scatter({0, 1}, {2, 1}, {2, 4}), Error);       // updates shape
+  EXPECT_NO_THROW(scatter({3, -4}, {2, 1}, {2, 3}));
+}
+
+}  // namespace

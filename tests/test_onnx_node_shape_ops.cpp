@@ -82,7 +82,8 @@ const char* const kCases[] = {
     "test_transpose_all_permutations_4", "test_transpose_all_permutations_5", "test_transpose_default",
     "test_unsqueeze_axis_0", "test_unsqueeze_axis_1", "test_unsqueeze_axis_2", "test_unsqueeze_axis_3",
     "test_unsqueeze_negative_axes", "test_unsqueeze_three_axes", "test_unsqueeze_two_axes",
-    "test_unsqueeze_unsorted_axes", "test_where_example", "test_where_long_example",
+    "test_unsqueeze_unsorted_axes", "test_where_example", "test_where_long_example", "test_not_2d",
+    "test_not_3d", "test_not_4d", "test_scatternd", "test_scatternd_add", "test_scatternd_multiply",
 };
 
 // Inputs the graph layer would see as constants (shapes, axes, pads, ...).
