@@ -1,5 +1,5 @@
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual (bool output) and Where,
-// with numpy broadcasting over plain layouts.
+// with numpy broadcasting over plain layouts; Not on bool masks.
 #include <cstring>
 
 #include "cpu/broadcast_walk.h"
@@ -89,9 +89,25 @@ KernelPlan make_where(const OpDesc& op) {
   return plain_plan(op, std::make_unique<WhereKernel>(dtype_size(op.outputs[0].dtype), std::move(walk)));
 }
 
+class NotKernel : public Kernel {
+ public:
+  explicit NotKernel(int64_t n) : n_(n) {}
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    const uint8_t* src = static_cast<const uint8_t*>(in[0]);
+    uint8_t* dst = static_cast<uint8_t*>(out[0]);
+    for (int64_t i = 0; i < n_; ++i) dst[i] = src[i] ? 0 : 1;
+  }
+
+ private:
+  int64_t n_;
+};
+
+KernelPlan make_not(const OpDesc& op) { return plain_plan(op, std::make_unique<NotKernel>(op.inputs[0].numel())); }
+
 }  // namespace
 
 void register_compare_kernels() {
+  register_kernel("Not", make_not);
   for (const char* t : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
     register_kernel(t, make_compare);
   register_kernel("Where", make_where);

@@ -1,6 +1,6 @@
 // Gather along one axis. Data viewed as [outer, extent, inner]; indices
 // (int32/int64, any shape, negative counts from the end) are checked at run
-// time, before anything is written, and an out-of-range index throws.
+// time, before any is used, and an out-of-range index throws.
 #include <cstring>
 
 #include "cpu/index_copy.h"
@@ -17,30 +17,29 @@ class GatherKernel : public Kernel {
       : outer_(outer), extent_(extent), inner_(inner_bytes), count_(count),
         index_type_(index_type), ctx_(std::move(ctx)) {}
 
-  size_t scratch_bytes() const override { return size_t(count_) * sizeof(int64_t); }
-
-  void run(const void* const* in, void* const* out, const RunContext& ctx) override {
-    check(ctx.scratch_bytes >= scratch_bytes(), "Gather: scratch too small", ctx_);
-    int64_t* idx = static_cast<int64_t*>(ctx.scratch);
-    read_indices(in[1], idx);
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    check_indices(in[1]);
     const char* src = static_cast<const char*>(in[0]);
     char* dst = static_cast<char*>(out[0]);
     int64_t total = outer_ * count_;
 #pragma omp parallel for schedule(static) if (total * inner_ >= (int64_t(1) << 18))
     for (int64_t r = 0; r < total; ++r) {
-      int64_t o = r / count_, j = r % count_;
-      std::memcpy(dst + r * inner_, src + (o * extent_ + idx[j]) * inner_, size_t(inner_));
+      int64_t o = r / count_, j = index_at(in[1], r % count_);
+      if (j < 0) j += extent_;
+      std::memcpy(dst + r * inner_, src + (o * extent_ + j) * inner_, size_t(inner_));
     }
   }
 
  private:
-  void read_indices(const void* p, int64_t* idx) const {
+  int64_t index_at(const void* p, int64_t j) const {
+    return index_type_ == DType::i64 ? static_cast<const int64_t*>(p)[j] : static_cast<const int32_t*>(p)[j];
+  }
+  // All indices are validated before the copy reads any of them.
+  void check_indices(const void* p) const {
     for (int64_t j = 0; j < count_; ++j) {
-      int64_t v = index_type_ == DType::i64 ? static_cast<const int64_t*>(p)[j]
-                                            : static_cast<const int32_t*>(p)[j];
+      int64_t v = index_at(p, j);
       check(v >= -extent_ && v < extent_,
             "index " + std::to_string(v) + " out of range for axis extent " + std::to_string(extent_), ctx_);
-      idx[j] = v < 0 ? v + extent_ : v;
     }
   }
 

@@ -2,6 +2,7 @@
 // ArgMax / ArgMin along one axis, on plain layouts. Float dtypes accumulate
 // in double, integer dtypes in int64 (wrapping on overflow).
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "cpu/index_copy.h"
@@ -55,7 +56,8 @@ class ReduceKernel : public Kernel {
       }
     }
   }
-  size_t scratch_bytes() const override { return size_t(out_numel_) * 8; }
+  // One 8-byte accumulator per output element, plus slack to align them.
+  size_t scratch_bytes() const override { return size_t(out_numel_) * 8 + 8; }
 
   void run(const void* const* in, void* const* out, const RunContext& ctx) override {
     check(ctx.scratch_bytes >= scratch_bytes(), "reduce: scratch too small");
@@ -69,7 +71,8 @@ class ReduceKernel : public Kernel {
   template <class T>
   void reduce(const void* src, void* dst, void* scratch) const {
     using A = acc_t<num_t<T>>;
-    A* acc = static_cast<A*>(scratch);
+    auto base_addr = reinterpret_cast<uintptr_t>(scratch);
+    A* acc = reinterpret_cast<A*>((base_addr + 7) / 8 * 8);
     for (int64_t i = 0; i < out_numel_; ++i) acc[i] = reduce_init<A>(red_);
     int64_t n = in_.empty() ? 1 : in_.back(), total = shape_numel(in_);
     int64_t rows = n == 0 ? 0 : total / n, last = in_.empty() ? 0 : out_stride_.back();

@@ -31,6 +31,7 @@ void register_all() {
   register_softmax_kernels();
   register_binary_kernels();
   register_concat_kernels();
+  register_scatter_kernels();
 }
 }  // namespace
 

@@ -34,5 +34,6 @@ void register_pool_kernels();      // cpu/pool.cpp
 void register_softmax_kernels();   // cpu/softmax.cpp
 void register_binary_kernels();    // cpu/binary.cpp
 void register_concat_kernels();    // cpu/concat.cpp
+void register_scatter_kernels();   // cpu/scatter.cpp
 
 }  // namespace tandem::cpu

@@ -20,6 +20,7 @@ void register_all_schemas() {
   register_pool_schemas();
   register_softmax_schemas();
   register_concat_schema();
+  register_scatter_schema();
 }
 
 }  // namespace tandem::ops

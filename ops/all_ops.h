@@ -21,6 +21,7 @@ void register_norm_schemas();         // ops/norm.cpp
 void register_pool_schemas();         // ops/pool.cpp
 void register_softmax_schemas();      // ops/softmax.cpp
 void register_concat_schema();        // ops/concat.cpp
+void register_scatter_schema();       // ops/scatter.cpp
 void register_all_schemas();
 
 }  // namespace tandem::ops

@@ -1,5 +1,6 @@
 // Ops that broadcast their inputs to a common shape: Expand, Tile, Where and
-// the comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual).
+// the comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual); also
+// Not, which flips their masks.
 #include <limits>
 
 #include "ops/all_ops.h"
@@ -58,9 +59,16 @@ std::vector<TensorDesc> infer_compare(const InferContext& c) {
   return {TensorDesc{DType::boolean, broadcast_dynamic(c.shape(0), c.shape(1))}};
 }
 
+// Not: elementwise on bool, here with the comparisons whose masks it flips.
+std::vector<TensorDesc> infer_not(const InferContext& c) {
+  check(c.inputs[0].dtype == DType::boolean, "Not takes bool, got " + c.inputs[0].str());
+  return {c.inputs[0]};
+}
+
 }  // namespace
 
 void register_broadcast_schemas() {
+  register_schema({"Not", 1, 1, infer_not});
   register_schema({"Expand", 2, 2, infer_expand});
   register_schema({"Tile", 2, 2, infer_tile});
   register_schema({"Where", 3, 3, infer_where});

@@ -16,6 +16,7 @@ PadSpec pad_spec(const InferContext& c) {
         "pad mode '" + s.mode + "' is not supported");
   std::vector<int64_t> pads;
   if (c.opset >= 11) {
+    check(c.has_input(1), "Pad needs a pads input from opset 11");
     const Tensor& t = c.constant(1);
     check(t.dtype() == DType::i64 && t.rank() == 1, "pads must be int64 1-D, got " + t.desc().str());
     pads = t.to_int_vector();

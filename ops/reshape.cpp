@@ -72,7 +72,8 @@ std::vector<TensorDesc> infer_flatten(const InferContext& c) {
 std::vector<TensorDesc> infer_squeeze(const InferContext& c) {
   const Shape& in = c.shape(0);
   std::vector<bool> drop(in.size(), false);
-  if (auto axes = list_arg(c, "axes", 1, 13)) {
+  // An empty axes list squeezes every extent-1 dim, as no axes does (onnxruntime agrees).
+  if (auto axes = list_arg(c, "axes", 1, 13); axes && !axes->empty()) {
     for (int64_t a : normalize_axes(*axes, int64_t(in.size()))) {
       check(in[size_t(a)] == 1 || in[size_t(a)] < 0,
             "cannot squeeze axis " + std::to_string(a) + " of " + shape_str(in));

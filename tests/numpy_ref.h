@@ -1,10 +1,13 @@
 #pragma once
 // Test-only bridge to numpy as an independent reference: minimal .npy read /
-// write (plain layout, little-endian, C order) and numpy_eval(), which runs a
-// snippet under /usr/bin/python3 (Debian's numpy/onnx; the `python3` on PATH
-// may lack them). Header-only so any test file can use it.
+// write (plain layout, little-endian, C order), numpy_eval_all(), which runs
+// snippets under /usr/bin/python3 (Debian's numpy/onnx/torch; the `python3`
+// on PATH may lack them), and NumpyChecks, which batches comparisons so a test
+// starts python once. Header-only so any test file can use it.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -89,23 +92,93 @@ inline std::string make_temp_dir() {
   return tmpl;
 }
 
-// Runs `code` with numpy as np and inputs x0, x1, ... loaded; the code must
-// assign the result to `r`, which is returned as a tensor of dtype `out`.
-inline Tensor numpy_eval(const std::string& code, const std::vector<Tensor>& inputs, DType out) {
+// One numpy reference computation: `code` sees numpy as np and the inputs as
+// x0, x1, ...; it must assign its result to `r`, returned as dtype `out`.
+struct NumpyJob {
+  std::string code;
+  std::vector<Tensor> inputs;
+  DType out;
+};
+
+// Runs all jobs in one python process (numpy's import dominates the cost).
+inline std::vector<Tensor> numpy_eval_all(const std::vector<NumpyJob>& jobs) {
   std::string dir = make_temp_dir();
-  std::string script = "import numpy as np\n";
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string p = dir + "/x" + std::to_string(i) + ".npy";
-    write_npy(p, inputs[i]);
-    script += "x" + std::to_string(i) + " = np.load('" + p + "')\n";
+  std::string script = "import warnings\nwarnings.simplefilter('ignore')\nimport numpy as np\n";
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    // Appends, not "x" + to_string(i): GCC 12 warns falsely (-Wrestrict, bug 105329).
+    std::string job = std::string("job").append(std::to_string(j));
+    script.append("def ").append(job).append("():\n");
+    for (size_t i = 0; i < jobs[j].inputs.size(); ++i) {
+      std::string name = std::string("x").append(std::to_string(i));
+      std::string path = dir;
+      path.append("/").append(job).append("_").append(name).append(".npy");
+      write_npy(path, jobs[j].inputs[i]);
+      script.append("    ").append(name).append(" = np.load('").append(path).append("')\n");
+    }
+    std::istringstream code(jobs[j].code);
+    for (std::string line; std::getline(code, line);) script.append("    ").append(line).append("\n");
+    script.append("    return r\n");
+    script.append("np.save('").append(dir).append("/").append(job).append(".npy', np.asarray(")
+        .append(job).append("()).copy(order='C'))\n");
   }
-  script += code + "\nnp.save('" + dir + "/r.npy', np.asarray(r).copy(order='C'))\n";
   std::ofstream(dir + "/ref.py") << script;
   std::string cmd = std::string(kReferencePython) + " " + dir + "/ref.py";
   check(std::system(cmd.c_str()) == 0, "numpy reference failed: " + cmd);
-  Tensor r = read_npy(dir + "/r.npy", out);
+  std::vector<Tensor> out;
+  for (size_t j = 0; j < jobs.size(); ++j)
+    out.push_back(read_npy(dir + "/job" + std::to_string(j) + ".npy", jobs[j].out));
   (void)std::system(("rm -rf " + dir).c_str());
-  return r;
+  return out;
 }
+
+inline Tensor numpy_eval(const std::string& code, const std::vector<Tensor>& inputs, DType out) {
+  return numpy_eval_all({NumpyJob{code, inputs, out}})[0];
+}
+
+// Byte-exact equality of dtype, shape and contents.
+inline void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.desc(), want.desc()) << what;
+  ASSERT_EQ(std::memcmp(got.raw(), want.raw(), want.bytes()), 0) << what;
+}
+
+// |got - want| <= rel * max(1, |want|) element-wise; NaN must match NaN.
+inline void expect_close(const Tensor& got, const Tensor& want, double rel, const std::string& what) {
+  ASSERT_EQ(got.desc(), want.desc()) << what;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double g = got.scalar_at(i), w = want.scalar_at(i);
+    if (std::isnan(w)) {
+      ASSERT_TRUE(std::isnan(g)) << what << " at " << i;
+    } else if (g != w) {
+      ASSERT_LE(std::fabs(g - w), rel * std::max(1.0, std::fabs(w))) << what << " at " << i;
+    }
+  }
+}
+
+// Results to compare with numpy, all evaluated by one python run in check().
+class NumpyChecks {
+ public:
+  // rel < 0: byte-exact; else expect_close with that relative tolerance.
+  void add(const Tensor& got, const std::string& code, const std::vector<Tensor>& inputs,
+           const std::string& what, double rel = -1) {
+    got_.push_back(got);
+    jobs_.push_back(NumpyJob{code, inputs, got.dtype()});
+    what_.push_back(what);
+    rel_.push_back(rel);
+  }
+  void check() const {
+    std::vector<Tensor> want = numpy_eval_all(jobs_);
+    for (size_t i = 0; i < want.size(); ++i) {
+      std::string what = what_[i] + " (numpy: " + jobs_[i].code + ")";
+      if (rel_[i] < 0) expect_same(got_[i], want[i], what);
+      else expect_close(got_[i], want[i], rel_[i], what);
+    }
+  }
+
+ private:
+  std::vector<Tensor> got_;
+  std::vector<NumpyJob> jobs_;
+  std::vector<std::string> what_;
+  std::vector<double> rel_;
+};
 
 }  // namespace tandem::testing
