@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #include "cpu/cpu_backend.h"
 #include "profile/clock.h"
+#include "profile/session.h"
 
 namespace tandem::cli {
 
@@ -54,6 +55,7 @@ double percentile(std::vector<double> v, double p) {
 }
 
 int bench_command(BenchOptions& o) {
+  profile::TraceSession trace(o.common.trace_path);
   Session s = open_model(o.model, o.common);
   std::vector<Tensor> inputs;
   uint64_t seed = 1;

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "formats/tensor_file.h"
+#include "profile/session.h"
 
 namespace tandem::cli {
 
@@ -39,6 +40,7 @@ std::map<std::string, Tensor> read_inputs(const std::vector<std::string>& specs,
 }
 
 int run_command(RunOptions& o) {
+  profile::TraceSession trace(o.common.trace_path);
   Session s = open_model(o.model, o.common);
   std::vector<Tensor> outs = s.run(read_inputs(o.inputs, s));
   std::vector<std::string> names = s.output_names();

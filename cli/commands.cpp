@@ -23,10 +23,12 @@ int run_selected(CLI::App& app) {
 void add_ops_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_classify_command(CLI::App& app);
 
 void add_all_commands(CLI::App& app) {
   add_run_command(app);
   add_bench_command(app);
+  add_classify_command(app);
   add_ops_command(app);
 }
 

@@ -5,8 +5,10 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "profile/zone.h"
 
 int main(int argc, char** argv) {
+  TANDEM_THREAD_NAME("main");
   CLI::App app{"tandem: CPU and GPU in tandem on convolutional networks"};
   app.set_version_flag("--version", "tandem 0.1.0");
   app.require_subcommand(1);

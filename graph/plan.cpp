@@ -4,6 +4,8 @@
 #include <map>
 
 #include "graph/op_eval.h"
+#include "profile/dynamic_location.h"
+#include "profile/zone.h"
 
 namespace tandem {
 
@@ -194,6 +196,7 @@ ExecutionPlan::ExecutionPlan(const Graph& g, Backend& backend) : backend_(backen
   for (const Step& st : steps_)
     if (st.kernel) stats_.scratch_bytes = std::max(stats_.scratch_bytes, st.kernel->scratch_bytes());
   stats_.steps = int(steps_.size());
+  for (Step& st : steps_) st.zone = profile::dynamic_location(st.op_type + " " + st.node, "op");
   arena_ = backend_.allocate(std::max<size_t>(stats_.arena_bytes, 64));
   scratch_ = backend_.allocate(std::max<size_t>(stats_.scratch_bytes, 64));
 }
@@ -205,6 +208,7 @@ ExecutionPlan::~ExecutionPlan() {
 }
 
 std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
+  TANDEM_ZONE_CAT("plan.run", "graph");
   ErrorContext ctx{source_, "", "", ""};
   check(inputs.size() == input_descs_.size(),
         "model takes " + std::to_string(input_descs_.size()) + " inputs, got " + std::to_string(inputs.size()), ctx);
@@ -233,6 +237,7 @@ std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
     out.clear();
     for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
     for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
+    TANDEM_ZONE_AT(st.zone);
     st.kernel->run(in.data(), out.data(), rc);
   }
   backend_.synchronize();

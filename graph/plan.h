@@ -9,6 +9,7 @@
 
 #include "core/backend.h"
 #include "graph/graph.h"
+#include "profile/thread_buffer.h"
 
 namespace tandem {
 
@@ -28,6 +29,7 @@ struct Step {
   std::string op_type;
   std::unique_ptr<Kernel> kernel;  // null for pure views
   std::vector<int> inputs, outputs;  // slots; -1 for an omitted optional input
+  const profile::SourceLocation* zone = nullptr;  // trace zone "op_type node"
 };
 
 struct PlanStats {

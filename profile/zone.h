@@ -97,6 +97,9 @@ void set_thread_name(std::string_view name);
   ::tandem::profile::Zone TANDEM_PROFILE_CONCAT(tandem_zone_, n)(                           \
       &TANDEM_PROFILE_CONCAT(tandem_zone_loc_, n))
 #define TANDEM_ZONE(name) TANDEM_ZONE_CAT(name, "")
+// A zone whose record comes from profile::dynamic_location (run-time names).
+#define TANDEM_ZONE_AT(location) \
+  ::tandem::profile::Zone TANDEM_PROFILE_CONCAT(tandem_zone_, __COUNTER__)(location)
 #define TANDEM_COUNTER(name, value)                                               \
   do {                                                                            \
     static constexpr ::tandem::profile::CounterSite tandem_counter_site{name};    \
@@ -108,6 +111,10 @@ void set_thread_name(std::string_view name);
 
 #define TANDEM_ZONE_CAT(name, category) static_assert(true)
 #define TANDEM_ZONE(name) static_assert(true)
+#define TANDEM_ZONE_AT(location) \
+  do {                           \
+    (void)sizeof(location);      \
+  } while (0)
 // sizeof: the value is not evaluated but still counts as used (no warning).
 #define TANDEM_COUNTER(name, value) \
   do {                              \
