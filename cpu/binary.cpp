@@ -99,14 +99,15 @@ std::optional<KernelPlan> make_dnnl_binary(const OpDesc& op, BinaryOp bop) {
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(algs[int(bop)], m0, m1, m0), attr, engine());
   auto k = std::make_unique<PrimitiveKernel>(dnnl::binary(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC_0, ia, m0);
-  if (keep && b_const && l != Layout::plain) k->bind_constant(DNNL_ARG_SRC_1, constant_as(*b_const, m1));
+  bool bound = keep && b_const && l != Layout::plain;  // reordered here, never read at run time
+  if (bound) k->bind_constant(DNNL_ARG_SRC_1, constant_as(*b_const, m1));
   else k->bind_input(DNNL_ARG_SRC_1, ib, m1);
   k->bind_output(DNNL_ARG_DST, 0, m0);
   KernelPlan plan;
   plan.kernel = std::move(k);
   plan.input_layouts.assign(2, Layout::plain);
   plan.input_layouts[size_t(ia)] = l;
-  if (b->shape.size() == 4) plan.input_layouts[size_t(ib)] = l;
+  if (b->shape.size() == 4 && !bound) plan.input_layouts[size_t(ib)] = l;
   plan.output_layouts = {l};
   return plan;
 }

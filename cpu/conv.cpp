@@ -135,32 +135,46 @@ std::optional<ConvChoice> choose(const ConvProblem& p, dnnl::algorithm alg) {
   return fallback;
 }
 
-// Best of kTuneRuns executions on scratch buffers, in seconds.
-double time_choice(const ConvChoice& c, const OpDesc& op) {
-  const conv_pd& pd = c.pd;
+// A primitive with scratch buffers for timing runs at prepare.
+struct TimedConv {
+  dnnl::convolution_forward prim;
   std::unordered_map<int, memory> args;
-  auto zeroed = [](const memory::desc& m) {
-    memory mem(m, engine());
-    std::memset(mem.get_data_handle(), 0, m.get_size());
-    return mem;
-  };
-  args[DNNL_ARG_SRC] = zeroed(pd.src_desc());
-  args[DNNL_ARG_DST] = zeroed(pd.dst_desc());
-  args[DNNL_ARG_WEIGHTS] = constant_memory(*op.constants[1], pd.weights_desc());
-  if (op.has_input(2)) args[DNNL_ARG_BIAS] = zeroed(pd.bias_desc());
-  if (pd.scratchpad_desc().get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = zeroed(pd.scratchpad_desc());
-  if (op.op_type == ops::kFusedConvOp && op.inputs.size() > 3)
-    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = zeroed(pd.dst_desc());
-  dnnl::convolution_forward prim(pd);
-  double best = 1e30;
-  for (int i = 0; i <= kTuneRuns; ++i) {
+  double best = 1e30;  // seconds
+
+  TimedConv(const ConvChoice& c, const OpDesc& op) : prim(c.pd) {
+    const conv_pd& pd = c.pd;
+    auto zeroed = [](const memory::desc& m) {
+      memory mem(m, engine());
+      std::memset(mem.get_data_handle(), 0, m.get_size());
+      return mem;
+    };
+    args[DNNL_ARG_SRC] = zeroed(pd.src_desc());
+    args[DNNL_ARG_DST] = zeroed(pd.dst_desc());
+    args[DNNL_ARG_WEIGHTS] = constant_memory(*op.constants[1], pd.weights_desc());
+    if (op.has_input(2)) args[DNNL_ARG_BIAS] = zeroed(pd.bias_desc());
+    if (pd.scratchpad_desc().get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = zeroed(pd.scratchpad_desc());
+    if (op.op_type == ops::kFusedConvOp && op.inputs.size() > 3)
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = zeroed(pd.dst_desc());
+  }
+  void run(bool record) {
     auto t0 = std::chrono::steady_clock::now();
     prim.execute(stream(), args);
     stream().wait();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (i > 0) best = std::min(best, s);  // run 0 warms caches and JIT state
+    if (record) best = std::min(best, s);
   }
-  return best;
+};
+
+// True when `a` ran faster than `b`: best of kTuneRuns runs each, the two
+// interleaved so that a burst of load from other processes hits both; the
+// first run of each only warms caches.
+bool faster(const ConvChoice& a, const ConvChoice& b, const OpDesc& op) {
+  TimedConv ta(a, op), tb(b, op);
+  for (int i = 0; i <= kTuneRuns; ++i) {
+    ta.run(i > 0);
+    tb.run(i > 0);
+  }
+  return ta.best < tb.best;
 }
 
 bool winograd_shape(const ConvProblem& p) {
@@ -191,7 +205,7 @@ ConvChoice pick_algorithm(const ConvProblem& p, const OpDesc& op) {
   if (tune) {
     auto direct = choose(p, alg::convolution_direct);
     auto wino = choose(p, alg::convolution_winograd);
-    if (direct && wino) return time_choice(*wino, op) < time_choice(*direct, op) ? *wino : *direct;
+    if (direct && wino) return faster(*wino, *direct, op) ? *wino : *direct;
     if (direct) return *direct;
   }
   auto c = choose(p, alg::convolution_auto);

@@ -13,6 +13,7 @@ void append_activation(dnnl::post_ops& po, const ops::FusedActivation& a) {
     case K::hard_swish: po.append_eltwise(1.f, alg::eltwise_hardswish, 0.f, 0.f); return;
     case K::sigmoid: po.append_eltwise(1.f, alg::eltwise_logistic, 0.f, 0.f); return;
     case K::tanh: po.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f); return;
+    case K::silu: po.append_eltwise(1.f, alg::eltwise_swish, 1.f, 0.f); return;  // x * sigmoid(1 * x)
     case K::hard_sigmoid:
       // clip(alpha*x + beta, 0, 1)
       po.append_eltwise(1.f, alg::eltwise_linear, a.alpha, a.beta);

@@ -24,6 +24,7 @@ FusedActivation parse_fused_activation(const Attributes& a) {
   if (name == "HardSwish") return {ActivationKind::hard_swish};
   if (name == "Sigmoid") return {ActivationKind::sigmoid};
   if (name == "Tanh") return {ActivationKind::tanh};
+  if (name == "SiLU") return {ActivationKind::silu};
   if (name == "LeakyRelu") return {ActivationKind::leaky_relu, params(a, name, {0.01f}, 0)[0]};
   if (name == "HardSigmoid") {
     auto p = params(a, name, {0.2f, 0.5f}, 0);

@@ -2,7 +2,8 @@
 // The activation a fusion pass folds into its producer (tandem.FusedConv,
 // tandem.FusedGemm). Attributes:
 //   activation        string: "", "Relu", "LeakyRelu", "Clip", "HardSwish",
-//                     "HardSigmoid", "Sigmoid", "Tanh"
+//                     "HardSigmoid", "Sigmoid", "Tanh", "SiLU" (x * sigmoid(x),
+//                     the Sigmoid+Mul pair exporters write for Swish)
 //   activation_params floats: LeakyRelu [alpha] (default 0.01), Clip [min,max]
 //                     (both required), HardSigmoid [alpha,beta] (default 0.2,0.5)
 #include <string>
@@ -11,7 +12,7 @@
 
 namespace tandem::ops {
 
-enum class ActivationKind { none, relu, leaky_relu, clip, hard_swish, hard_sigmoid, sigmoid, tanh };
+enum class ActivationKind { none, relu, leaky_relu, clip, hard_swish, hard_sigmoid, sigmoid, tanh, silu };
 
 struct FusedActivation {
   ActivationKind kind = ActivationKind::none;

@@ -164,6 +164,7 @@ double activate(const std::string& act, double v, const std::vector<float>& p) {
   if (act == "HardSigmoid") return std::clamp(double(p[0]) * v + double(p[1]), 0.0, 1.0);
   if (act == "Sigmoid") return 1 / (1 + std::exp(-v));
   if (act == "Tanh") return std::tanh(v);
+  if (act == "SiLU") return v / (1 + std::exp(-v));
   return v;
 }
 
@@ -173,7 +174,8 @@ double activate(const std::string& act, double v, const std::vector<float>& p) {
 TEST(CpuConv, FusedConvMatchesConvAddActivation) {
   struct Act { std::string name; std::vector<float> params; };
   std::vector<Act> acts = {{"", {}}, {"Relu", {}}, {"LeakyRelu", {0.2f}}, {"Clip", {0.f, 0.5f}},
-                           {"HardSwish", {}}, {"HardSigmoid", {0.3f, 0.4f}}, {"Sigmoid", {}}, {"Tanh", {}}};
+                           {"HardSwish", {}}, {"HardSigmoid", {0.3f, 0.4f}}, {"Sigmoid", {}}, {"Tanh", {}},
+                           {"SiLU", {}}};
   std::vector<ConvSpec> specs = {{{2, 16, 7, 7}, {32, 16, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
                                  {{1, 24, 9, 9}, {24, 1, 3, 3}, 24, {2, 2}, {}, {1, 1, 1, 1}},
                                  {{1, 20, 6, 6}, {36, 20, 1, 1}}};
