@@ -49,4 +49,10 @@ inline void check(bool ok, const std::string& message, const ErrorContext& ctx =
   if (!ok) throw Error(message, ctx);
 }
 
+// Throws Error::unsupported(message) if `ok` is false: for valid input that
+// uses something tandem does not implement (a dtype, an attribute value).
+inline void check_supported(bool ok, const std::string& message, const ErrorContext& ctx = {}) {
+  if (!ok) throw Error::unsupported(message, ctx);
+}
+
 }  // namespace tandem

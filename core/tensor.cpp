@@ -59,8 +59,17 @@ Tensor Tensor::clone() const {
   return t;
 }
 
+void Tensor::throw_dtype_mismatch(DType asked) const {
+  throw Error("tensor holds " + std::string(dtype_name(desc_.dtype)) + ", accessed as " +
+              std::string(dtype_name(asked)));
+}
+
+void Tensor::throw_index(int64_t i) const {
+  throw Error("element index " + std::to_string(i) + " out of range for " + desc_.str());
+}
+
 double Tensor::scalar_at(int64_t i) const {
-  check(i >= 0 && i < numel(), "element index out of range");
+  if (i < 0 || i >= numel()) [[unlikely]] throw_index(i);
   const char* p = static_cast<const char*>(raw());
   switch (desc_.dtype) {
     case DType::f32: return reinterpret_cast<const float*>(p)[i];
@@ -77,7 +86,7 @@ double Tensor::scalar_at(int64_t i) const {
 }
 
 int64_t Tensor::int_at(int64_t i) const {
-  check(i >= 0 && i < numel(), "element index out of range");
+  if (i < 0 || i >= numel()) [[unlikely]] throw_index(i);
   switch (desc_.dtype) {
     case DType::i64: return static_cast<const int64_t*>(raw())[i];
     case DType::i32: return static_cast<const int32_t*>(raw())[i];

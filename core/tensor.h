@@ -62,9 +62,8 @@ class Tensor {
   void* raw() const { return static_cast<char*>(storage_->data()) + offset_; }
   template <typename T>
   T* data() const {
-    check(dtype_of<T>::value == desc_.dtype,
-          "tensor holds " + std::string(dtype_name(desc_.dtype)) + ", accessed as " +
-              std::string(dtype_name(dtype_of<T>::value)));
+    if (dtype_of<T>::value != desc_.dtype) [[unlikely]]
+      throw_dtype_mismatch(dtype_of<T>::value);
     return static_cast<T*>(raw());
   }
 
@@ -79,6 +78,12 @@ class Tensor {
   std::vector<int64_t> to_int_vector() const;
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+ private:
+  [[noreturn]] void throw_dtype_mismatch(DType asked) const;
+  [[noreturn]] void throw_index(int64_t i) const;
+
+ public:
   size_t offset() const { return offset_; }
 
  private:

@@ -13,7 +13,7 @@ namespace {
 
 KernelPlan make_batchnorm(const OpDesc& op) {
   const TensorDesc& x = op.inputs[0];
-  check(x.dtype == DType::f32 || x.dtype == DType::bf16,
+  check_supported(x.dtype == DType::f32 || x.dtype == DType::bf16,
         "CPU BatchNormalization supports f32 and bf16, got " + x.str());
   ops::BatchNormParams p = ops::batchnorm_params(op.attributes(), x.shape);
   dnnl::memory::desc m = md(x);
@@ -33,7 +33,7 @@ KernelPlan make_batchnorm(const OpDesc& op) {
     if (op.constants[size_t(i)]) {
       k->bind_constant(args[i - 1], constant_memory(*op.constants[size_t(i)], channel_md));
     } else {
-      check(op.inputs[size_t(i)].dtype == DType::f32,
+      check_supported(op.inputs[size_t(i)].dtype == DType::f32,
             "computed BatchNormalization parameters must be f32, got " + op.inputs[size_t(i)].str());
       k->bind_input(args[i - 1], i, channel_md);
     }

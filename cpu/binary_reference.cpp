@@ -94,7 +94,7 @@ void dispatch(DType t, F&& f) {
     case DType::u8: f(uint8_t{}); return;
     case DType::i32: f(int32_t{}); return;
     case DType::i64: f(int64_t{}); return;
-    default: throw Error("CPU binary ops do not support dtype " + std::string(dtype_name(t)));
+    default: throw Error::unsupported("CPU binary ops do not support dtype " + std::string(dtype_name(t)));
   }
 }
 

@@ -40,6 +40,9 @@ struct ConvProblem {
   TensorDesc x, y;
   memory::desc weights_any, bias_md;
   memory::dims strides, dilates, pad_l, pad_r;
+  // Weights fed at run time (ONNX allows it): read in plain layout each run
+  // instead of reordered once.
+  bool runtime_weights = false;
 };
 
 ConvProblem describe(const OpDesc& op) {
@@ -48,8 +51,7 @@ ConvProblem describe(const OpDesc& op) {
   p.y = op.outputs[0];
   check(p.x.dtype == DType::f32 || p.x.dtype == DType::bf16,
         "CPU Conv supports f32 and bf16, got " + p.x.str());
-  check(op.constants.size() > 1 && op.constants[1] != nullptr,
-        "Conv weights must be a constant (initializer) on the CPU backend");
+  p.runtime_weights = op.constants.size() < 2 || op.constants[1] == nullptr;
   p.g = ops::conv_geometry(op.attributes(), p.x.shape, op.inputs[1].shape);
   if (op.op_type == ops::kFusedConvOp) p.extras = ops::fused_conv_extras(op.attributes());
   const ops::Window& w = p.g.window;
@@ -67,7 +69,14 @@ ConvProblem describe(const OpDesc& op) {
     wd.insert(wd.begin(), p.g.group);
   }
   memory::data_type dt = to_dnnl(p.x.dtype);
-  p.weights_any = memory::desc(wd, dt, memory::format_tag::any);
+  if (p.runtime_weights) {
+    // [G, M/G, C/G, K...] row-major is the same memory as [M, C/G, K...].
+    memory::dims st(wd.size(), 1);
+    for (size_t i = wd.size() - 1; i > 0; --i) st[i - 1] = st[i] * wd[i];
+    p.weights_any = memory::desc(wd, dt, st);
+  } else {
+    p.weights_any = memory::desc(wd, dt, memory::format_tag::any);
+  }
   if (op.has_input(2)) p.bias_md = memory::desc({p.g.out_channels}, dt, memory::format_tag::x);
   return p;
 }
@@ -200,7 +209,7 @@ ConvChoice pick_algorithm(const ConvProblem& p, const OpDesc& op) {
   if (forced == "direct") {
     if (auto c = choose(p, alg::convolution_direct)) return *c;
   }
-  bool tune = env("TANDEM_CONV_TUNE") != "0" && forced.empty() && winograd_shape(p) &&
+  bool tune = env("TANDEM_CONV_TUNE") != "0" && forced.empty() && winograd_shape(p) && !p.runtime_weights &&
               p.g.batch * p.g.window.out[0] * p.g.window.out[1] >= kTuneMinPixels;
   if (tune) {
     auto direct = choose(p, alg::convolution_direct);
@@ -219,7 +228,8 @@ KernelPlan make_conv(const OpDesc& op) {
   const conv_pd& pd = c.pd;
   auto k = std::make_unique<PrimitiveKernel>(dnnl::convolution_forward(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC, 0, pd.src_desc());
-  k->bind_constant(DNNL_ARG_WEIGHTS, constant_memory(*op.constants[1], pd.weights_desc()));
+  if (p.runtime_weights) k->bind_input(DNNL_ARG_WEIGHTS, 1, pd.weights_desc());
+  else k->bind_constant(DNNL_ARG_WEIGHTS, constant_memory(*op.constants[1], pd.weights_desc()));
   if (op.has_input(2)) {
     if (op.constants[2]) k->bind_constant(DNNL_ARG_BIAS, constant_memory(*op.constants[2], pd.bias_desc()));
     else k->bind_input(DNNL_ARG_BIAS, 2, pd.bias_desc());

@@ -136,7 +136,7 @@ KernelPlan make_gemm_matmul(const OpDesc& op, const ops::GemmParams& p) {
 }
 
 void check_float(const TensorDesc& t, const char* what) {
-  check(t.dtype == DType::f32 || t.dtype == DType::bf16,
+  check_supported(t.dtype == DType::f32 || t.dtype == DType::bf16,
         std::string("CPU ") + what + " supports f32 and bf16, got " + t.str());
 }
 

@@ -72,8 +72,8 @@ bool hangs_past_pads(const ops::Window& w, const Shape& in) {
 }
 
 KernelPlan make_reference_avg(const OpDesc& op, const ops::Window& w, const Shape& in) {
-  check(op.inputs[0].dtype == DType::f32, "AveragePool with ceil_mode and count_include_pad needs f32");
-  check(w.rank() <= 3, "AveragePool over more than 3 spatial dims");
+  check_supported(op.inputs[0].dtype == DType::f32, "AveragePool with ceil_mode and count_include_pad needs f32");
+  check_supported(w.rank() <= 3, "AveragePool over more than 3 spatial dims");
   Geometry3 g;
   size_t off = 3 - w.rank();
   for (size_t i = 0; i < w.rank(); ++i) {
@@ -94,9 +94,9 @@ KernelPlan make_reference_avg(const OpDesc& op, const ops::Window& w, const Shap
 }
 
 KernelPlan make_pool(const OpDesc& op) {
-  check(op.outputs.size() == 1, "MaxPool's Indices output is not supported on the CPU backend");
+  check_supported(op.outputs.size() == 1, "MaxPool's Indices output is not supported on the CPU backend");
   const TensorDesc& x = op.inputs[0];
-  check(x.dtype == DType::f32 || x.dtype == DType::bf16, "CPU pooling supports f32 and bf16, got " + x.str());
+  check_supported(x.dtype == DType::f32 || x.dtype == DType::bf16, "CPU pooling supports f32 and bf16, got " + x.str());
   ops::PoolParams p = ops::pool_params(op.op_type, op.attributes(), x.shape);
   const ops::Window& w = p.window;
   Shape in(x.shape.begin() + 2, x.shape.end());

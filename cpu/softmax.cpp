@@ -14,7 +14,7 @@ namespace {
 
 KernelPlan make_softmax(const OpDesc& op) {
   const TensorDesc& x = op.inputs[0];
-  check(x.dtype == DType::f32 || x.dtype == DType::bf16, "CPU softmax supports f32 and bf16, got " + x.str());
+  check_supported(x.dtype == DType::f32 || x.dtype == DType::bf16, "CPU softmax supports f32 and bf16, got " + x.str());
   ops::SoftmaxSplit s = ops::softmax_split(op.attributes(), op.opset, x.shape);
   bool channels = x.shape.size() == 4 && s.len == x.shape[1] && s.outer == x.shape[0] && s.inner > 1;
   Layout l = Layout::plain;

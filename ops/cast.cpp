@@ -18,7 +18,7 @@ constexpr OnnxCode kOnnxCodes[] = {
 DType dtype_from_onnx(int64_t code) {
   for (const OnnxCode& c : kOnnxCodes)
     if (c.code == code) return c.dtype;
-  throw Error("ONNX data type " + std::to_string(code) + " is not supported");
+  throw Error::unsupported("ONNX data type " + std::to_string(code) + " is not supported");
 }
 
 int64_t onnx_code_of(DType t) {

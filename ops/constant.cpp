@@ -29,7 +29,7 @@ Tensor constant_attr_value(const Attributes& a) {
     std::vector<int64_t> v = a.get_ints("value_ints");
     return Tensor::from_vector<int64_t>(v, {int64_t(v.size())});
   }
-  throw Error("Constant with string or sparse values is not supported");
+  throw Error::unsupported("Constant with string or sparse values is not supported");
 }
 
 Tensor constant_of_shape_value(const Attributes& a) {

@@ -7,7 +7,7 @@ namespace tandem::ops {
 
 BatchNormParams batchnorm_params(const Attributes& a, const Shape& x) {
   check(x.size() >= 2, "BatchNormalization input must have rank >= 2, got " + shape_str(x));
-  check(a.get_int("training_mode", 0) == 0, "BatchNormalization training_mode=1 is not supported");
+  check_supported(a.get_int("training_mode", 0) == 0, "BatchNormalization training_mode=1 is not supported");
   BatchNormParams p;
   p.epsilon = a.get_float("epsilon", 1e-5f);
   check(p.epsilon >= 0.f, "BatchNormalization epsilon is negative");
@@ -18,7 +18,7 @@ BatchNormParams batchnorm_params(const Attributes& a, const Shape& x) {
 namespace {
 
 std::vector<TensorDesc> infer_batchnorm(const InferContext& c) {
-  check(c.num_outputs == 1, "BatchNormalization running-statistics outputs (training) are not supported");
+  check_supported(c.num_outputs == 1, "BatchNormalization running-statistics outputs (training) are not supported");
   BatchNormParams p = batchnorm_params(c.attributes(), c.shape(0));
   for (size_t i = 1; i < 5; ++i) {
     const Shape& s = c.shape(i);

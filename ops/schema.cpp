@@ -25,7 +25,7 @@ const Attributes& InferContext::attributes() const {
 
 const Tensor& InferContext::constant(size_t i) const {
   if (i >= constants.size() || !constants[i])
-    throw Error("input " + std::to_string(i) + " must be a constant (computed shapes are not supported here)",
+    throw Error::unsupported("input " + std::to_string(i) + " must be a constant (computed shapes are not supported here)",
                 context());
   return *constants[i];
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -23,7 +24,27 @@ using namespace tandem;
 
 namespace {
 
-enum class Verdict { pass, fail, unsupported };
+enum class Verdict { pass, fail, unsupported, bad_data };
+
+// Tests whose stored data contradict their own model in ONNX 1.12 (Debian's
+// libonnx-testdata); reported separately, never counted as passed.
+const std::map<std::string, std::string> kBadTestData = {
+    {"test_castlike_BFLOAT16_to_FLOAT", "input 'like' is stored as [1], the model declares [3,4]"},
+    {"test_castlike_BFLOAT16_to_FLOAT_expanded", "input 'like' is stored as [1], the model declares [3,4]"},
+    {"test_castlike_FLOAT_to_BFLOAT16", "input 'like' is stored as [1], the model declares [3,4]"},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded", "input 'like' is stored as [1], the model declares [3,4]"},
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "ONNX 1.12 made the expected output by truncating to bf16; ONNX >= 1.14 rounds to nearest even, as tandem does"},
+};
+
+// ONNX 1.12's test data stores bfloat16 tensors as UINT16 bit patterns (read
+// here widened to i32): reinterpret them where the model says bf16.
+Tensor as_declared(const Tensor& t, DType declared) {
+  if (declared != DType::bf16 || t.dtype() != DType::i32) return t;
+  Tensor r = Tensor::empty(DType::bf16, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) static_cast<uint16_t*>(r.raw())[i] = uint16_t(t.int_at(i));
+  return r;
+}
 
 struct Result {
   Verdict verdict;
@@ -62,6 +83,8 @@ std::string compare(const Tensor& want, const Tensor& got) {
 }
 
 Result run_test(const fs::path& dir) {
+  if (auto it = kBadTestData.find(dir.filename().string()); it != kBadTestData.end())
+    return {Verdict::bad_data, it->second};
   try {
     Graph g = load_onnx((dir / "model.onnx").string());
     Session session(std::move(g));
@@ -69,12 +92,16 @@ Result run_test(const fs::path& dir) {
     for (const auto& e : fs::directory_iterator(dir)) {
       if (!e.is_directory() || e.path().filename().string().rfind("test_data_set_", 0) != 0) continue;
       std::vector<Tensor> inputs, expected;
-      for (const auto& f : sorted_files(e.path(), "input_")) inputs.push_back(read_tensor_file(f.string()));
+      std::vector<TensorDesc> declared = session.input_descs();
+      for (const auto& f : sorted_files(e.path(), "input_")) {
+        Tensor t = read_tensor_file(f.string());
+        inputs.push_back(inputs.size() < declared.size() ? as_declared(t, declared[inputs.size()].dtype) : t);
+      }
       for (const auto& f : sorted_files(e.path(), "output_")) expected.push_back(read_tensor_file(f.string()));
       std::vector<Tensor> got = session.run(inputs);
       if (got.size() != expected.size()) return {Verdict::fail, "output count differs"};
       for (size_t i = 0; i < got.size(); ++i)
-        if (std::string d = compare(expected[i], got[i]); !d.empty())
+        if (std::string d = compare(as_declared(expected[i], got[i].dtype()), got[i]); !d.empty())
           return {Verdict::fail, "output " + std::to_string(i) + ": " + d};
       ++sets;
     }
@@ -112,11 +139,20 @@ int main(int argc, char** argv) {
     Result r = run_test(t);
     by[r.verdict].push_back({t.filename().string(), r.detail});
     if (verbose) std::printf("%-60s %s %s\n", t.filename().c_str(),
-                             r.verdict == Verdict::pass ? "pass" : r.verdict == Verdict::fail ? "FAIL" : "unsupported",
+                             r.verdict == Verdict::pass ? "pass" : r.verdict == Verdict::fail ? "FAIL" : r.verdict == Verdict::bad_data ? "bad-data" : "unsupported",
                              r.detail.c_str());
   }
   for (const auto& [name, why] : by[Verdict::fail]) std::printf("FAILED %s: %s\n", name.c_str(), why.c_str());
-  std::printf("onnx node tests: %zu passed, %zu failed, %zu unsupported (of %zu)\n", by[Verdict::pass].size(),
-              by[Verdict::fail].size(), by[Verdict::unsupported].size(), tests.size());
+  for (const auto& [name, why] : by[Verdict::bad_data]) std::printf("BAD TEST DATA %s: %s\n", name.c_str(), why.c_str());
+  std::printf("onnx node tests: %zu passed, %zu failed, %zu unsupported, %zu with bad test data (of %zu)\n",
+              by[Verdict::pass].size(), by[Verdict::fail].size(), by[Verdict::unsupported].size(),
+              by[Verdict::bad_data].size(), tests.size());
+  if (const char* list = std::getenv("TANDEM_CONFORMANCE_UNSUPPORTED_LIST")) {
+    // Full list of unsupported tests with reasons, for docs and triage.
+    if (FILE* f = std::fopen(list, "w")) {
+      for (const auto& [name, why] : by[Verdict::unsupported]) std::fprintf(f, "%s\t%s\n", name.c_str(), why.c_str());
+      std::fclose(f);
+    }
+  }
   return by[Verdict::fail].empty() ? 0 : 1;
 }
