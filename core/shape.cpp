@@ -40,6 +40,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (da == db || db == 1) out[i] = da;
     else if (da == 1) out[i] = db;
+    else if (da < 0) out[i] = db;  // unknown extent: the known one must match at run time
+    else if (db < 0) out[i] = da;
     else throw Error("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
   }
   return out;

@@ -14,7 +14,8 @@ using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& s);
 bool shape_is_static(const Shape& s);
 std::string shape_str(const Shape& s);
-// Numpy-style broadcast of two shapes; throws Error if incompatible.
+// Numpy-style broadcast of two shapes; throws Error if incompatible. An
+// unknown extent (-1) against a known one takes the known one.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 // Row-major strides in elements.
 std::vector<int64_t> contiguous_strides(const Shape& s);

@@ -21,7 +21,7 @@ std::vector<int64_t> int_list_input(const InferContext& c, size_t index, const c
 std::vector<TensorDesc> infer_expand(const InferContext& c) {
   Shape target = int_list_input(c, 1, "shape");
   for (int64_t d : target) check(d >= 0, "negative extent in shape " + shape_str(target));
-  TensorDesc out{c.inputs[0].dtype, broadcast_dynamic(c.shape(0), target)};
+  TensorDesc out{c.inputs[0].dtype, broadcast_shapes(c.shape(0), target)};
   check_size(out);
   return {out};
 }
@@ -47,7 +47,7 @@ std::vector<TensorDesc> infer_where(const InferContext& c) {
   check(c.inputs[0].dtype == DType::boolean, "condition must be bool, got " + c.inputs[0].str());
   check(c.inputs[1].dtype == c.inputs[2].dtype,
         "X and Y dtypes differ: " + c.inputs[1].str() + " vs " + c.inputs[2].str());
-  Shape s = broadcast_dynamic(broadcast_dynamic(c.shape(0), c.shape(1)), c.shape(2));
+  Shape s = broadcast_shapes(broadcast_shapes(c.shape(0), c.shape(1)), c.shape(2));
   return {TensorDesc{c.inputs[1].dtype, s}};
 }
 
@@ -56,7 +56,7 @@ std::vector<TensorDesc> infer_compare(const InferContext& c) {
         "operand dtypes differ: " + c.inputs[0].str() + " vs " + c.inputs[1].str());
   check(c.inputs[0].dtype != DType::boolean || c.op_type == "Equal",
         c.op_type + " does not take bool operands");
-  return {TensorDesc{DType::boolean, broadcast_dynamic(c.shape(0), c.shape(1))}};
+  return {TensorDesc{DType::boolean, broadcast_shapes(c.shape(0), c.shape(1))}};
 }
 
 // Not: elementwise on bool, here with the comparisons whose masks it flips.

@@ -44,20 +44,6 @@ std::optional<std::vector<int64_t>> list_arg(const InferContext& c, const char* 
   return std::nullopt;
 }
 
-Shape broadcast_dynamic(const Shape& a, const Shape& b) {
-  size_t r = std::max(a.size(), b.size());
-  Shape out(r);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da == db || db == 1) out[i] = da;
-    else if (da == 1) out[i] = db;
-    else if (da < 0) out[i] = db;
-    else if (db < 0) out[i] = da;
-    else throw Error("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
-  }
-  return out;
-}
 
 void check_size(const TensorDesc& d) {
   if (!shape_is_static(d.shape)) return;

@@ -33,8 +33,6 @@ std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ra
 std::optional<std::vector<int64_t>> list_arg(const InferContext& c, const char* name, size_t index,
                                              int input_since);
 
-// Numpy broadcast where -1 means unknown: -1 vs 1 stays -1, -1 vs n is n.
-Shape broadcast_dynamic(const Shape& a, const Shape& b);
 // Throws when a static desc would need more than 2^62 bytes (sizes built from
 // untrusted constants: Range, Tile, Expand, ConstantOfShape, Pad).
 void check_size(const TensorDesc& d);

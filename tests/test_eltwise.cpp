@@ -37,3 +37,17 @@ TEST(CpuEltwise, ClipTakesBoundsFromInputs) {
   Tensor y = run_op_cpu(c)[0];
   for (int64_t i = 0; i < x.numel(); ++i) ASSERT_FLOAT_EQ(float(y.scalar_at(i)), std::clamp(float(x.scalar_at(i)), 0.f, 6.f));
 }
+
+// oneDNN 2.6's reference eltwise with a post-op wrote nothing for 1-D
+// tensors; HardSigmoid (linear + clip post-op) on [n] must still be right.
+TEST(CpuEltwise, HardSigmoidOnOneDimensionalInput) {
+  Attributes a;
+  a.set("alpha", 0.5f);
+  a.set("beta", 0.6f);
+  for (int64_t n : {3, 17}) {
+    Tensor x = random_tensor({n}, 3, -2.f, 2.f);
+    Tensor y = run_op_cpu(OpCall{"HardSigmoid", a, {x}})[0];
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(y.scalar_at(i), std::clamp(0.5 * x.scalar_at(i) + 0.6, 0.0, 1.0), 1e-6);
+  }
+}
