@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "tests/numpy_ref.h"
+#include "tests/onnx_node_case.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -95,73 +96,8 @@ const std::map<std::string, std::set<size_t>> kConstantInputs = {
 
 // Dumps every case once per test run; returns the folder.
 const std::string& case_dir() {
-  static const std::string dir = [] {
-    std::string d = make_temp_dir();
-    std::string cmd = std::string(kReferencePython) + " " TANDEM_SOURCE_DIR "/tests/onnx_node_cases.py " + d;
-    for (const char* c : kCases) cmd += std::string(" ") + c;
-    check(std::system(cmd.c_str()) == 0, "onnx_node_cases.py failed: " + cmd);
-    return d;
-  }();
+  static const std::string dir = dump_onnx_node_cases(std::vector<std::string>(std::begin(kCases), std::end(kCases)));
   return dir;
-}
-
-struct NodeCase {
-  OpCall call;
-  std::vector<Tensor> expected;
-};
-
-std::vector<int64_t> read_ints(std::istringstream& in) {
-  std::vector<int64_t> v;
-  for (int64_t x; in >> x;) v.push_back(x);
-  return v;
-}
-
-NodeCase load_case(const std::string& name) {
-  std::string dir = case_dir() + "/" + name + "/";
-  std::ifstream f(dir + "manifest.txt");
-  check(bool(f), "no manifest for " + name);
-  NodeCase nc;
-  std::set<size_t> constants;
-  for (std::string line; std::getline(f, line);) {
-    std::istringstream in(line);
-    std::string key, a, b;
-    in >> key;
-    if (key == "missing" || key == "unsupported") throw Error(name + ": " + line);
-    if (key == "op") {
-      in >> nc.call.op_type;
-      if (kConstantInputs.count(nc.call.op_type)) constants = kConstantInputs.at(nc.call.op_type);
-    } else if (key == "opset") {
-      in >> nc.call.opset;
-    } else if (key == "outputs") {
-      in >> nc.call.num_outputs;
-    } else if (key == "attr_tensor") {
-      std::string attr;
-      in >> attr >> a >> b;
-      nc.call.attrs.set(attr, read_npy(dir + b, dtype_from_name(a)));
-    } else if (key == "input") {
-      in >> a >> b;
-      nc.call.constant.push_back(constants.count(nc.call.inputs.size()) != 0);
-      nc.call.inputs.push_back(a == "-" ? Tensor() : read_npy(dir + b, dtype_from_name(a)));
-    } else if (key == "output") {
-      in >> a >> b;
-      nc.expected.push_back(read_npy(dir + b, dtype_from_name(a)));
-    } else if (key == "attr_int" || key == "attr_ints") {
-      in >> a;
-      std::vector<int64_t> v = read_ints(in);
-      if (key == "attr_int") nc.call.attrs.set(a, v.at(0));
-      else nc.call.attrs.set(a, v);
-    } else if (key == "attr_float" || key == "attr_floats") {
-      in >> a;
-      std::vector<float> v;
-      for (double x; in >> x;) v.push_back(float(x));
-      if (key == "attr_float") nc.call.attrs.set(a, v.at(0));
-      else nc.call.attrs.set(a, v);
-    } else if (key == "attr_string") {
-      in >> a >> b;
-      nc.call.attrs.set(a, b);
-    }
-  }
-  return nc;
 }
 
 // Allowed |got - want| for element i of a float output.
@@ -198,7 +134,7 @@ TEST(OnnxNodeTests, ShapeOpsMatchExpectedOutputs) {
   for (const char* name : kCases) {
     SCOPED_TRACE(name);
     try {
-      NodeCase nc = load_case(name);
+      OnnxNodeCase nc = load_onnx_node_case(case_dir(), name, kConstantInputs);
       std::vector<Tensor> got = run_op_cpu(nc.call);
       if (got.size() != nc.expected.size()) {
         ADD_FAILURE() << got.size() << " outputs, expected " << nc.expected.size();
