@@ -6,6 +6,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "graph/op_eval.h"
+#include "ops/schema.h"
 
 namespace tandem::testing {
 
@@ -25,6 +26,25 @@ std::vector<Tensor> run_op(Backend& backend, const OpCall& call) {
     c.inputs.push_back(t);
   }
   return evaluate_op(backend, c);
+}
+
+Layout planned_output_layout(const std::string& op, const Attributes& attrs,
+                             const std::vector<TensorDesc>& inputs, std::vector<const Tensor*> constants) {
+  constants.resize(inputs.size(), nullptr);
+  ops::InferContext ic;
+  ic.op_type = op;
+  ic.attrs = &attrs;
+  ic.inputs = inputs;
+  ic.present.assign(inputs.size(), true);
+  ic.constants = constants;
+  OpDesc d;
+  d.op_type = op;
+  d.attrs = &attrs;
+  d.inputs = inputs;
+  d.present = ic.present;
+  d.constants = constants;
+  d.outputs = ops::infer_outputs(ic);
+  return cpu::cpu_backend().prepare(d).output_layouts.at(0);
 }
 
 std::vector<Tensor> run_op_cpu(const OpCall& call) { return run_op(cpu::cpu_backend(), call); }

@@ -20,6 +20,22 @@ struct OpCall {
   Layout input_layout = Layout::plain;
 };
 
+inline OpCall make_call(const std::string& op, Attributes attrs, std::vector<Tensor> inputs,
+                        std::vector<bool> constant) {
+  OpCall c;
+  c.op_type = op;
+  c.attrs = std::move(attrs);
+  c.inputs = std::move(inputs);
+  c.constant = std::move(constant);
+  return c;
+}
+
+// Output layout the CPU kernel plans for operands described by `inputs`
+// (layouts included); constants[i] is input i's value when constant.
+Layout planned_output_layout(const std::string& op, const Attributes& attrs,
+                             const std::vector<TensorDesc>& inputs,
+                             std::vector<const Tensor*> constants = {});
+
 // Returns outputs as plain host tensors. Throws tandem::Error like the executor.
 std::vector<Tensor> run_op(Backend& backend, const OpCall& call);
 std::vector<Tensor> run_op_cpu(const OpCall& call);

@@ -91,21 +91,9 @@ Tensor divisor(const Shape& s, uint64_t seed) {
   return t;
 }
 
-// Output layout the CPU kernel plans for the given operand descriptions.
 Layout planned_layout(const std::string& op, const std::vector<TensorDesc>& in,
-                      std::vector<const Tensor*> constants = {nullptr, nullptr}) {
-  ops::InferContext ic;
-  ic.op_type = op;
-  ic.inputs = in;
-  ic.present.assign(in.size(), true);
-  ic.constants = constants;
-  OpDesc d;
-  d.op_type = op;
-  d.inputs = in;
-  d.present = ic.present;
-  d.constants = ic.constants;
-  d.outputs = ops::infer_outputs(ic);
-  return cpu::cpu_backend().prepare(d).output_layouts.at(0);
+                      std::vector<const Tensor*> constants = {}) {
+  return planned_output_layout(op, {}, in, std::move(constants));
 }
 
 }  // namespace

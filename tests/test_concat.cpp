@@ -57,20 +57,7 @@ void check(const std::vector<Tensor>& in, int64_t axis, Layout layout = Layout::
 Layout planned_layout(const std::vector<TensorDesc>& in, int64_t axis) {
   Attributes a;
   a.set("axis", axis);
-  ops::InferContext ic;
-  ic.op_type = "Concat";
-  ic.attrs = &a;
-  ic.inputs = in;
-  ic.present.assign(in.size(), true);
-  ic.constants.assign(in.size(), nullptr);
-  OpDesc d;
-  d.op_type = "Concat";
-  d.attrs = &a;
-  d.inputs = in;
-  d.present = ic.present;
-  d.constants = ic.constants;
-  d.outputs = ops::infer_outputs(ic);
-  return cpu::cpu_backend().prepare(d).output_layouts.at(0);
+  return planned_output_layout("Concat", a, in);
 }
 
 }  // namespace

@@ -23,14 +23,6 @@ struct ConvSpec {
   bool bias = true;
 };
 
-OpCall make_call(const std::string& op, Attributes a, std::vector<Tensor> inputs, std::vector<bool> constant) {
-  OpCall c;
-  c.op_type = op;
-  c.attrs = std::move(a);
-  c.inputs = std::move(inputs);
-  c.constant = std::move(constant);
-  return c;
-}
 
 // y[n, m, o...] = b[m] + sum_{c, k...} x[n, g*Cg + c, o*s - pb + k*d] * w[m, c, k...]
 Tensor reference_conv(const Tensor& x, const Tensor& w, const Tensor* b, const ConvSpec& s) {

@@ -16,14 +16,6 @@ using namespace tandem::testing;
 
 namespace {
 
-OpCall make_call(const std::string& op, Attributes a, std::vector<Tensor> inputs, std::vector<bool> constant) {
-  OpCall c;
-  c.op_type = op;
-  c.attrs = std::move(a);
-  c.inputs = std::move(inputs);
-  c.constant = std::move(constant);
-  return c;
-}
 
 void expect_close(const Tensor& got, const Tensor& ref, const std::string& what) {
   ASSERT_EQ(got.shape(), ref.shape()) << what;
