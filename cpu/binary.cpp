@@ -15,6 +15,7 @@
 
 #include "cpu/binary_reference.h"
 #include "cpu/dnnl_utils.h"
+#include "cpu/eltwise.h"
 #include "cpu/registry.h"
 
 namespace tandem::cpu {
@@ -124,20 +125,7 @@ std::optional<KernelPlan> make_scalar_pow(const OpDesc& op) {
   if (layout_block(l) > 1 && x.shape[1] % layout_block(l) != 0) l = Layout::plain;
   TensorDesc xl = x;
   xl.layout = l;
-  memory::desc m = md(xl);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_pow, m, 1.f,
-                                float(e->scalar_at(0)));
-  dnnl::eltwise_forward::primitive_desc pd(d, attr, engine());
-  auto k = std::make_unique<PrimitiveKernel>(dnnl::eltwise_forward(pd), pd.scratchpad_desc());
-  k->bind_input(DNNL_ARG_SRC, 0, m);
-  k->bind_output(DNNL_ARG_DST, 0, m);
-  KernelPlan plan;
-  plan.kernel = std::move(k);
-  plan.input_layouts = {l, Layout::plain};
-  plan.output_layouts = {l};
-  return plan;
+  return eltwise_kernel(xl, dnnl::algorithm::eltwise_pow, 1.f, float(e->scalar_at(0)), nullptr, 2);
 }
 
 KernelPlan make_binary(const OpDesc& op) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "cpu/eltwise.h"
+
 #include "cpu/dnnl_utils.h"
 #include "cpu/registry.h"
 
@@ -63,28 +65,9 @@ KernelPlan make_eltwise(const OpDesc& op) {
   if (op.inputs[0].dtype != DType::f32)
     throw Error::unsupported("CPU eltwise supports f32 only, got " + op.inputs[0].str());
   EltwiseSpec s = spec_for(op);
-  // Plain tensors of any rank are one dense run of elements: describe them as
-  // [1,1,1,n] (oneDNN 2.6's reference eltwise with post-ops writes nothing for
-  // 1-D tensors).
-  const TensorDesc& in = op.inputs[0];
-  dnnl::memory::desc m = in.layout == Layout::plain ? md(in.dtype, {1, 1, 1, in.numel()}, Layout::plain) : md(in);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (s.clip01_after) {
-    dnnl::post_ops po;
-    po.append_eltwise(1.f, alg::eltwise_clip_v2, 0.f, 1.f);
-    attr.set_post_ops(po);
-  }
-  dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, s.algorithm, m, s.alpha, s.beta);
-  dnnl::eltwise_forward::primitive_desc pd(d, attr, engine());
-  auto k = std::make_unique<PrimitiveKernel>(dnnl::eltwise_forward(pd), pd.scratchpad_desc());
-  k->bind_input(DNNL_ARG_SRC, 0, m);
-  k->bind_output(DNNL_ARG_DST, 0, m);
-  KernelPlan plan;
-  plan.kernel = std::move(k);
-  plan.input_layouts = {op.inputs[0].layout};
-  plan.output_layouts = {op.inputs[0].layout};
-  return plan;
+  dnnl::post_ops po;
+  if (s.clip01_after) po.append_eltwise(1.f, alg::eltwise_clip_v2, 0.f, 1.f);
+  return eltwise_kernel(op.inputs[0], s.algorithm, s.alpha, s.beta, &po, op.inputs.size());
 }
 
 // Log through libm: oneDNN's approximation is off by ~1e-6 near 1, where
@@ -156,6 +139,28 @@ KernelPlan make_alias(const OpDesc& op) {
 }
 
 }  // namespace
+
+KernelPlan eltwise_kernel(const TensorDesc& x, dnnl::algorithm f, float alpha, float beta,
+                          const dnnl::post_ops* post, size_t num_inputs) {
+  // Plain tensors of any rank are one dense run of elements: describe them as
+  // [1,1,1,n] (oneDNN 2.6's reference eltwise with post-ops writes nothing for
+  // 1-D tensors).
+  dnnl::memory::desc m = x.layout == Layout::plain ? md(x.dtype, {1, 1, 1, x.numel()}, Layout::plain) : md(x);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (post) attr.set_post_ops(*post);
+  dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, f, m, alpha, beta);
+  dnnl::eltwise_forward::primitive_desc pd(d, attr, engine());
+  auto k = std::make_unique<PrimitiveKernel>(dnnl::eltwise_forward(pd), pd.scratchpad_desc());
+  k->bind_input(DNNL_ARG_SRC, 0, m);
+  k->bind_output(DNNL_ARG_DST, 0, m);
+  KernelPlan plan;
+  plan.kernel = std::move(k);
+  plan.input_layouts.assign(num_inputs, Layout::plain);
+  plan.input_layouts[0] = x.layout;
+  plan.output_layouts = {x.layout};
+  return plan;
+}
 
 void register_eltwise_kernels() {
   for (const char* t : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Elu",
