@@ -28,12 +28,16 @@ struct OpDesc {
   // Host value of input i when it is a constant (weights, shape tensors),
   // else nullptr. Kernels may pre-process constants (reorder weights) once.
   std::vector<const Tensor*> constants;
+  // reusable[i]: the executor can let output 0 overwrite input i's buffer
+  // (this node is the input's last reader). Empty means none is.
+  std::vector<bool> reusable;
   // Output dtypes and shapes from ops/ shape inference; layouts are chosen by
   // the backend in KernelPlan.
   std::vector<TensorDesc> outputs;
 
   ErrorContext context() const { return {"", node, op_type, ""}; }
   bool has_input(size_t i) const { return i < inputs.size() && present[i]; }
+  bool is_reusable(size_t i) const { return i < reusable.size() && reusable[i]; }
   const Attributes& attributes() const;
 };
 
@@ -63,6 +67,11 @@ struct KernelPlan {
   // When >= 0, output 0 is a view of this input's buffer and `kernel` may be
   // null (Reshape, Flatten, Identity, Dropout at inference).
   int alias_input = -1;
+  // When >= 0 (and the input was marked reusable), output 0 is computed in
+  // place in this input's buffer, which holds the input on entry (a residual
+  // accumulated with oneDNN's sum post-op). The kernel does not read the
+  // input through its own pointer.
+  int inplace_input = -1;
 };
 
 class Backend {

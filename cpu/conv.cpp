@@ -45,6 +45,9 @@ struct ConvProblem {
   // Weights fed at run time (ONNX allows it): read in plain layout each run
   // instead of reordered once.
   bool runtime_weights = false;
+  // The residual arrives in Y's own buffer (executor in-place): add it with
+  // a sum post-op instead of reading a second tensor.
+  bool residual_in_place = false;
 };
 
 ConvProblem describe(const OpDesc& op) {
@@ -56,6 +59,7 @@ ConvProblem describe(const OpDesc& op) {
   p.runtime_weights = op.constants.size() < 2 || op.constants[1] == nullptr;
   p.g = ops::conv_geometry(op.attributes(), p.x.shape, op.inputs[1].shape);
   if (op.op_type == ops::kFusedConvOp) p.extras = ops::fused_conv_extras(op.attributes());
+  p.residual_in_place = p.extras.has_residual && op.is_reusable(3);
   const ops::Window& w = p.g.window;
   for (size_t i = 0; i < w.rank(); ++i) {
     p.strides.push_back(w.strides[i]);
@@ -87,7 +91,8 @@ ConvProblem describe(const OpDesc& op) {
 conv_pd make_pd(const ConvProblem& p, dnnl::algorithm alg, const memory::desc& src,
                 const memory::desc& dst, bool with_residual) {
   dnnl::post_ops po;
-  if (with_residual) po.append_binary(dnnl::algorithm::binary_add, dst);
+  if (with_residual && p.residual_in_place) po.append_sum(1.f);
+  else if (with_residual) po.append_binary(dnnl::algorithm::binary_add, dst);
   append_activation(po, p.extras.activation);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -164,7 +169,7 @@ struct TimedConv {
     args[DNNL_ARG_WEIGHTS] = constant_memory(*op.constants[1], pd.weights_desc());
     if (op.has_input(2)) args[DNNL_ARG_BIAS] = zeroed(pd.bias_desc());
     if (pd.scratchpad_desc().get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = zeroed(pd.scratchpad_desc());
-    if (op.op_type == ops::kFusedConvOp && op.inputs.size() > 3)
+    if (op.op_type == ops::kFusedConvOp && op.inputs.size() > 3 && !op.is_reusable(3))
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = zeroed(pd.dst_desc());
   }
   void run(bool record) {
@@ -236,13 +241,15 @@ KernelPlan make_conv(const OpDesc& op) {
     if (op.constants[2]) k->bind_constant(DNNL_ARG_BIAS, constant_memory(*op.constants[2], pd.bias_desc()));
     else k->bind_input(DNNL_ARG_BIAS, 2, pd.bias_desc());
   }
-  if (p.extras.has_residual) k->bind_input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 3, pd.dst_desc());
+  if (p.extras.has_residual && !p.residual_in_place)
+    k->bind_input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 3, pd.dst_desc());
   k->bind_output(DNNL_ARG_DST, 0, pd.dst_desc());
   KernelPlan plan;
   plan.kernel = std::move(k);
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);
   plan.input_layouts[0] = c.src;
   if (p.extras.has_residual) plan.input_layouts[3] = c.dst;
+  if (p.residual_in_place) plan.inplace_input = 3;
   plan.output_layouts = {c.dst};
   return plan;
 }

@@ -1,6 +1,8 @@
 #include "graph/plan.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "graph/op_eval.h"
@@ -17,8 +19,14 @@ class ExecutionPlan::Builder {
   Builder(ExecutionPlan& p, const Graph& g) : p_(p), g_(g), value_slot_(g.values.size(), -1) {}
 
   void build() {
+    last_reader_.assign(g_.values.size(), -1);
+    for (size_t n = 0; n < g_.nodes.size(); ++n)
+      for (ValueId v : g_.nodes[n].inputs)
+        if (v != kNoValue) last_reader_[size_t(v)] = int(n);
+    for (ValueId v : g_.outputs) last_reader_[size_t(v)] = std::numeric_limits<int>::max();
     for (size_t i = 0; i < g_.inputs.size(); ++i) add_input(int(i), g_.inputs[i]);
     for (size_t n = 0; n < g_.nodes.size(); ++n) {
+      current_node_ = int(n);
       try {
         add_node(g_.nodes[n]);
       } catch (const Error& e) {
@@ -34,6 +42,20 @@ class ExecutionPlan::Builder {
   const Graph& g_;
   std::vector<int> value_slot_;
   std::map<std::pair<int, Layout>, int> reordered_;  // (slot, layout) -> slot
+  std::vector<int> last_reader_;  // per value: index of the last node reading it
+  int current_node_ = -1;
+
+  // Whether output 0 of the current node may overwrite input i's buffer: an
+  // arena value read for the last time here, once, and seen through no view.
+  bool reusable(const Node& n, size_t i, int slot) const {
+    ValueId v = n.inputs[i];
+    if (v == kNoValue || slot < 0 || p_.slots_[size_t(slot)].kind != Slot::Kind::arena) return false;
+    if (last_reader_[size_t(v)] != current_node_) return false;
+    if (std::count(n.inputs.begin(), n.inputs.end(), v) != 1) return false;
+    for (const Slot& s : p_.slots_)
+      if (s.kind == Slot::Kind::view && s.view_of == slot) return false;
+    return true;
+  }
 
   int new_slot(Slot s) {
     p_.slots_.push_back(std::move(s));
@@ -144,6 +166,7 @@ class ExecutionPlan::Builder {
     std::vector<int> in_slots;
     for (ValueId v : n.inputs) in_slots.push_back(v == kNoValue ? -1 : slot_of(v));
     OpDesc d = describe(n, in_slots);
+    for (size_t i = 0; i < in_slots.size(); ++i) d.reusable.push_back(reusable(n, i, in_slots[i]));
     if (!p_.backend_.supports(d))
       throw Error::unsupported("unsupported op on " + p_.backend_.name(), d.context());
     KernelPlan kp = p_.backend_.prepare(d);
@@ -158,6 +181,13 @@ class ExecutionPlan::Builder {
       if (k == 0 && kp.alias_input >= 0) {
         s.kind = Slot::Kind::view;
         s.view_of = in_slots[size_t(kp.alias_input)];
+      } else if (k == 0 && kp.inplace_input >= 0) {
+        // The input was reusable, so even a reorder made for it here has no
+        // other reader: the output may take its buffer.
+        check(d.is_reusable(size_t(kp.inplace_input)), "kernel asked to work in place on a live input",
+              d.context());
+        s.kind = Slot::Kind::view;
+        s.view_of = in_slots[size_t(kp.inplace_input)];
       }
       int o = new_slot(std::move(s));
       if (n.outputs[k] != kNoValue) value_slot_[size_t(n.outputs[k])] = o;

@@ -65,3 +65,32 @@ TEST(Session, UnsupportedOpNamesTheNode) {
     EXPECT_NE(std::string(e.what()).find("NoSuchOp_0"), std::string::npos) << e.what();
   }
 }
+
+// Conv + residual Add fuses into one conv; the residual is accumulated in
+// place when the conv is its last reader, and read from its own buffer when
+// a later node still needs it. Reference: the same graph run unfused.
+TEST(Session, FusedResidualInPlaceOnlyWhenResidualIsDead) {
+  for (bool residual_read_later : {false, true}) {
+    GraphBuilder b;
+    ValueId x = b.input("x", {2, 16, 9, 9});
+    Attributes pads;
+    pads.set("pads", Shape{1, 1, 1, 1});
+    ValueId w1 = b.constant("w1", random_tensor({16, 16, 3, 3}, 21, -0.2f, 0.2f));
+    ValueId w2 = b.constant("w2", random_tensor({16, 16, 3, 3}, 22, -0.2f, 0.2f));
+    ValueId a = b.node("Conv", {x, w1}, pads);
+    ValueId h = b.node("Conv", {a, w2}, pads);
+    ValueId c = b.node("Relu", {b.node("Add", {b.node("Conv", {h, w1}, pads), a})});
+    b.output(c);
+    if (residual_read_later) b.output(b.node("Sigmoid", {a}));
+    Tensor in = random_tensor({2, 16, 9, 9}, 23);
+    SessionOptions unfused;
+    unfused.optimize = false;
+    std::vector<Tensor> want = Session(b.g, unfused).run({in});
+    Session fused(b.g);
+    std::vector<Tensor> got = fused.run({in});
+    EXPECT_EQ(fused.last_compile().epilogues_fused, 3);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_LE(max_abs_diff(got[i], want[i]), 1e-5 * max_abs(want[i])) << "output " << i << ", read later "
+                                                                        << residual_read_later;
+  }
+}
