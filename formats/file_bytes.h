@@ -2,6 +2,7 @@
 // Whole-file reads and writes for the format readers. Every error names the
 // file; sizes are checked before anything is allocated.
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace tandem {
@@ -17,5 +18,16 @@ std::string read_file_bytes(const std::string& path, uint64_t max_bytes);
 std::string read_file_range(const std::string& path, uint64_t offset, uint64_t length);
 // Writes `bytes` to `path`, replacing it; throws Error on any I/O failure.
 void write_file_bytes(const std::string& path, const std::string& bytes);
+
+// Converts n packed little-endian Src values at `src` (any alignment) to Dst:
+// file formats store 16-bit ints and uint32 that tandem widens to i32 / i64.
+template <typename Src, typename Dst>
+void widen(const char* src, Dst* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    Src v;
+    std::memcpy(&v, src + size_t(i) * sizeof(Src), sizeof(Src));
+    dst[i] = Dst(v);
+  }
+}
 
 }  // namespace tandem

@@ -145,14 +145,6 @@ const T& header_field(const std::map<std::string, HeaderValue>& h, const std::st
   return *v;
 }
 
-template <typename Src, typename Dst>
-void widen(const char* src, Dst* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    Src v;
-    std::memcpy(&v, src + size_t(i) * sizeof(Src), sizeof(Src));
-    dst[i] = Dst(v);
-  }
-}
 
 void copy_data(const NpyType& type, const char* src, Tensor& t) {
   int64_t n = t.numel();

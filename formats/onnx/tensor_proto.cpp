@@ -109,14 +109,6 @@ std::string read_external(const TensorProto& p, const std::string& base_dir,
   }
 }
 
-template <typename Src, typename Dst>
-void widen(const char* src, Dst* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    Src v;
-    std::memcpy(&v, src + size_t(i) * sizeof(Src), sizeof(Src));
-    dst[i] = Dst(v);
-  }
-}
 
 // raw bytes (raw_data or external) -> tensor storage, widening where needed.
 void copy_raw(const TensorProto& p, const std::string& raw, Tensor& t) {
