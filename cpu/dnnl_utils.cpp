@@ -88,6 +88,27 @@ void PrimitiveKernel::run(const void* const* in, void* const* out, const RunCont
   prim_.execute(stream(), args_);
 }
 
+dnnl::primitive_attr user_scratchpad_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+KernelPlan single_primitive_plan(dnnl::primitive prim, const dnnl::memory::desc& scratch,
+                                 const dnnl::memory::desc& src, Layout src_layout,
+                                 const dnnl::memory::desc& dst, Layout dst_layout, size_t num_inputs,
+                                 int src_arg, int dst_arg) {
+  auto k = std::make_unique<PrimitiveKernel>(std::move(prim), scratch);
+  k->bind_input(src_arg, 0, src);
+  k->bind_output(dst_arg, 0, dst);
+  KernelPlan plan;
+  plan.kernel = std::move(k);
+  plan.input_layouts.assign(num_inputs, Layout::plain);
+  plan.input_layouts[0] = src_layout;
+  plan.output_layouts = {dst_layout};
+  return plan;
+}
+
 dnnl::memory constant_memory(const Tensor& value, const dnnl::memory::desc& target) {
   dnnl::memory dst(target, engine());
   dnnl::memory::desc src_md = md(value.dtype(), value.shape(), Layout::plain);

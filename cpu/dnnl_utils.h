@@ -48,6 +48,19 @@ class PrimitiveKernel : public Kernel {
   std::unordered_map<int, dnnl::memory> args_;
 };
 
+// Primitive attributes with the scratchpad lent by the executor (RunContext)
+// instead of allocated by oneDNN on every execution.
+dnnl::primitive_attr user_scratchpad_attr();
+
+// The plan of a kernel that is one primitive reading input 0 (`src`, bound as
+// `src_arg`) and writing output 0 (`dst`, bound as `dst_arg`). Inputs beyond
+// the first (constants folded into the primitive) are planned plain.
+KernelPlan single_primitive_plan(dnnl::primitive prim, const dnnl::memory::desc& scratch,
+                                 const dnnl::memory::desc& src, Layout src_layout,
+                                 const dnnl::memory::desc& dst, Layout dst_layout,
+                                 size_t num_inputs = 1, int src_arg = DNNL_ARG_SRC,
+                                 int dst_arg = DNNL_ARG_DST);
+
 // Copies a constant host tensor (plain layout) into a new memory of layout
 // `target`, reordering as needed. Used for weights at prepare time.
 dnnl::memory constant_memory(const Tensor& value, const dnnl::memory::desc& target);

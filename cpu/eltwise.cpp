@@ -146,20 +146,12 @@ KernelPlan eltwise_kernel(const TensorDesc& x, dnnl::algorithm f, float alpha, f
   // [1,1,1,n] (oneDNN 2.6's reference eltwise with post-ops writes nothing for
   // 1-D tensors).
   dnnl::memory::desc m = x.layout == Layout::plain ? md(x.dtype, {1, 1, 1, x.numel()}, Layout::plain) : md(x);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
   if (post) attr.set_post_ops(*post);
   dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, f, m, alpha, beta);
   dnnl::eltwise_forward::primitive_desc pd(d, attr, engine());
-  auto k = std::make_unique<PrimitiveKernel>(dnnl::eltwise_forward(pd), pd.scratchpad_desc());
-  k->bind_input(DNNL_ARG_SRC, 0, m);
-  k->bind_output(DNNL_ARG_DST, 0, m);
-  KernelPlan plan;
-  plan.kernel = std::move(k);
-  plan.input_layouts.assign(num_inputs, Layout::plain);
-  plan.input_layouts[0] = x.layout;
-  plan.output_layouts = {x.layout};
-  return plan;
+  return single_primitive_plan(dnnl::eltwise_forward(pd), pd.scratchpad_desc(), m, x.layout, m, x.layout,
+                               num_inputs);
 }
 
 void register_eltwise_kernels() {

@@ -120,17 +120,9 @@ KernelPlan make_pool(const OpDesc& op) {
   memory::desc src = md(x), dst = md(y);
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, a, src, dst, strides, kernel,
                                    dilation, pad_l, pad_r);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::pooling_v2_forward::primitive_desc pd(d, attr, engine());
-  auto k = std::make_unique<PrimitiveKernel>(dnnl::pooling_v2_forward(pd), pd.scratchpad_desc());
-  k->bind_input(DNNL_ARG_SRC, 0, src);
-  k->bind_output(DNNL_ARG_DST, 0, dst);
-  KernelPlan plan;
-  plan.kernel = std::move(k);
-  plan.input_layouts = {x.layout};
-  plan.output_layouts = {x.layout};
-  return plan;
+  dnnl::pooling_v2_forward::primitive_desc pd(d, user_scratchpad_attr(), engine());
+  return single_primitive_plan(dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(), src, x.layout, dst,
+                               x.layout);
 }
 
 }  // namespace

@@ -14,17 +14,9 @@ KernelPlan make_reorder(const OpDesc& op) {
   auto to = Layout(op.attributes().get_int("to_layout", int64_t(Layout::plain)));
   out.layout = to;
   dnnl::memory::desc src = md(in), dst = md(out);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::reorder::primitive_desc pd(engine(), src, engine(), dst, attr);
-  auto k = std::make_unique<PrimitiveKernel>(dnnl::reorder(pd), pd.scratchpad_desc());
-  k->bind_input(DNNL_ARG_FROM, 0, src);
-  k->bind_output(DNNL_ARG_TO, 0, dst);
-  KernelPlan plan;
-  plan.kernel = std::move(k);
-  plan.input_layouts = {in.layout};
-  plan.output_layouts = {to};
-  return plan;
+  dnnl::reorder::primitive_desc pd(engine(), src, engine(), dst, user_scratchpad_attr());
+  return single_primitive_plan(dnnl::reorder(pd), pd.scratchpad_desc(), src, in.layout, dst, to, 1,
+                               DNNL_ARG_FROM, DNNL_ARG_TO);
 }
 
 }  // namespace

@@ -25,17 +25,8 @@ KernelPlan make_softmax(const OpDesc& op) {
   dnnl::memory::desc m = md(x.dtype, view, l);
   auto alg = op.op_type == "LogSoftmax" ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
   dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, m, m, 1);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::softmax_v2_forward::primitive_desc pd(d, attr, engine());
-  auto k = std::make_unique<PrimitiveKernel>(dnnl::softmax_v2_forward(pd), pd.scratchpad_desc());
-  k->bind_input(DNNL_ARG_SRC, 0, m);
-  k->bind_output(DNNL_ARG_DST, 0, m);
-  KernelPlan plan;
-  plan.kernel = std::move(k);
-  plan.input_layouts = {l};
-  plan.output_layouts = {l};
-  return plan;
+  dnnl::softmax_v2_forward::primitive_desc pd(d, user_scratchpad_attr(), engine());
+  return single_primitive_plan(dnnl::softmax_v2_forward(pd), pd.scratchpad_desc(), m, l, m, l);
 }
 
 }  // namespace
