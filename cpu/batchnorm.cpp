@@ -20,8 +20,7 @@ KernelPlan make_batchnorm(const OpDesc& op) {
   using flags = dnnl::normalization_flags;
   dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference, m, p.epsilon,
                                             flags::use_global_stats | flags::use_scale | flags::use_shift);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
   dnnl::batch_normalization_forward::primitive_desc pd(d, attr, engine());
   auto k = std::make_unique<PrimitiveKernel>(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC, 0, m);

@@ -94,8 +94,7 @@ std::optional<KernelPlan> make_dnnl_binary(const OpDesc& op, BinaryOp bop) {
                                          dnnl::algorithm::binary_max, dnnl::algorithm::binary_min};
   dnnl::post_ops po;
   if (negate) po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, -1.f, 0.f);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
   attr.set_post_ops(po);
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(algs[int(bop)], m0, m1, m0), attr, engine());
   auto k = std::make_unique<PrimitiveKernel>(dnnl::binary(pd), pd.scratchpad_desc());

@@ -79,8 +79,7 @@ KernelPlan make_concat(const OpDesc& op) {
   std::vector<dnnl::memory::desc> srcs;
   for (const TensorDesc& t : op.inputs) srcs.push_back(md(t.dtype, t.shape, l));
   dnnl::memory::desc dst = md(first.dtype, op.outputs[0].shape, l);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
   dnnl::concat::primitive_desc pd(dst, int(axis), srcs, engine(), attr);
   auto k = std::make_unique<PrimitiveKernel>(dnnl::concat(pd), pd.scratchpad_desc());
   for (size_t i = 0; i < srcs.size(); ++i) k->bind_input(DNNL_ARG_MULTIPLE_SRC + int(i), int(i), srcs[i]);

@@ -94,8 +94,7 @@ conv_pd make_pd(const ConvProblem& p, dnnl::algorithm alg, const memory::desc& s
   if (with_residual && p.residual_in_place) po.append_sum(1.f);
   else if (with_residual) po.append_binary(dnnl::algorithm::binary_add, dst);
   append_activation(po, p.extras.activation);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
   attr.set_post_ops(po);
   auto prop = dnnl::prop_kind::forward_inference;
   if (p.bias_md) {

@@ -43,8 +43,7 @@ memory reorder_constant(const Tensor& t, const memory::desc& src, const memory::
 }
 
 dnnl::primitive_attr gemm_attr(const dnnl::post_ops& po) {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
   attr.set_post_ops(po);
   return attr;
 }
