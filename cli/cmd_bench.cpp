@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "pipeline/model_store.h"
 #include "cpu/cpu_backend.h"
 #include "profile/clock.h"
 #include "profile/session.h"
@@ -55,6 +56,7 @@ double percentile(std::vector<double> v, double p) {
 }
 
 int bench_command(BenchOptions& o) {
+  o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   profile::TraceSession trace(o.common.trace_path);
   Session s = open_model(o.model, o.common);
   std::vector<Tensor> inputs;
@@ -98,7 +100,8 @@ int bench_command(BenchOptions& o) {
 void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Measure throughput and latency on random inputs");
-  sub->add_option("model", o->model, "Model file (.onnx)")->required();
+  sub->add_option("model", o->model,
+                  "Model: .onnx, TF.js model.json, or an installed model's name (default: the shipped detector)");
   sub->add_option("--batch,-b", o->batch, "Batch size")->check(CLI::PositiveNumber);
   sub->add_option("--iterations,-n", o->iterations, "Timed runs")->check(CLI::PositiveNumber);
   sub->add_option("--warmup", o->warmup, "Untimed runs first (the first compiles)")->check(CLI::PositiveNumber);

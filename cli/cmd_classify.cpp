@@ -8,10 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/detect.h"
+#include "cli/parallel.h"
 #include "image/decode.h"
 #include "image/labels.h"
 #include "image/preprocess.h"
@@ -43,27 +44,22 @@ struct Slot {
 std::vector<Slot> prepare_batch(const ClassifyOptions& o, size_t first, size_t n, float* batch) {
   std::vector<Slot> slots(n);
   size_t per = o.pre.crop * size_t(o.pre.crop) * 3;
-  size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      TANDEM_THREAD_NAME("decoder-" + std::to_string(w));
-      image::Preprocessor pre(o.pre);
-      for (size_t i = w; i < n; i += workers) {
-        try {
-          TANDEM_ZONE_CAT("decode+preprocess", "image");
-          // Decode at the smallest DCT scale whose shorter side still covers
-          // the resize target.
-          image::Image img = image::decode_image_file(o.images[first + i], o.pre.resize, o.pre.resize);
-          pre.run(img, std::span<float>(batch + i * per, per));
-        } catch (const std::exception& e) {
-          slots[i].error = e.what();
-          std::fill(batch + i * per, batch + (i + 1) * per, 0.f);
-        }
+  run_workers(n, [&](size_t w, size_t workers) {
+    TANDEM_THREAD_NAME("decoder-" + std::to_string(w));
+    image::Preprocessor pre(o.pre);
+    for (size_t i = w; i < n; i += workers) {
+      try {
+        TANDEM_ZONE_CAT("decode+preprocess", "image");
+        // Decode at the smallest DCT scale whose shorter side still covers
+        // the resize target.
+        image::Image img = image::decode_image_file(o.images[first + i], o.pre.resize, o.pre.resize);
+        pre.run(img, std::span<float>(batch + i * per, per));
+      } catch (const std::exception& e) {
+        slots[i].error = e.what();
+        std::fill(batch + i * per, batch + (i + 1) * per, 0.f);
       }
-    });
-  }
-  for (auto& t : pool) t.join();
+    }
+  });
   return slots;
 }
 
@@ -96,6 +92,14 @@ void print_result(const ClassifyOptions& o, const std::string& path, const std::
 }
 
 int classify_command(ClassifyOptions& o) {
+  if (o.model.empty()) {  // the default model is the detector: tags instead of ImageNet classes
+    DetectOptions d;
+    d.images = o.images;
+    d.json = o.json;
+    d.batch = o.batch;
+    d.common = o.common;
+    return detect_command(d);
+  }
   profile::TraceSession trace(o.common.trace_path);
   if (!o.mean.empty()) std::copy_n(o.mean.begin(), 3, o.pre.mean.begin());
   if (!o.std.empty()) std::copy_n(o.std.begin(), 3, o.pre.std.begin());
@@ -132,7 +136,8 @@ void add_classify_command(CLI::App& app) {
   auto o = std::make_shared<ClassifyOptions>();
   CLI::App* sub = app.add_subcommand("classify", "Classify images with an ImageNet-style model");
   sub->add_option("images", o->images, "JPEG or PNG files")->required();
-  sub->add_option("--model,-m", o->model, "Classification model (.onnx), input [N,3,H,W]")->required();
+  sub->add_option("--model,-m", o->model,
+                  "Classification model (.onnx), input [N,3,H,W]; without one, the shipped detector tags the images");
   sub->add_option("--labels", o->labels, "Class names, one per line (default: ImageNet's, from python3-torchvision)");
   sub->add_option("--top,-k", o->top, "Classes to print per image")->check(CLI::PositiveNumber);
   sub->add_flag("--json", o->json, "One JSON object per line");

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "pipeline/model_store.h"
 #include "formats/tensor_file.h"
 #include "profile/session.h"
 
@@ -19,6 +20,7 @@ struct RunOptions {
   std::vector<std::string> inputs;  // NAME=FILE
   std::string save_dir;
   std::string format = "npy";
+  std::vector<std::string> outputs;  // TF.js: tensors to output instead of the signature's
   CommonOptions common;
 };
 
@@ -40,8 +42,11 @@ std::map<std::string, Tensor> read_inputs(const std::vector<std::string>& specs,
 }
 
 int run_command(RunOptions& o) {
+  o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   profile::TraceSession trace(o.common.trace_path);
-  Session s = open_model(o.model, o.common);
+  ModelLoadOptions load;
+  load.tfjs.outputs = o.outputs;
+  Session s = open_model(o.model, o.common, load);
   std::vector<Tensor> outs = s.run(read_inputs(o.inputs, s));
   std::vector<std::string> names = s.output_names();
   if (!o.save_dir.empty()) std::filesystem::create_directories(o.save_dir);
@@ -59,9 +64,11 @@ int run_command(RunOptions& o) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Run a model once on tensors read from files");
-  sub->add_option("model", o->model, "Model file (.onnx)")->required();
+  sub->add_option("model", o->model,
+                  "Model: .onnx, TF.js model.json, or an installed model's name (default: the shipped detector)");
   sub->add_option("--input,-i", o->inputs, "NAME=FILE (.pb or .npy); repeat per input");
   sub->add_option("--save-outputs", o->save_dir, "Folder to write every output into");
+  sub->add_option("--outputs", o->outputs, "TF.js models: tensor names to output (node or node:k)")->delimiter(',');
   sub->add_option("--format", o->format, "Output file format: npy or pb")->check(CLI::IsMember({"npy", "pb"}));
   add_common_options(sub, o->common);
   on_run(sub, [o] { return run_command(*o); });

@@ -1,6 +1,6 @@
 #include "cli/common.h"
 
-#include "formats/onnx/onnx_importer.h"
+#include "formats/load_model.h"
 
 namespace tandem::cli {
 
@@ -10,11 +10,18 @@ void add_common_options(CLI::App* sub, CommonOptions& opts) {
   sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto");
 }
 
-Session open_model(const std::string& path, const CommonOptions& opts) {
+Device resolve_device(const CommonOptions& opts) {
+  // Until the CUDA backend exists (issue 4), "auto" means the CPU.
+  return opts.device == "auto" ? Device::cpu() : Device::parse(opts.device);
+}
+
+Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load) {
   SessionOptions so;
-  so.device = opts.device == "auto" ? Device::cpu() : Device::parse(opts.device);
+  so.device = resolve_device(opts);
   so.threads = opts.threads;
-  return Session(load_onnx(path), so);
+  check_supported(load.tfjs.outputs.empty() || is_tfjs_model_path(path),
+                  "choosing outputs is supported for TF.js models only", {path, "", "", ""});
+  return Session(load_model(path, load), so);
 }
 
 std::string sanitize_name(const std::string& name) {

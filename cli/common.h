@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "formats/load_model.h"
 #include "graph/session.h"
 
 namespace tandem::cli {
@@ -16,8 +17,11 @@ struct CommonOptions {
 // Adds --trace, --threads and --device to a subcommand.
 void add_common_options(CLI::App* sub, CommonOptions& opts);
 
-// Loads a model file (ONNX) into a Session configured from `opts`.
-Session open_model(const std::string& path, const CommonOptions& opts);
+// The device --device names ("auto": the best one present).
+Device resolve_device(const CommonOptions& opts);
+
+// Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
+Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load = {});
 
 // "data/out:0" -> "data_out_0": a file name safe on every filesystem.
 std::string sanitize_name(const std::string& name);

@@ -50,6 +50,29 @@ void Graph::replace_uses(ValueId from, ValueId to) {
     if (v == from) v = to;
 }
 
+int Graph::remove_unused_nodes() {
+  std::vector<char> needed(values.size(), 0);
+  for (ValueId v : outputs) needed[size_t(v)] = 1;
+  int removed = 0;
+  // Nodes are in topological order, so one backward sweep sees every
+  // consumer before its producers.
+  for (size_t i = nodes.size(); i-- > 0;) {
+    Node& n = nodes[i];
+    if (n.dead) continue;
+    bool used = false;
+    for (ValueId v : n.outputs) used |= v != kNoValue && needed[size_t(v)];
+    if (!used) {
+      n.dead = true;
+      ++removed;
+      continue;
+    }
+    for (ValueId v : n.inputs)
+      if (v != kNoValue) needed[size_t(v)] = 1;
+  }
+  compact();
+  return removed;
+}
+
 void Graph::compact() {
   std::vector<Node> live;
   for (Node& n : nodes)

@@ -56,6 +56,9 @@ class Graph {
   void replace_uses(ValueId from, ValueId to);
   // Drops dead nodes and values no live node or output refers to.
   void compact();
+  // Marks dead every node no graph output depends on, then compacts.
+  // Returns the count removed.
+  int remove_unused_nodes();
   // Sorts nodes topologically; throws Error on a cycle or a use before any producer.
   void topo_sort();
   ErrorContext context(NodeId n) const;

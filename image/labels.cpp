@@ -13,6 +13,7 @@ namespace tandem::image {
 namespace {
 
 constexpr size_t kImagenetClasses = 1000;
+constexpr size_t kCocoClasses = 80;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,39 +50,83 @@ std::string parse_py_string(const std::string& text, size_t& i, const std::strin
     }
     s += c;
   }
-  check(i < text.size() && text[i] == quote, "unterminated string in _IMAGENET_CATEGORIES",
+  check(i < text.size() && text[i] == quote, "unterminated string in a Python list",
         ErrorContext{path, {}, {}, {}});
   ++i;
   return s;
 }
 
-}  // namespace
-
-std::vector<std::string> imagenet_labels_from_torchvision(const std::string& meta_py) {
-  const ErrorContext ctx{meta_py, {}, {}, {}};
-  const std::string text = read_text(meta_py);
-  size_t i = text.find("_IMAGENET_CATEGORIES");
-  check(i != std::string::npos, "no _IMAGENET_CATEGORIES list", ctx);
-  i = text.find('[', i);
-  check(i != std::string::npos, "_IMAGENET_CATEGORIES is not a list", ctx);
-  ++i;
+// The names of the Python list literal `list = ["a", 'b', ...]` in `path`.
+std::vector<std::string> py_string_list(const std::string& path, const std::string& list) {
+  const ErrorContext ctx{path, {}, {}, {}};
+  const std::string text = read_text(path);
+  size_t i = text.find(list + " = [");
+  check(i != std::string::npos, "no " + list + " list", ctx);
+  i = text.find('[', i) + 1;
   std::vector<std::string> names;
   while (true) {
     while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ','))
       ++i;
-    check(i < text.size(), "_IMAGENET_CATEGORIES list is not closed", ctx);
+    check(i < text.size(), list + " list is not closed", ctx);
     if (text[i] == ']') break;
     if (text[i] == '#') {  // comment to end of line
       i = text.find('\n', i);
       continue;
     }
     check(text[i] == '"' || text[i] == '\'',
-          "unexpected character '" + std::string(1, text[i]) + "' in _IMAGENET_CATEGORIES", ctx);
-    names.push_back(parse_py_string(text, i, meta_py));
+          "unexpected character '" + std::string(1, text[i]) + "' in " + list, ctx);
+    names.push_back(parse_py_string(text, i, path));
   }
-  check(names.size() == kImagenetClasses,
-        "_IMAGENET_CATEGORIES has " + std::to_string(names.size()) + " names, expected 1000", ctx);
   return names;
+}
+
+}  // namespace
+
+std::vector<std::string> imagenet_labels_from_torchvision(const std::string& meta_py) {
+  std::vector<std::string> names = py_string_list(meta_py, "_IMAGENET_CATEGORIES");
+  check(names.size() == kImagenetClasses,
+        "_IMAGENET_CATEGORIES has " + std::to_string(names.size()) + " names, expected 1000",
+        ErrorContext{meta_py, {}, {}, {}});
+  return names;
+}
+
+std::vector<std::string> coco_labels_from_torchvision(const std::string& meta_py) {
+  std::vector<std::string> names;
+  for (std::string& n : py_string_list(meta_py, "_COCO_CATEGORIES"))
+    if (n != "__background__" && n != "N/A") names.push_back(std::move(n));
+  check(names.size() == kCocoClasses,
+        "_COCO_CATEGORIES has " + std::to_string(names.size()) + " object names, expected 80",
+        ErrorContext{meta_py, {}, {}, {}});
+  return names;
+}
+
+std::vector<std::string> coco_labels_from_darknet(const std::string& coco_names) {
+  std::vector<std::string> names = split_lines(read_text(coco_names));
+  check(names.size() == kCocoClasses, "has " + std::to_string(names.size()) + " names, expected 80",
+        ErrorContext{coco_names, {}, {}, {}});
+  // darknet keeps the VOC spellings of six classes; use COCO's.
+  static const std::pair<const char*, const char*> kRenames[] = {
+      {"motorbike", "motorcycle"}, {"aeroplane", "airplane"},   {"sofa", "couch"},
+      {"pottedplant", "potted plant"}, {"diningtable", "dining table"}, {"tvmonitor", "tv"}};
+  for (std::string& n : names)
+    for (auto [from, to] : kRenames)
+      if (n == from) n = to;
+  return names;
+}
+
+std::vector<std::string> coco_labels() {
+  std::string why;
+  try {
+    return coco_labels_from_torchvision(kTorchvisionMetaPath);
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  try {
+    return coco_labels_from_darknet(kDarknetCocoNamesPath);
+  } catch (const Error& e) {
+    throw Error("no COCO class names found (install python3-torchvision or darknet): " + why +
+                "; " + e.what());
+  }
 }
 
 std::vector<std::string> imagenet_labels_from_darknet(const std::string& shortnames,

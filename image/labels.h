@@ -11,6 +11,7 @@ inline constexpr const char* kTorchvisionMetaPath =
 inline constexpr const char* kDarknetShortnamesPath =
     "/usr/share/darknet/data/imagenet.shortnames.list";  // darknet
 inline constexpr const char* kDarknetSynsetsPath = "/usr/share/darknet/data/imagenet.labels.list";
+inline constexpr const char* kDarknetCocoNamesPath = "/usr/share/darknet/data/coco.names";
 
 // The 1000 ImageNet-1k names in model output order (index 0 "tench").
 // Tries torchvision's list, then darknet's; throws tandem::Error naming both
@@ -27,6 +28,14 @@ std::vector<std::string> imagenet_labels_from_torchvision(const std::string& met
 // are applied here so both sources agree.
 std::vector<std::string> imagenet_labels_from_darknet(const std::string& shortnames,
                                                       const std::string& synsets);
+
+// The 80 COCO object class names in detector output order (0 "person"),
+// spelled as COCO 2017 does. Tries torchvision's _COCO_CATEGORIES (dropping
+// "__background__" and the "N/A" gaps of the 91 ids), then darknet's
+// coco.names (whose six VOC spellings, "motorbike" ..., are renamed).
+std::vector<std::string> coco_labels();
+std::vector<std::string> coco_labels_from_torchvision(const std::string& meta_py);
+std::vector<std::string> coco_labels_from_darknet(const std::string& coco_names);
 
 // One label per line (trailing "\r" dropped, trailing blank lines ignored).
 // Throws tandem::Error naming the file if it cannot be read or has none.

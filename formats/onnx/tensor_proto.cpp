@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "formats/file_bytes.h"
+#include "formats/model_path.h"
 
 namespace tandem {
 
@@ -90,18 +91,15 @@ std::string read_external(const TensorProto& p, const std::string& base_dir,
     else if (kv.key() == "offset") offset = parse_u64(p.name(), "offset", kv.value());
     else if (kv.key() == "length") length = parse_u64(p.name(), "length", kv.value());
   }
-  if (location.empty() || location.find('\0') != std::string::npos)
-    fail(p.name(), "external data has no usable location");
-  std::filesystem::path rel(location);
-  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
-    fail(p.name(), "external data location '" + location + "' is not relative to the model");
-  for (const auto& part : rel)
-    if (part == "..")
-      fail(p.name(), "external data location '" + location + "' leaves the model folder");
   if (length != expected)
     fail(p.name(), "external data length " + std::to_string(length) + " but dims need " +
                        std::to_string(expected) + " bytes");
-  std::string full = (std::filesystem::path(base_dir) / rel).string();
+  std::string full;
+  try {
+    full = resolve_model_relative(base_dir, location);
+  } catch (const Error& e) {
+    fail(p.name(), "external data " + e.message());
+  }
   try {
     return read_file_range(full, offset, length);
   } catch (const Error& e) {

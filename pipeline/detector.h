@@ -1,0 +1,63 @@
+#pragma once
+// An object detector: one loaded model, images in, boxes in image pixels out.
+// The network runs a whole batch at once; decoding (pipeline/centernet.h)
+// and NMS run per image on the host.
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "graph/session.h"
+#include "image/image.h"
+#include "image/resize.h"
+#include "pipeline/detection.h"
+
+namespace tandem::pipeline {
+
+struct DetectorOptions {
+  std::string model;                      // model.json path (CenterNet heads)
+  std::string heat_output = "tower_0/keypoints";  // [N, h, w, classes], sigmoid
+  std::string size_output = "tower_0/wh";         // [N, h, w, 4]
+  Device device = Device::cpu();
+  int threads = 0;
+  float min_score = 0.3f;   // detections below are dropped
+  float iou = 0.5f;         // per-class NMS threshold
+  int max_detections = 100;
+};
+
+// Fills one batch slot: the image stretched to the network input (PIL-exact
+// antialiased bilinear), RGB, NHWC float 0..255. One per thread.
+class DetectorInput {
+ public:
+  DetectorInput(int width, int height) : width_(width), height_(height) {}
+  size_t floats() const { return size_t(width_) * size_t(height_) * 3; }
+  void run(const image::Image& img, float* out);
+
+ private:
+  int width_, height_;
+  image::Resampler resampler_;
+  std::vector<uint8_t> pixels_;
+};
+
+class Detector {
+ public:
+  explicit Detector(const DetectorOptions& options);
+
+  int input_width() const { return width_; }
+  int input_height() const { return height_; }
+  const std::vector<std::string>& labels() const { return labels_; }
+  DetectorInput make_input() const { return DetectorInput(width_, height_); }
+
+  // `batch`: [N, height, width, 3] filled by DetectorInput; sizes[i] is
+  // image i's (width, height) for scaling boxes back. Result per image,
+  // best first.
+  std::vector<std::vector<Detection>> detect(const Tensor& batch,
+                                             const std::vector<std::pair<int, int>>& sizes);
+
+ private:
+  DetectorOptions options_;
+  Session session_;
+  int width_ = 0, height_ = 0;
+  std::vector<std::string> labels_;
+};
+
+}  // namespace tandem::pipeline

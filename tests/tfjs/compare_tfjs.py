@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""tandem vs TensorFlow.js on a TF.js graph model, same input tensors.
+
+Generates a seeded random input of the model's input shape and value range,
+runs it through @tensorflow/tfjs in Node (tools/node/tfjs_run.js, pure-JS
+CPU backend) and through `tandem run`, and requires every output to agree:
+    max |tandem - tfjs| <= rtol * max |tfjs|     (rtol 1e-4 by default)
+Exit 77 (ctest: skipped) when Node, the Node tools or the model are missing.
+
+usage: compare_tfjs.py TANDEM_BIN MODEL_JSON --shape 1,64,64,1 --range 0,1
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SKIP = 77
+
+
+def skip(why):
+    print(f"SKIP: {why}")
+    sys.exit(SKIP)
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(" ".join(cmd))
+        print(r.stdout[-4000:], r.stderr[-4000:])
+        sys.exit(1)
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tandem")
+    ap.add_argument("model")
+    ap.add_argument("--shape", required=True)
+    ap.add_argument("--range", default="0,1")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--input", help="use this .npy instead of a random input")
+    ap.add_argument("--outputs", help="comma-separated tensor names (default: the signature's)")
+    a = ap.parse_args()
+
+    node = shutil.which("node")
+    runner = os.path.join(REPO, "tools", "node", "tfjs_run.js")
+    if not node:
+        skip("node is not installed")
+    if not os.path.isdir(os.path.join(REPO, "tools", "node", "node_modules", "@tensorflow", "tfjs")):
+        skip("tools/node has no node_modules (scripts/install-node-tools installs @tensorflow/tfjs)")
+    if not os.path.isfile(a.model):
+        skip(f"{a.model} is not installed (scripts/install-models)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        inp = a.input
+        if not inp:
+            lo, hi = (float(v) for v in a.range.split(","))
+            shape = [int(v) for v in a.shape.split(",")]
+            x = np.random.default_rng(a.seed).uniform(lo, hi, shape).astype(np.float32)
+            inp = os.path.join(tmp, "input.npy")
+            np.save(inp, x)
+        ref_dir, out_dir = os.path.join(tmp, "tfjs"), os.path.join(tmp, "tandem")
+        cmd = [node, runner, a.model, inp, ref_dir, "--backend", "cpu"]
+        if a.outputs:
+            cmd += ["--outputs", a.outputs]
+        run(cmd)
+        with open(os.path.join(ref_dir, "outputs.json")) as f:
+            refs = json.load(f)
+        cmd = [a.tandem, "run", a.model, "-i", inp, "--save-outputs", out_dir]
+        if a.outputs:
+            cmd += ["--outputs", a.outputs]
+        run(cmd)
+        worst = 0.0
+        failed = False
+        for name, info in refs.items():
+            ref = np.load(os.path.join(ref_dir, info["file"]))
+            candidates = [f for f in os.listdir(out_dir) if f.startswith(sanitize(name))]
+            exact = [f for f in candidates if f in (sanitize(name) + ".npy", sanitize(name + ":0") + ".npy")]
+            if not exact:
+                print(f"{name}: tandem wrote no output (has {sorted(os.listdir(out_dir))})")
+                failed = True
+                continue
+            got = np.load(os.path.join(out_dir, exact[0]))
+            if got.shape != ref.shape:
+                print(f"{name}: shape {got.shape} vs tfjs {ref.shape}")
+                failed = True
+                continue
+            scale = float(np.max(np.abs(ref.astype(np.float64)))) or 1.0
+            err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64)))) if ref.size else 0.0
+            rel = err / scale
+            worst = max(worst, rel)
+            ok = rel <= a.rtol
+            failed |= not ok
+            print(f"{name}: {list(ref.shape)} max abs err {err:.3e}, max |ref| {scale:.3e}, "
+                  f"ratio {rel:.2e} {'ok' if ok else 'FAIL'} (limit {a.rtol:g})")
+        print(f"worst ratio {worst:.2e}")
+        sys.exit(1 if failed else 0)
+
+
+def sanitize(name):
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in name) or "output"
+
+
+if __name__ == "__main__":
+    main()
