@@ -4,35 +4,11 @@
 #include <cmath>
 
 #include "graph/passes.h"
+#include "graph/rewrite_utils.h"
 
 namespace tandem {
 
 namespace {
-
-bool is_graph_output(const Graph& g, ValueId v) {
-  for (ValueId o : g.outputs)
-    if (o == v) return true;
-  return false;
-}
-
-// The one live node reading `v`, or -1 when there are none or several.
-NodeId sole_consumer(const Graph& g, const std::vector<std::vector<NodeId>>& cons, ValueId v) {
-  if (is_graph_output(g, v)) return -1;
-  NodeId only = -1;
-  for (NodeId n : cons[size_t(v)]) {
-    if (g.nodes[size_t(n)].dead) continue;
-    if (only >= 0 && only != n) return -1;
-    only = n;
-  }
-  return only;
-}
-
-const Tensor* constant_f32(const Graph& g, ValueId v) {
-  if (v == kNoValue) return nullptr;
-  const Value& val = g.value(v);
-  if (!val.constant || val.constant->dtype() != DType::f32) return nullptr;
-  return &*val.constant;
-}
 
 // W' = W * s, B' = (B - mean) * s + beta with s = scale / sqrt(var + eps),
 // per output channel m of W [M, C/groups, k...].

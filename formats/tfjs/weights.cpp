@@ -21,7 +21,11 @@ std::string read_group(const TfjsModel& m, size_t group) {
     } catch (const Error& e) {
       throw Error("weight shard " + e.message());
     }
-    bytes += read_file_bytes(full, kMaxTensorFileBytes);
+    try {
+      bytes += read_file_bytes(full, kMaxTensorFileBytes);
+    } catch (const Error& e) {  // the shard is named in the message; the file is model.json
+      throw Error("weight shard '" + full + "': " + e.message());
+    }
   }
   return bytes;
 }

@@ -7,7 +7,7 @@ CPU backend) and through `tandem run`, and requires every output to agree:
     max |tandem - tfjs| <= rtol * max |tfjs|     (rtol 1e-4 by default)
 Exit 77 (ctest: skipped) when Node, the Node tools or the model are missing.
 
-usage: compare_tfjs.py TANDEM_BIN MODEL_JSON --shape 1,64,64,1 --range 0,1
+usage: compare_tfjs.py TANDEM_BIN MODEL_JSON|INSTALLED_NAME --shape 1,64,64,1 --range 0,1
 """
 import argparse
 import json
@@ -55,6 +55,9 @@ def main():
         skip("node is not installed")
     if not os.path.isdir(os.path.join(REPO, "tools", "node", "node_modules", "@tensorflow", "tfjs")):
         skip("tools/node has no node_modules (scripts/install-node-tools installs @tensorflow/tfjs)")
+    if "/" not in a.model and not a.model.endswith(".json"):  # an installed model's name
+        models = os.environ.get("TANDEM_MODELS") or os.path.join(os.path.expanduser("~"), ".cache", "tandem", "models")
+        a.model = os.path.join(models, a.model + ".json")
     if not os.path.isfile(a.model):
         skip(f"{a.model} is not installed (scripts/install-models)")
 
