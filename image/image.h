@@ -37,6 +37,10 @@ struct Image {
   int width = 0;
   int height = 0;
   int channels = 0;  // decoders give 1 (gray) or 3 (RGB); resize also takes 4
+  // The EXIF orientation (1..8, image/orientation.h) the decoder applied to
+  // turn the stored pixels upright; 1 when the file has none or
+  // DecodeOptions::apply_orientation was off. Decoders set it on every call.
+  int orientation = 1;
   PixelBuffer pixels;
 
   Image() = default;
@@ -72,6 +76,11 @@ struct DecodeOptions {
   // by default that is an error. Set to accept such images as PIL does for
   // some warnings (e.g. extraneous bytes before a marker).
   bool accept_jpeg_warnings = false;
+  // Turn the pixels upright as a viewer shows them, following the EXIF
+  // Orientation tag (JPEG APP1; PNG eXIf before the image data). min_width
+  // and min_height then refer to the upright image. Off: pixels as stored,
+  // which is what PIL's Image.open (and so torchvision's loader) gives.
+  bool apply_orientation = true;
 };
 
 }  // namespace tandem::image

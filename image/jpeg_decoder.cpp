@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "image/exif_orientation.h"
+#include "image/orientation.h"
 
 namespace tandem::image {
 
@@ -105,17 +107,11 @@ JpegScale choose_jpeg_scale(int width, int height, int min_width, int min_height
   return best;
 }
 
-void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
-                      std::string_view name) {
-  const JpegInfo info = read_jpeg_info(bytes, name);
-  const int64_t pixels = int64_t(info.width) * info.height;
-  check(pixels <= opt.max_pixels,
-        "JPEG is " + size_text(info.width, info.height) + " = " + std::to_string(pixels) +
-            " pixels, over the limit of " + std::to_string(opt.max_pixels) +
-            " (a decompression bomb or a very large photo; raise DecodeOptions::max_pixels)",
-        file_context(name));
+namespace {
 
-  const JpegScale s = choose_jpeg_scale(info.width, info.height, opt.min_width, opt.min_height);
+// Decodes the pixels as the file stores them, DCT-scaled by `s`.
+void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& info,
+                   const JpegScale& s, const DecodeOptions& opt, std::string_view name) {
   const bool gray = info.colorspace == TJCS_GRAY;
   const bool cmyk = info.colorspace == TJCS_CMYK || info.colorspace == TJCS_YCCK;
   // ACCURATEDCT: the islow IDCT, as PIL uses, so outputs match PIL's.
@@ -142,6 +138,33 @@ void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOp
     }
   }
   if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));
+}
+
+}  // namespace
+
+void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
+                      std::string_view name) {
+  const JpegInfo info = read_jpeg_info(bytes, name);
+  const int64_t pixels = int64_t(info.width) * info.height;
+  check(pixels <= opt.max_pixels,
+        "JPEG is " + size_text(info.width, info.height) + " = " + std::to_string(pixels) +
+            " pixels, over the limit of " + std::to_string(opt.max_pixels) +
+            " (a decompression bomb or a very large photo; raise DecodeOptions::max_pixels)",
+        file_context(name));
+
+  const int orientation = opt.apply_orientation ? read_jpeg_orientation(bytes) : 1;
+  // min_width/min_height describe the upright image; the DCT scales the stored one.
+  const bool swap = orientation_swaps_axes(orientation);
+  const JpegScale s = choose_jpeg_scale(info.width, info.height, swap ? opt.min_height : opt.min_width,
+                                        swap ? opt.min_width : opt.min_height);
+  if (orientation == 1) {
+    decode_stored(out, bytes, info, s, opt, name);
+    out.orientation = 1;
+    return;
+  }
+  Image& stored = thread_stored_image();
+  decode_stored(stored, bytes, info, s, opt, name);
+  orient_image(stored, orientation, out);
 }
 
 Image decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {

@@ -36,7 +36,10 @@ JpegInfo read_jpeg_info(std::span<const uint8_t> bytes, std::string_view name = 
 JpegScale choose_jpeg_scale(int width, int height, int min_width, int min_height);
 
 // Decodes into `out` (reusing its buffer): RGB for color JPEGs (YCbCr, RGB,
-// CMYK/YCCK converted with PIL's formula), 1 channel for grayscale.
+// CMYK/YCCK converted with PIL's formula), 1 channel for grayscale. With
+// opt.apply_orientation the pixels come out upright per the EXIF Orientation
+// tag (out.orientation says which transform was applied), and the DCT scale
+// is chosen so the upright image covers opt.min_width x opt.min_height.
 // Refuses images over opt.max_pixels (source size) and, unless
 // opt.accept_jpeg_warnings, corrupt or truncated data.
 void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt = {},

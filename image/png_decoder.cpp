@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "image/exif_orientation.h"
+#include "image/orientation.h"
 
 namespace tandem::image {
 
@@ -83,6 +85,15 @@ bool read_pixels(PngReader& r, png_bytepp rows) {
   return true;
 }
 
+// From an eXIf chunk before the image data (png_read_info stops at the
+// first IDAT; one after it, which the PNG spec discourages, is not seen).
+int exif_orientation(const PngReader& r) {
+  png_uint_32 size = 0;
+  png_bytep exif = nullptr;
+  if (png_get_eXIf_1(r.png, r.info, &size, &exif) == 0 || exif == nullptr) return 1;
+  return orientation_from_tiff(std::span<const uint8_t>(exif, size));
+}
+
 void check_pixel_limit(int64_t width, int64_t height, const DecodeOptions& opt,
                        const ErrorContext& ctx) {
   const int64_t pixels = width * height;
@@ -130,11 +141,18 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
         "PNG color type " + std::to_string(h.color_type) + " gives " + std::to_string(channels) +
             " channels after conversion, expected 1 or 3",
         ctx);
-  out.reshape(int(h.width), int(h.height), channels);
-  check(png_get_rowbytes(r.png, r.info) == out.stride(), "PNG row size mismatch", ctx);
-  std::vector<png_bytep> rows(size_t(out.height));
-  for (int y = 0; y < out.height; ++y) rows[size_t(y)] = out.row(y);
+  const int orientation = opt.apply_orientation ? exif_orientation(r) : 1;
+  Image& stored = orientation == 1 ? out : thread_stored_image();
+  stored.reshape(int(h.width), int(h.height), channels);
+  check(png_get_rowbytes(r.png, r.info) == stored.stride(), "PNG row size mismatch", ctx);
+  std::vector<png_bytep> rows(size_t(stored.height));
+  for (int y = 0; y < stored.height; ++y) rows[size_t(y)] = stored.row(y);
   if (!read_pixels(r, rows.data())) throw Error(std::string("bad PNG data: ") + r.src.error, ctx);
+  if (orientation == 1) {
+    out.orientation = 1;
+  } else {
+    orient_image(stored, orientation, out);
+  }
 }
 
 Image decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {

@@ -2,7 +2,9 @@
 // PNG decoding through libpng to 8-bit gray (1 channel) or RGB (3 channels),
 // matching PIL's Image.open(p).convert("RGB") for what torchvision feeds a
 // classifier: palette -> RGB, 1/2/4-bit gray -> 8-bit, 16-bit -> high byte,
-// alpha (channel or tRNS) dropped, gAMA ignored.
+// alpha (channel or tRNS) dropped, gAMA ignored. With
+// DecodeOptions::apply_orientation an EXIF orientation in an eXIf chunk
+// before the image data is applied, as PIL's exif_transpose does.
 #include <cstdint>
 #include <span>
 #include <string_view>

@@ -5,11 +5,13 @@
 #include <png.h>
 #include <turbojpeg.h>
 
+#include <cstring>
 #include <functional>
 #include <random>
 
 #include "core/error.h"
 #include "image/decode.h"
+#include "image/exif_orientation.h"
 #include "image/jpeg_decoder.h"
 #include "image_test_util.h"
 
@@ -223,4 +225,283 @@ TEST(HostileFiles, MutatedFilesDecodeOrThrow) {
   std::printf("mutation sweep: %d decoded, %d refused with tandem::Error\n", decoded, refused);
   EXPECT_GT(refused, 0);
   EXPECT_GT(decoded, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile EXIF. The Orientation tag is read from untrusted bytes on every
+// JPEG decode; whatever the APP1 segment holds, the answer is 1..8 (1 for
+// anything malformed), never a crash, hang or out-of-bounds read, and the
+// image itself still decodes.
+
+namespace {
+
+struct IfdEntry {
+  uint16_t tag, type;
+  uint32_t count, value;  // value: the 4-byte field; SHORTs left-justified
+};
+constexpr uint16_t kShort = 3, kLong = 4, kAscii = 2;
+constexpr uint16_t kOrientationTag = 0x0112, kExifIfdTag = 0x8769;
+
+// TIFF-structured EXIF as the spec lays it out: byte order, 42, the IFD0
+// offset, then IFD0 at byte 8 (whatever ifd0_offset claims) holding
+// `entries` (claimed_count of them, default the real number) and a next-IFD
+// offset.
+struct TiffWriter {
+  bool big_endian = true;
+  std::vector<uint8_t> bytes;
+  void u16(uint32_t v) {
+    if (big_endian) bytes.insert(bytes.end(), {uint8_t(v >> 8), uint8_t(v)});
+    else bytes.insert(bytes.end(), {uint8_t(v), uint8_t(v >> 8)});
+  }
+  void u32(uint32_t v) {
+    if (big_endian) u16(v >> 16), u16(v & 0xFFFF);
+    else u16(v & 0xFFFF), u16(v >> 16);
+  }
+};
+
+std::vector<uint8_t> tiff_exif(bool big_endian, const std::vector<IfdEntry>& entries,
+                               uint32_t ifd0_offset = 8, int claimed_count = -1,
+                               uint32_t next_ifd = 0) {
+  TiffWriter w{big_endian, {}};
+  w.bytes = big_endian ? std::vector<uint8_t>{'M', 'M'} : std::vector<uint8_t>{'I', 'I'};
+  w.u16(42);
+  w.u32(ifd0_offset);
+  w.u16(claimed_count < 0 ? uint32_t(entries.size()) : uint32_t(claimed_count));
+  for (const IfdEntry& e : entries) {
+    w.u16(e.tag);
+    w.u16(e.type);
+    w.u32(e.count);
+    if (e.type == kShort && e.count == 1) w.u16(e.value), w.u16(0);
+    else w.u32(e.value);
+  }
+  w.u32(next_ifd);
+  return w.bytes;
+}
+
+std::vector<uint8_t> orientation_tiff(bool big_endian, uint32_t value) {
+  return tiff_exif(big_endian, {{kOrientationTag, kShort, 1, value}});
+}
+
+std::vector<uint8_t> exif_payload(const std::vector<uint8_t>& tiff) {
+  std::vector<uint8_t> p(6 + tiff.size());
+  std::memcpy(p.data(), "Exif\0\0", 6);
+  std::copy(tiff.begin(), tiff.end(), p.begin() + 6);
+  return p;
+}
+
+std::vector<uint8_t> segment(uint8_t marker, const std::vector<uint8_t>& payload) {
+  const size_t length = payload.size() + 2;  // counts itself
+  std::vector<uint8_t> s(2 + length);
+  s[0] = 0xFF, s[1] = marker, s[2] = uint8_t(length >> 8), s[3] = uint8_t(length);
+  std::copy(payload.begin(), payload.end(), s.begin() + 4);
+  return s;
+}
+
+// A 24x16 gradient JPEG from TurboJPEG (no APPn segments of its own but JFIF).
+std::vector<uint8_t> small_jpeg() {
+  Image img(24, 16, 3);
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < 24; ++x) {
+      uint8_t* p = img.row(y) + 3 * x;
+      p[0] = uint8_t(x * 10), p[1] = uint8_t(y * 15), p[2] = uint8_t((x + y) * 5);
+    }
+  tjhandle tj = tjInitCompress();
+  unsigned char* jpg = nullptr;
+  unsigned long size = 0;
+  EXPECT_EQ(tjCompress2(tj, img.data(), 24, 0, 16, TJPF_RGB, &jpg, &size, TJSAMP_444, 90, 0), 0);
+  std::vector<uint8_t> out(jpg, jpg + size);
+  tjFree(jpg);
+  tjDestroy(tj);
+  return out;
+}
+
+// `jpeg` with `segments` inserted right after SOI.
+std::vector<uint8_t> with_segments(const std::vector<uint8_t>& jpeg,
+                                   const std::vector<std::vector<uint8_t>>& segments) {
+  std::vector<uint8_t> out(jpeg.begin(), jpeg.begin() + 2);
+  for (const auto& s : segments) out.insert(out.end(), s.begin(), s.end());
+  out.insert(out.end(), jpeg.begin() + 2, jpeg.end());
+  return out;
+}
+
+std::vector<uint8_t> with_exif(const std::vector<uint8_t>& jpeg, const std::vector<uint8_t>& tiff) {
+  return with_segments(jpeg, {segment(0xE1, exif_payload(tiff))});
+}
+
+// Decodes `jpeg`, which must succeed, and checks the result agrees with
+// the orientation read on its own.
+void expect_decodes_as(const std::vector<uint8_t>& jpeg, int orientation) {
+  EXPECT_EQ(read_jpeg_orientation(jpeg), orientation);
+  const Image img = decode_image(jpeg, {}, "exif.jpg");
+  EXPECT_EQ(img.orientation, orientation);
+  EXPECT_EQ(img.width, orientation >= 5 ? 16 : 24);
+}
+
+}  // namespace
+
+// The hand-built EXIF of the tests below is read as written, so a 1 below
+// means "refused", not "never found".
+TEST(HostileExif, HandBuiltTagIsRead) {
+  const std::vector<uint8_t> jpg = small_jpeg();
+  expect_decodes_as(with_exif(jpg, orientation_tiff(true, 6)), 6);
+  expect_decodes_as(with_exif(jpg, orientation_tiff(false, 3)), 3);
+  expect_decodes_as(with_exif(jpg, tiff_exif(true, {{kOrientationTag, kLong, 1, 8}})), 8);
+  expect_decodes_as(jpg, 1);  // no EXIF at all
+}
+
+TEST(HostileExif, BadValuesAndStructureReadAsOne) {
+  const std::vector<uint8_t> jpg = small_jpeg();
+  for (uint32_t v : {0u, 9u, 0xFFFFu}) expect_decodes_as(with_exif(jpg, orientation_tiff(true, v)), 1);
+  const std::vector<std::vector<uint8_t>> refused = {
+      tiff_exif(true, {{kOrientationTag, kAscii, 1, 6}}),
+      tiff_exif(true, {{kOrientationTag, kShort, 0, 6}}),
+      tiff_exif(true, {{kOrientationTag, kShort, 3, 0xFFFFFF00}}),  // values far past the end
+      tiff_exif(true, {{kOrientationTag, kShort, 0x40000000, 8}}),  // count * size overflows
+      tiff_exif(true, {{kOrientationTag, kShort, 1, 6}}, 0xFFFFFFF0),  // IFD0 offsets past the end
+      tiff_exif(true, {{kOrientationTag, kShort, 1, 6}}, 0x7FFFFFFF),
+      tiff_exif(true, {{kOrientationTag, kShort, 1, 6}}, 4000),
+      tiff_exif(false, {{kOrientationTag, kShort, 1, 6}}, 0xFFFFFFFA),
+  };
+  for (size_t i = 0; i < refused.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    expect_decodes_as(with_exif(jpg, refused[i]), 1);
+  }
+  std::vector<uint8_t> bad_order = orientation_tiff(true, 6);
+  bad_order[0] = bad_order[1] = 'X';
+  expect_decodes_as(with_exif(jpg, bad_order), 1);
+  std::vector<uint8_t> bad_magic = orientation_tiff(true, 6);
+  bad_magic[3] = 43;
+  expect_decodes_as(with_exif(jpg, bad_magic), 1);
+}
+
+// Structures that a careless reader follows forever or past the end; the
+// orientation entry itself is valid, so 6 is as right as 1 as long as
+// nothing breaks.
+TEST(HostileExif, LoopsAndOverlongCountsStayInBounds) {
+  const std::vector<uint8_t> jpg = small_jpeg();
+  const std::vector<std::vector<uint8_t>> cases = {
+      tiff_exif(true, {{kOrientationTag, kShort, 1, 6}}, 8, 0xFFFF),  // 65535 entries claimed
+      tiff_exif(true, {{kOrientationTag, kShort, 1, 6}}, 8, -1, 8),   // IFD1 is IFD0
+      tiff_exif(true, {{kOrientationTag, kShort, 1, 6}, {kExifIfdTag, kLong, 1, 8}}),  // sub-IFD is IFD0
+      tiff_exif(false, {{kExifIfdTag, kLong, 1, 8}, {kOrientationTag, kShort, 1, 6}}, 8, -1, 8),
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    const std::vector<uint8_t> file = with_exif(jpg, cases[i]);
+    const int o = read_jpeg_orientation(file);
+    EXPECT_TRUE(o == 1 || o == 6) << o;
+    expect_decodes_as(file, o);
+  }
+}
+
+// Every truncation of a valid payload: 1 until the whole orientation entry
+// is there, never anything but 1 or 6.
+TEST(HostileExif, TruncatedPayloads) {
+  const std::vector<uint8_t> full = exif_payload(orientation_tiff(true, 6));
+  const size_t entry_end = 6 + 8 + 2 + 12;
+  for (size_t n = 0; n <= full.size(); ++n) {
+    const std::vector<uint8_t> cut(full.begin(), full.begin() + std::ptrdiff_t(n));
+    const int o = orientation_from_exif(cut);
+    if (n < entry_end) {
+      EXPECT_EQ(o, 1) << n;
+    }
+    EXPECT_TRUE(o == 1 || o == 6) << n;
+  }
+  EXPECT_EQ(orientation_from_exif(full), 6);
+}
+
+TEST(HostileExif, BrokenApp1Segments) {
+  const std::vector<uint8_t> jpg = small_jpeg();
+  const std::vector<uint8_t> exif = exif_payload(orientation_tiff(true, 6));
+  const std::vector<uint8_t> xmp = {'h', 't', 't', 'p', ':', '/', '/', 'n', 's', 0};
+  // Found behind other APPn segments, an XMP APP1 and fill bytes.
+  std::vector<uint8_t> filled = segment(0xE1, exif);
+  filled.insert(filled.begin(), {0xFF, 0xFF, 0xFF});
+  expect_decodes_as(with_segments(jpg, {segment(0xE0, {1, 2, 3}), segment(0xE1, xmp), filled}), 6);
+  // Not APP1, not "Exif\0\0", or only the header: no orientation.
+  expect_decodes_as(with_segments(jpg, {segment(0xE2, exif)}), 1);
+  std::vector<uint8_t> no_nuls = exif;
+  no_nuls[5] = 'X';
+  expect_decodes_as(with_segments(jpg, {segment(0xE1, no_nuls)}), 1);
+  expect_decodes_as(with_segments(jpg, {segment(0xE1, {'E', 'x', 'i', 'f', 0, 0})}), 1);
+  // After SOS the walk stops: EXIF appended after the image is not read.
+  std::vector<uint8_t> trailing = jpg;
+  const std::vector<uint8_t> late = segment(0xE1, exif);
+  trailing.insert(trailing.end(), late.begin(), late.end());
+  EXPECT_EQ(read_jpeg_orientation(trailing), 1);
+
+  // A segment length past the end of the file, or shorter than itself.
+  for (uint16_t length : {uint16_t(0xFFFF), uint16_t(0), uint16_t(1)}) {
+    std::vector<uint8_t> bad = with_exif(jpg, orientation_tiff(true, 6));
+    bad[4] = uint8_t(length >> 8), bad[5] = uint8_t(length);
+    EXPECT_EQ(read_jpeg_orientation(bad), 1) << length;
+    EXPECT_TRUE(find_jpeg_exif(bad).empty()) << length;
+    try {
+      decode_image(bad, {}, "badlen.jpg");  // libjpeg may or may not resync; either is fine
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("badlen.jpg"), std::string::npos) << e.what();
+    }
+  }
+  // Every prefix of the file: 1 until the whole APP1 segment is there.
+  const std::vector<uint8_t> file = with_exif(jpg, orientation_tiff(true, 6));
+  const size_t app1_end = 2 + 4 + exif.size();
+  for (size_t n = 0; n <= file.size(); ++n) {
+    const std::span<const uint8_t> prefix(file.data(), n);
+    EXPECT_EQ(read_jpeg_orientation(prefix), n < app1_end ? 1 : 6) << n;
+  }
+  // Junk: no JPEG markers at all.
+  std::vector<uint8_t> junk = {0xFF, 0xD8};
+  std::mt19937 rng(5);
+  for (int i = 0; i < 4096; ++i) junk.push_back(uint8_t(rng()));
+  const int o = read_jpeg_orientation(junk);
+  EXPECT_TRUE(o >= 1 && o <= 8);
+}
+
+// Random byte flips and cuts inside the EXIF payload of a real camera file
+// (kite.jpg: big-endian, sub-IFDs, maker-note tags) and of a hand-built one
+// with orientation 6, transplanted into a small JPEG: every decode succeeds
+// with an orientation 1..8 and the matching size, or ends in tandem::Error.
+TEST(HostileFiles, MutatedExifDecodesOrThrows) {
+  const std::vector<uint8_t> jpg = small_jpeg();
+  const std::vector<uint8_t> kite = read_bytes(photo_path("kite"));
+  const std::span<const uint8_t> camera = find_jpeg_exif(kite);
+  ASSERT_GT(camera.size(), 500u);
+  const std::vector<std::vector<uint8_t>> payloads = {
+      std::vector<uint8_t>(camera.begin(), camera.end()),
+      exif_payload(tiff_exif(true, {{0x010F, kAscii, 6, 20},  // Make: any 6 bytes inside IFD0
+                                    {kOrientationTag, kShort, 1, 6},
+                                    {kExifIfdTag, kLong, 1, 8}},
+                             8, -1, 8))};
+  std::mt19937 rng(4321);
+  int decoded = 0, refused = 0, rotated = 0;
+  for (const auto& original : payloads) {
+    for (int trial = 0; trial < 600; ++trial) {
+      std::vector<uint8_t> p = original;
+      if (trial % 3 == 0) {
+        p.resize(std::uniform_int_distribution<size_t>(0, p.size() - 1)(rng));
+      } else {
+        for (int k = 0; k <= trial % 4; ++k) {
+          // Leave "Exif\0\0" mostly alone, or libexif stops before the TIFF data.
+          const size_t lo = trial % 10 == 1 ? 0 : 6;
+          p[std::uniform_int_distribution<size_t>(lo, p.size() - 1)(rng)] ^= uint8_t(1 + rng() % 255);
+        }
+      }
+      const std::vector<uint8_t> file = with_segments(jpg, {segment(0xE1, p)});
+      const int o = read_jpeg_orientation(file);
+      EXPECT_TRUE(o >= 1 && o <= 8) << o;
+      try {
+        const Image img = decode_image(file, {}, "mutant");
+        EXPECT_EQ(img.orientation, o);
+        EXPECT_EQ(img.width, o >= 5 ? 16 : 24);
+        ++decoded;
+        rotated += o != 1;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("mutant"), std::string::npos) << e.what();
+        ++refused;
+      }
+    }
+  }
+  std::printf("EXIF mutation sweep: %d decoded (%d rotated), %d refused\n", decoded, rotated, refused);
+  EXPECT_GT(decoded, 0);
+  EXPECT_GT(rotated, 0);
 }
