@@ -37,7 +37,7 @@ std::vector<Prepared> prepare_batch(const DetectOptions& o, pipeline::Detector& 
       try {
         TANDEM_ZONE_CAT("decode+resize", "image");
         image::Image img = image::decode_image_file(o.images[first + i], det.input_width(), det.input_height());
-        slots[i].size = {img.width, img.height};  // TODO full size after EXIF merge
+        slots[i].size = {img.full_width, img.full_height};
         input.run(img, batch + i * per);
       } catch (const std::exception& e) {
         slots[i].error = e.what();

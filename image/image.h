@@ -41,6 +41,10 @@ struct Image {
   // turn the stored pixels upright; 1 when the file has none or
   // DecodeOptions::apply_orientation was off. Decoders set it on every call.
   int orientation = 1;
+  // The upright size at full resolution: what a viewer calls the image's
+  // size, and the space detection boxes are reported in. Larger than
+  // width x height when a JPEG was decoded DCT-scaled. Decoders set it.
+  int full_width = 0, full_height = 0;
   PixelBuffer pixels;
 
   Image() = default;

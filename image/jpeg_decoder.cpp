@@ -160,11 +160,13 @@ void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOp
   if (orientation == 1) {
     decode_stored(out, bytes, info, s, opt, name);
     out.orientation = 1;
-    return;
+  } else {
+    Image& stored = thread_stored_image();
+    decode_stored(stored, bytes, info, s, opt, name);
+    orient_image(stored, orientation, out);
   }
-  Image& stored = thread_stored_image();
-  decode_stored(stored, bytes, info, s, opt, name);
-  orient_image(stored, orientation, out);
+  out.full_width = swap ? info.height : info.width;
+  out.full_height = swap ? info.width : info.height;
 }
 
 Image decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {

@@ -153,6 +153,8 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
   } else {
     orient_image(stored, orientation, out);
   }
+  out.full_width = out.width;
+  out.full_height = out.height;
 }
 
 Image decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {

@@ -187,11 +187,15 @@ TEST(ExifOrientation, DctScaleCoversTheUprightRequest) {
     EXPECT_EQ(img.width, 120) << f;
     EXPECT_EQ(img.height, 160) << f;
     EXPECT_EQ(img.orientation, o);
+    EXPECT_EQ(img.full_width, 480) << "upright full size, as PIL's exif_transpose gives";
+    EXPECT_EQ(img.full_height, 640);
     EXPECT_EQ(diff_vs(img, f), 0) << f;
   }
   const Image plain = decode_image_file(numbered(dir, "k", 1, ".jpg").string(), opt);
   EXPECT_EQ(plain.width, 240);
   EXPECT_EQ(plain.height, 180);
+  EXPECT_EQ(plain.full_width, 640);
+  EXPECT_EQ(plain.full_height, 480);
 }
 
 // Camera EXIF (big-endian "MM", maker notes, sub-IFDs) from the darknet
