@@ -25,6 +25,7 @@ struct BenchOptions {
   int iterations = 20;
   int warmup = 3;
   double min_seconds = 0;
+  std::vector<std::string> outputs;  // TF.js: tensors to compute instead of the signature's
   CommonOptions common;
 };
 
@@ -58,7 +59,11 @@ double percentile(std::vector<double> v, double p) {
 int bench_command(BenchOptions& o) {
   o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   profile::TraceSession trace(o.common.trace_path);
-  Session s = open_model(o.model, o.common);
+  ModelLoadOptions load;
+  load.tfjs.outputs = o.outputs;
+  // TF.js converters fix the batch to 1; the convolutional part rarely cares.
+  load.tfjs.dynamic_batch = o.batch != 1;
+  Session s = open_model(o.model, o.common, load);
   std::vector<Tensor> inputs;
   uint64_t seed = 1;
   for (const TensorDesc& d : s.input_descs()) inputs.push_back(make_input(d, o.batch, seed++));
@@ -103,6 +108,9 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("model", o->model,
                   "Model: .onnx, TF.js model.json, or an installed model's name (default: the shipped detector)");
   sub->add_option("--batch,-b", o->batch, "Batch size")->check(CLI::PositiveNumber);
+  sub->add_option("--outputs", o->outputs,
+                  "TF.js models: tensors to compute (e.g. the network heads without batch-1 post-processing)")
+      ->delimiter(',');
   sub->add_option("--iterations,-n", o->iterations, "Timed runs")->check(CLI::PositiveNumber);
   sub->add_option("--warmup", o->warmup, "Untimed runs first (the first compiles)")->check(CLI::PositiveNumber);
   sub->add_option("--min-seconds", o->min_seconds, "Keep running until this much time has passed");
