@@ -3,6 +3,7 @@
 // output, so no one can observe the value that disappears.
 #include <cmath>
 
+#include "graph/activation_patterns.h"
 #include "graph/passes.h"
 #include "graph/rewrite_utils.h"
 
@@ -95,6 +96,13 @@ NodeId silu_tail(const Graph& g, const std::vector<std::vector<NodeId>>& cons, V
 // Absorbs an activation reading `fused`'s output into it. Returns true if done.
 bool absorb_activation(Graph& g, const std::vector<std::vector<NodeId>>& cons, Node& fused) {
   ValueId y = fused.outputs[0];
+  if (ActivationTail tail; match_activation_tail(g, cons, y, &tail)) {
+    for (NodeId n : tail.nodes) g.nodes[size_t(n)].dead = true;
+    fused.outputs[0] = tail.output;
+    fused.attrs.set("activation", tail.activation);
+    fused.attrs.set("activation_params", tail.params);
+    return true;
+  }
   if (NodeId mul = silu_tail(g, cons, y); mul >= 0) {
     for (NodeId c : cons[size_t(y)]) g.nodes[size_t(c)].dead = true;
     fused.outputs[0] = g.nodes[size_t(mul)].outputs[0];

@@ -1,7 +1,6 @@
 #pragma once
 // Graph-to-graph passes, run by Session::compile in this order:
-//   bind_input_shapes -> infer_and_fold -> fold_batchnorm -> fuse_hard_activations
-//   -> fuse_conv_epilogues
+//   bind_input_shapes -> infer_and_fold -> fold_batchnorm -> fuse_conv_epilogues
 //   -> infer_and_fold (refresh) -> compact
 #include <map>
 #include <string>
@@ -25,12 +24,8 @@ void infer_and_fold(Graph& g, Backend& cpu);
 // becomes one Conv with rescaled weights and bias. Returns the count folded.
 int fold_batchnorm(Graph& g);
 
-// hard_sigmoid / hard_swish written out with Add, Clip(0, 6) and Mul (as
-// TensorFlow exports MobileNetV3) -> HardSigmoid / HardSwish nodes, so the
-// conv epilogue fusion can absorb them. Returns the count fused.
-int fuse_hard_activations(Graph& g);
-
-// Conv [+ Add(residual)] [+ activation] -> tandem.FusedConv, and
+// Conv [+ Add(residual)] [+ activation] -> tandem.FusedConv (activations
+// written out as several nodes too: graph/activation_patterns.h), and
 // Gemm [+ activation] -> tandem.FusedGemm, so oneDNN applies them as
 // post-ops in the same pass over memory. Returns the count fused.
 int fuse_conv_epilogues(Graph& g);

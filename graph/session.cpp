@@ -81,7 +81,6 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std:
   g.compact();
   if (options_.optimize) {
     rep.batchnorms_folded = fold_batchnorm(g);
-    fuse_hard_activations(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
     infer_and_fold(g, cpu::cpu_backend());
     g.compact();

@@ -21,14 +21,14 @@ FusedActivation parse_fused_activation(const Attributes& a) {
   std::string name = a.get_string("activation", "");
   if (name.empty()) return {};
   if (name == "Relu") return {ActivationKind::relu};
-  if (name == "HardSwish") return {ActivationKind::hard_swish};
+  if (name == "HardSwish") return {ActivationKind::hard_swish, 0.f, 0.f, params(a, name, {1.f}, 0)[0]};
   if (name == "Sigmoid") return {ActivationKind::sigmoid};
   if (name == "Tanh") return {ActivationKind::tanh};
   if (name == "SiLU") return {ActivationKind::silu};
   if (name == "LeakyRelu") return {ActivationKind::leaky_relu, params(a, name, {0.01f}, 0)[0]};
   if (name == "HardSigmoid") {
-    auto p = params(a, name, {0.2f, 0.5f}, 0);
-    return {ActivationKind::hard_sigmoid, p[0], p[1]};
+    auto p = params(a, name, {0.2f, 0.5f, 1.f}, 0);
+    return {ActivationKind::hard_sigmoid, p[0], p[1], p[2]};
   }
   if (name == "Clip") {
     auto p = params(a, name, {-INFINITY, INFINITY}, 2);
