@@ -15,7 +15,7 @@ struct DetectOptions {
   bool json = false;
   bool boxes = false;
   int batch = 8;
-  float min_score = 0.3f;
+  float min_score = 0.25f;
   float iou = 0.5f;
   CommonOptions common;
 };

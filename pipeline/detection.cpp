@@ -16,7 +16,7 @@ float iou(const Box& a, const Box& b) {
 }
 
 std::vector<Detection> non_max_suppression(std::vector<Detection> dets, float iou_threshold,
-                                           size_t max_keep) {
+                                           float cross_class_iou, size_t max_keep) {
   std::stable_sort(dets.begin(), dets.end(),
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
   std::vector<Detection> kept;
@@ -24,7 +24,7 @@ std::vector<Detection> non_max_suppression(std::vector<Detection> dets, float io
     if (kept.size() >= max_keep) break;
     bool suppressed = false;
     for (const Detection& k : kept)
-      if (k.class_id == d.class_id && iou(k.box, d.box) > iou_threshold) {
+      if (iou(k.box, d.box) > (k.class_id == d.class_id ? iou_threshold : cross_class_iou)) {
         suppressed = true;
         break;
       }

@@ -19,11 +19,13 @@ struct Detection {
   Box box;
 };
 
-// Keeps, per class, the best-scoring boxes that overlap no kept box of the
-// same class by more than `iou_threshold`; at most `max_keep` overall, best
+// Keeps the best-scoring boxes that overlap no kept box of the same class by
+// more than `iou_threshold`, nor a kept box of any class by more than
+// `cross_class_iou` (one object gets one label: a CenterNet peak often
+// scores the same box as horse, sheep and cow); at most `max_keep`, best
 // first.
 std::vector<Detection> non_max_suppression(std::vector<Detection> dets, float iou_threshold,
-                                           size_t max_keep);
+                                           float cross_class_iou, size_t max_keep);
 
 struct Tag {
   std::string label;

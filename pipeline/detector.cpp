@@ -79,7 +79,8 @@ std::vector<std::vector<Detection>> Detector::detect(const Tensor& batch,
       d.box = {std::clamp(d.box.x1 * sx, 0.f, float(sizes[i].first)), std::clamp(d.box.y1 * sy, 0.f, float(sizes[i].second)),
                std::clamp(d.box.x2 * sx, 0.f, float(sizes[i].first)), std::clamp(d.box.y2 * sy, 0.f, float(sizes[i].second))};
     }
-    result.push_back(non_max_suppression(std::move(dets), options_.iou, size_t(options_.max_detections)));
+    result.push_back(non_max_suppression(std::move(dets), options_.iou, options_.cross_class_iou,
+                                         size_t(options_.max_detections)));
   }
   return result;
 }

@@ -19,8 +19,9 @@ struct DetectorOptions {
   std::string size_output = "tower_0/wh";         // [N, h, w, 4]
   Device device = Device::cpu();
   int threads = 0;
-  float min_score = 0.3f;   // detections below are dropped
-  float iou = 0.5f;         // per-class NMS threshold
+  float min_score = 0.25f;       // detections below are dropped
+  float iou = 0.5f;              // NMS threshold within a class
+  float cross_class_iou = 0.7f;  // and across classes (one label per object)
   int max_detections = 100;
 };
 

@@ -54,13 +54,15 @@ TEST(CenterNetDecode, MatchesTheModelsOwnDetectionsOutput) {
 TEST(Detection, NmsIsPerClassAndKeepsTheBest) {
   using pipeline::Detection;
   std::vector<Detection> d = {{1, 0.9f, {0, 0, 10, 10}}, {1, 0.8f, {1, 1, 11, 11}},  // same class, IoU 0.68
-                              {2, 0.7f, {1, 1, 11, 11}},                            // other class: kept
+                              {2, 0.7f, {1, 1, 11, 11}},    // other class, IoU 0.68 < 0.7: kept
+                              {3, 0.65f, {0, 0, 10, 11}},   // other class, IoU 0.91: same object
                               {1, 0.6f, {20, 20, 30, 30}}};
-  std::vector<Detection> k = pipeline::non_max_suppression(d, 0.5f, 10);
+  std::vector<Detection> k = pipeline::non_max_suppression(d, 0.5f, 0.7f, 10);
   ASSERT_EQ(k.size(), 3u);
   EXPECT_EQ(k[0].score, 0.9f);
   EXPECT_EQ(k[1].class_id, 2);
   EXPECT_EQ(k[2].score, 0.6f);
+  EXPECT_EQ(pipeline::non_max_suppression(d, 0.5f, 0.7f, 2).size(), 2u);
   EXPECT_NEAR(pipeline::iou({0, 0, 10, 10}, {5, 0, 15, 10}), 50.f / 150.f, 1e-6f);
 }
 
