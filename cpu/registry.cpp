@@ -32,6 +32,9 @@ void register_all() {
   register_binary_kernels();
   register_concat_kernels();
   register_scatter_kernels();
+  register_resize_kernels();
+  register_topk_kernels();
+  register_mod_kernels();
 }
 }  // namespace
 

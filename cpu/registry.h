@@ -35,5 +35,8 @@ void register_softmax_kernels();   // cpu/softmax.cpp
 void register_binary_kernels();    // cpu/binary.cpp
 void register_concat_kernels();    // cpu/concat.cpp
 void register_scatter_kernels();   // cpu/scatter.cpp
+void register_resize_kernels();    // cpu/resize.cpp
+void register_topk_kernels();      // cpu/topk.cpp
+void register_mod_kernels();       // cpu/mod.cpp
 
 }  // namespace tandem::cpu

@@ -2,6 +2,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "graph/passes.h"
+#include "ops/schema.h"
 
 namespace tandem {
 
@@ -11,10 +12,26 @@ Backend& backend_for(const Device& d) {
   throw Error("device " + d.str() + " is not available in this build");
 }
 
-bool specialized(const TensorDesc& d) {
+bool specialized(const TensorDesc& d, bool shape_argument) {
   int64_t n = d.numel();
   bool integral = d.dtype == DType::i64 || d.dtype == DType::i32 || d.dtype == DType::boolean;
-  return (integral && n <= 64) || n <= 1;
+  return ((integral || shape_argument) && n <= 64) || n <= 1;
+}
+
+// Per graph input: whether some node reads it where its schema takes a float
+// shape argument.
+std::vector<bool> shape_arguments(const Graph& g) {
+  std::vector<bool> of_value(g.values.size(), false);
+  for (const Node& n : g.nodes) {
+    if (n.dead) continue;
+    for (int i : ops::value_inputs(n.op_type)) {
+      ValueId v = size_t(i) < n.inputs.size() ? n.inputs[size_t(i)] : kNoValue;
+      if (v != kNoValue) of_value[size_t(v)] = true;
+    }
+  }
+  std::vector<bool> r;
+  for (ValueId v : g.inputs) r.push_back(of_value[size_t(v)]);
+  return r;
 }
 
 // Cache key: every input's shape, plus the bytes of specialized inputs.
@@ -39,7 +56,8 @@ int live_nodes(const Graph& g) {
 }  // namespace
 
 Session::Session(Graph graph, SessionOptions options)
-    : graph_(std::move(graph)), options_(options), backend_(&backend_for(options.device)) {
+    : graph_(std::move(graph)), shape_argument_(shape_arguments(graph_)), options_(options),
+      backend_(&backend_for(options.device)) {
   cpu::set_num_threads(options_.threads);
 }
 
@@ -100,9 +118,12 @@ const ExecutionPlan& Session::plan_for(const std::vector<Shape>& input_shapes) {
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   std::vector<Shape> shapes;
   std::vector<Tensor> values;
-  for (const Tensor& t : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
     shapes.push_back(t.defined() ? t.shape() : Shape{});
-    bool spec = t.defined() && t.device().is_cpu() && t.layout() == Layout::plain && specialized(t.desc());
+    bool shape_argument = i < shape_argument_.size() && shape_argument_[i];
+    bool spec = t.defined() && t.device().is_cpu() && t.layout() == Layout::plain &&
+                specialized(t.desc(), shape_argument);
     values.push_back(spec ? t : Tensor());
   }
   std::lock_guard<std::mutex> lock(mutex_);

@@ -6,7 +6,9 @@
 // Small integer or boolean inputs (<= 64 elements) and scalars are
 // specialized: their values become constants of the plan and part of its
 // cache key, so shape arguments fed at run time (Reshape's shape, Clip's
-// bounds, Slice's starts) fold like initializers.
+// bounds, Slice's starts) fold like initializers. So are small float inputs
+// that an op reads as a shape argument (Resize's scales and roi; see
+// ops::value_inputs).
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,6 +59,8 @@ class Session {
   // `values[i]` is the value of a specialized input, undefined otherwise.
   ExecutionPlan& plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values);
   Graph graph_;
+  // Per graph input: an op reads it as a float shape argument.
+  std::vector<bool> shape_argument_;
   SessionOptions options_;
   Backend* backend_;
   std::map<std::string, std::unique_ptr<ExecutionPlan>> plans_;

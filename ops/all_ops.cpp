@@ -21,6 +21,8 @@ void register_all_schemas() {
   register_softmax_schemas();
   register_concat_schema();
   register_scatter_schema();
+  register_resize_schemas();
+  register_topk_schema();
 }
 
 }  // namespace tandem::ops

@@ -22,6 +22,8 @@ void register_pool_schemas();         // ops/pool.cpp
 void register_softmax_schemas();      // ops/softmax.cpp
 void register_concat_schema();        // ops/concat.cpp
 void register_scatter_schema();       // ops/scatter.cpp
+void register_resize_schemas();       // ops/resize.cpp
+void register_topk_schema();          // ops/topk.cpp
 void register_all_schemas();
 
 }  // namespace tandem::ops

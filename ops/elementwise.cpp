@@ -34,6 +34,16 @@ std::vector<TensorDesc> infer_binary(const InferContext& c) {
   return {TensorDesc{c.inputs[0].dtype, s}};
 }
 
+// Mod: fmod = 1 is C's fmod (sign of the dividend); fmod = 0 is floor
+// modulo (sign of the divisor, Python's %), which ONNX defines for integers
+// only; tandem gives floats numpy's np.mod there too.
+std::vector<TensorDesc> infer_mod(const InferContext& c) {
+  int64_t fmod = c.attributes().get_int("fmod", 0);
+  check(fmod == 0 || fmod == 1, "fmod must be 0 or 1, got " + std::to_string(fmod));
+  check(c.inputs[0].dtype != DType::boolean, "Mod does not take bool operands");
+  return infer_binary(c);
+}
+
 }  // namespace
 
 bool is_unary_activation(const std::string& t) { return kUnary.count(t) != 0; }
@@ -49,6 +59,7 @@ void register_elementwise_schemas() {
     bool variadic = (t == "Max" || t == "Min");
     register_schema({t, variadic ? 1 : 2, variadic ? 64 : 2, infer_binary});
   }
+  register_schema({"Mod", 2, 2, infer_mod});
 }
 
 }  // namespace tandem::ops

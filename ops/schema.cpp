@@ -12,6 +12,10 @@ std::map<std::string, OpSchema>& table() {
   static std::map<std::string, OpSchema> t;
   return t;
 }
+std::map<std::string, std::vector<int>>& value_input_table() {
+  static std::map<std::string, std::vector<int>> t;
+  return t;
+}
 void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] { register_all_schemas(); });
@@ -43,6 +47,17 @@ std::vector<std::string> registered_ops() {
   std::vector<std::string> names;
   for (auto& [k, v] : table()) names.push_back(k);
   return names;
+}
+
+void register_value_inputs(const std::string& op_type, std::vector<int> inputs) {
+  value_input_table()[op_type] = std::move(inputs);
+}
+
+const std::vector<int>& value_inputs(const std::string& op_type) {
+  static const std::vector<int> kNone;
+  ensure_registered();
+  auto it = value_input_table().find(op_type);
+  return it == value_input_table().end() ? kNone : it->second;
 }
 
 std::vector<TensorDesc> infer_outputs(const InferContext& ctx) {

@@ -47,4 +47,11 @@ const OpSchema* find_schema(const std::string& op_type);
 std::vector<TensorDesc> infer_outputs(const InferContext& ctx);
 std::vector<std::string> registered_ops();
 
+// Float inputs of an op whose values set its output shape (Resize's roi and
+// scales). A session treats small ones fed at run time as constants, as it
+// does every small integer input, so that the shape can be inferred.
+void register_value_inputs(const std::string& op_type, std::vector<int> inputs);
+// Empty for ops without such inputs.
+const std::vector<int>& value_inputs(const std::string& op_type);
+
 }  // namespace tandem::ops
