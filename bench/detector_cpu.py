@@ -41,7 +41,7 @@ def run_tandem(build, batch, iters, warmup):
            "--outputs", "tower_0/keypoints,tower_0/wh", "--iterations", str(iters), "--warmup", str(warmup)]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     j = last_json(r.stdout)
-    return {"img_per_s": j["img_per_s"], "p50_ms": j["p50_ms"], "cmd": " ".join(cmd[1:])}
+    return {"img_per_s": j["img_per_s"], "p50_ms": j["latency_ms"]["p50"], "cmd": " ".join(cmd[1:])}
 
 
 def run_tfjs(backend, iters, warmup):
@@ -55,7 +55,7 @@ def run_tfjs(backend, iters, warmup):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--batches", default="1,4")
     ap.add_argument("--iterations", type=int, default=0)
     ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--engines", default="tandem,tfjs_wasm,tfjs_cpu")

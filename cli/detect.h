@@ -14,7 +14,7 @@ struct DetectOptions {
   std::string model;  // empty: pipeline::kDefaultModel
   bool json = false;
   bool boxes = false;
-  int batch = 8;
+  int batch = 4;
   float min_score = 0.25f;
   float iou = 0.5f;
   CommonOptions common;
