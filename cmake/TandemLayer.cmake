@@ -2,7 +2,8 @@
 # every .cpp in it (CONFIGURE_DEPENDS: a new op file needs no CMake edit).
 set(TANDEM_LAYERS "" CACHE INTERNAL "")
 function(tandem_layer name)
-  file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*/*.cpp)
+  file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*/*.cpp
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.cu)
   if(NOT _src)
     return()  # a layer not written yet
   endif()

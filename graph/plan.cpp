@@ -235,6 +235,17 @@ ExecutionPlan::~ExecutionPlan() {
   steps_.clear();  // kernels may refer to memory below
   if (arena_) backend_.deallocate(arena_);
   if (scratch_) backend_.deallocate(scratch_);
+  for (void* p : device_inputs_)
+    if (p) backend_.deallocate(p);
+}
+
+void* ExecutionPlan::input_pointer(size_t index, const Tensor& t) {
+  if (backend_.device().is_cpu() || t.device() == backend_.device()) return t.raw();
+  if (device_inputs_.size() <= index) device_inputs_.resize(index + 1, nullptr);
+  void*& buf = device_inputs_[index];
+  if (!buf) buf = backend_.allocate(std::max<size_t>(input_descs_[index].bytes(), 64));
+  backend_.copy_from_host(buf, t.raw(), t.bytes());
+  return buf;
 }
 
 std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
@@ -252,7 +263,9 @@ std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
   for (size_t s = 0; s < slots_.size(); ++s) {
     const Slot& slot = slots_[s];
     switch (slot.kind) {
-      case Slot::Kind::input: ptr[s] = inputs[size_t(slot.input_index)].raw(); break;
+      case Slot::Kind::input:
+        ptr[s] = input_pointer(size_t(slot.input_index), inputs[size_t(slot.input_index)]);
+        break;
       case Slot::Kind::constant: ptr[s] = slot.storage.get(); break;
       case Slot::Kind::arena: ptr[s] = static_cast<char*>(arena_) + slot.offset; break;
       case Slot::Kind::view: ptr[s] = ptr[size_t(slot.view_of)]; break;

@@ -66,7 +66,12 @@ class ExecutionPlan {
   PlanStats stats_;
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
+  // On a device other than the CPU: one device buffer per input, which host
+  // inputs are copied into at each run.
+  std::vector<void*> device_inputs_;
   std::string source_;
+
+  void* input_pointer(size_t index, const Tensor& t);
 };
 
 // Assigns arena offsets to slots of Kind::arena by greedy best fit over their

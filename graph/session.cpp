@@ -1,6 +1,9 @@
 #include "graph/session.h"
 
 #include "cpu/cpu_backend.h"
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
 #include "graph/passes.h"
 #include "ops/schema.h"
 
@@ -9,7 +12,10 @@ namespace tandem {
 namespace {
 Backend& backend_for(const Device& d) {
   if (d.is_cpu()) return cpu::cpu_backend();
-  throw Error("device " + d.str() + " is not available in this build");
+#ifdef TANDEM_HAVE_CUDA
+  if (d.kind == DeviceKind::cuda) return cuda::cuda_backend(d.index);
+#endif
+  throw Error("device " + d.str() + " is not available in this build (built without CUDA)");
 }
 
 bool specialized(const TensorDesc& d, bool shape_argument) {

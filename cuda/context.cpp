@@ -1,0 +1,56 @@
+#include "cuda/context.h"
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cuda/check.h"
+
+namespace tandem::cuda {
+
+namespace {
+
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;  // cuBLASLt's recommendation for Hopper
+
+std::unique_ptr<Context> make_context(int device) {
+  auto c = std::make_unique<Context>();
+  c->device = device;
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  check_cuda(cudaGetDeviceProperties(&c->props, device), "cudaGetDeviceProperties");
+  check_cuda(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cudnn(cudnnCreate(&c->cudnn), "cudnnCreate");
+  check_cudnn(cudnnSetStream(c->cudnn, c->stream), "cudnnSetStream");
+  check_cublas(cublasLtCreate(&c->lt), "cublasLtCreate");
+  c->lt_workspace_bytes = kLtWorkspaceBytes;
+  check_cuda(cudaMalloc(&c->lt_workspace, c->lt_workspace_bytes), "cudaMalloc(cuBLASLt workspace)");
+  return c;
+}
+
+}  // namespace
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+void set_device(int device) { check_cuda(cudaSetDevice(device), "cudaSetDevice"); }
+
+Context& context(int device) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<Context>> contexts;
+  std::lock_guard<std::mutex> lock(mutex);
+  int n = device_count();
+  if (device < 0 || device >= n)
+    throw Error("GPU cuda:" + std::to_string(device) + " is not present (" + std::to_string(n) +
+                " CUDA device" + (n == 1 ? "" : "s") + " found)");
+  if (contexts.size() <= size_t(device)) contexts.resize(size_t(device) + 1);
+  if (!contexts[size_t(device)]) contexts[size_t(device)] = make_context(device);
+  set_device(device);
+  return *contexts[size_t(device)];
+}
+
+}  // namespace tandem::cuda

@@ -1,0 +1,34 @@
+#pragma once
+// Per-GPU state every CUDA kernel shares: the device, one stream all work of
+// a plan is issued on (so a whole forward can be captured into a CUDA graph),
+// the cuDNN and cuBLASLt handles bound to that stream, and a workspace for
+// cuBLASLt. Created on first use of a device; lives for the process.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <string>
+
+namespace tandem::cuda {
+
+struct Context {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void* lt_workspace = nullptr;
+  size_t lt_workspace_bytes = 0;
+  cudaDeviceProp props{};
+  std::string name() const { return props.name; }
+};
+
+// Number of usable GPUs (0 when there is no driver or no device; never throws).
+int device_count();
+
+// The context of GPU `device`; throws Error when it is absent.
+Context& context(int device);
+
+// Makes `device` current on the calling thread.
+void set_device(int device);
+
+}  // namespace tandem::cuda

@@ -1,0 +1,98 @@
+#include "cuda/cuda_backend.h"
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "cuda/check.h"
+#include "cuda/registry.h"
+
+namespace tandem::cuda {
+
+namespace {
+
+// Keep every freed block in the device's default pool instead of returning it
+// to the driver at each synchronization.
+void keep_pool_memory(int device) {
+  cudaMemPool_t pool;
+  check_cuda(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  uint64_t threshold = UINT64_MAX;
+  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+             "cudaMemPoolSetAttribute");
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device) : ctx_(cuda::context(device)) { keep_pool_memory(device); }
+
+std::string CudaBackend::name() const { return "cuda:" + std::to_string(ctx_.device) + " (" + ctx_.name() + ")"; }
+
+bool CudaBackend::supports(const OpDesc& op) const { return find_kernel(op.op_type) != nullptr; }
+
+KernelPlan CudaBackend::prepare(const OpDesc& op) {
+  KernelFactory f = find_kernel(op.op_type);
+  if (!f) throw Error::unsupported("no CUDA kernel for this op", op.context());
+  set_device(ctx_.device);
+  try {
+    KernelPlan plan = f(op, ctx_);
+    if (plan.input_layouts.size() < op.inputs.size()) plan.input_layouts.resize(op.inputs.size(), Layout::plain);
+    if (plan.output_layouts.size() < op.outputs.size()) plan.output_layouts.resize(op.outputs.size(), Layout::plain);
+    return plan;
+  } catch (const Error& e) {
+    throw e.with_context(op.context());
+  }
+}
+
+void* CudaBackend::allocate(size_t bytes) {
+  void* p = nullptr;
+  check_cuda(cudaMallocAsync(&p, bytes ? bytes : 256, ctx_.stream), "cudaMallocAsync");
+  return p;
+}
+
+void CudaBackend::deallocate(void* ptr) {
+  if (ptr) cudaFreeAsync(ptr, ctx_.stream);  // never throws: called from destructors
+}
+
+void* CudaBackend::staging(size_t bytes) {
+  if (bytes > staging_bytes_) {
+    if (staging_) cudaFreeHost(staging_);
+    staging_ = nullptr;
+    staging_bytes_ = 0;
+    check_cuda(cudaMallocHost(&staging_, bytes), "cudaMallocHost");
+    staging_bytes_ = bytes;
+  }
+  return staging_;
+}
+
+void CudaBackend::copy_from_host(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  void* pinned = staging(bytes);
+  // The staging buffer is reused: wait until the previous copy out of it is done.
+  check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
+  std::memcpy(pinned, src, bytes);
+  check_cuda(cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, ctx_.stream), "cudaMemcpyAsync(H2D)");
+}
+
+void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  void* pinned = staging(bytes);
+  check_cuda(cudaMemcpyAsync(pinned, src, bytes, cudaMemcpyDeviceToHost, ctx_.stream), "cudaMemcpyAsync(D2H)");
+  check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
+  std::memcpy(dst, pinned, bytes);
+}
+
+void CudaBackend::synchronize() { check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize"); }
+
+CudaBackend& cuda_backend(int device) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<CudaBackend>> backends;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& b = backends[device];
+  if (!b) b = std::make_unique<CudaBackend>(device);
+  return *b;
+}
+
+}  // namespace tandem::cuda

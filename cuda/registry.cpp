@@ -1,0 +1,29 @@
+#include "cuda/registry.h"
+
+#include <map>
+#include <mutex>
+
+namespace tandem::cuda {
+
+namespace {
+std::map<std::string, KernelFactory>& table() {
+  static std::map<std::string, KernelFactory> t;
+  return t;
+}
+
+void register_all() {
+  register_eltwise_kernels();
+  register_reorder_kernels();
+}
+}  // namespace
+
+void register_kernel(const std::string& op_type, KernelFactory factory) { table()[op_type] = factory; }
+
+KernelFactory find_kernel(const std::string& op_type) {
+  static std::once_flag once;
+  std::call_once(once, register_all);
+  auto it = table().find(op_type);
+  return it == table().end() ? nullptr : it->second;
+}
+
+}  // namespace tandem::cuda
