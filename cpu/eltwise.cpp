@@ -70,30 +70,37 @@ KernelPlan make_eltwise(const OpDesc& op) {
   return eltwise_kernel(op.inputs[0], s.algorithm, s.alpha, s.beta, &po, op.inputs.size());
 }
 
-// Log through libm: oneDNN's approximation is off by ~1e-6 near 1, where
-// ONNX's conformance tests expect (close to) exact zeros.
-class LogKernel : public Kernel {
+// Log, Floor and Ceil through libm, elementwise on plain f32: oneDNN's Log
+// approximation is off by ~1e-6 near 1, where ONNX's conformance tests
+// expect (close to) exact zeros, and oneDNN 2.6 has no floor or ceil.
+template <float (*F)(float)>
+class LibmKernel : public Kernel {
  public:
-  explicit LogKernel(int64_t n) : n_(n) {}
+  explicit LibmKernel(int64_t n) : n_(n) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
     const float* x = static_cast<const float*>(in[0]);
     float* y = static_cast<float*>(out[0]);
-    for (int64_t i = 0; i < n_; ++i) y[i] = std::log(x[i]);
+    for (int64_t i = 0; i < n_; ++i) y[i] = F(x[i]);
   }
 
  private:
   int64_t n_;
 };
 
-KernelPlan make_log(const OpDesc& op) {
+template <float (*F)(float)>
+KernelPlan make_libm(const OpDesc& op) {
   if (op.inputs[0].dtype != DType::f32)
-    throw Error::unsupported("CPU Log supports f32 only, got " + op.inputs[0].str());
+    throw Error::unsupported("CPU " + op.op_type + " supports f32 only, got " + op.inputs[0].str());
   KernelPlan plan;
-  plan.kernel = std::make_unique<LogKernel>(op.inputs[0].numel());
+  plan.kernel = std::make_unique<LibmKernel<F>>(op.inputs[0].numel());
   plan.input_layouts = {Layout::plain};
   plan.output_layouts = {Layout::plain};
   return plan;
 }
+
+float log_f(float x) { return std::log(x); }
+float floor_f(float x) { return std::floor(x); }
+float ceil_f(float x) { return std::ceil(x); }
 
 // Inference Dropout: output 0 is a view of the input; the optional mask
 // (output 1) is all true. Training-mode Dropout is random and not supported.
@@ -160,7 +167,9 @@ void register_eltwise_kernels() {
     register_kernel(t, make_eltwise);
   register_kernel("Identity", make_alias);
   register_kernel("Dropout", make_dropout);
-  register_kernel("Log", make_log);
+  register_kernel("Log", make_libm<log_f>);
+  register_kernel("Floor", make_libm<floor_f>);
+  register_kernel("Ceil", make_libm<ceil_f>);
 }
 
 }  // namespace tandem::cpu
