@@ -10,6 +10,9 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/context.h"
+#endif
 #include "pipeline/model_store.h"
 #include "cpu/cpu_backend.h"
 #include "profile/clock.h"
@@ -96,6 +99,14 @@ int bench_command(BenchOptions& o) {
                       {"first_run_ms", first_ms},
                       {"latency_ms",
                        {{"p50", percentile(ms, 50)}, {"p90", percentile(ms, 90)}, {"p99", percentile(ms, 99)}, {"min", percentile(ms, 0)}}}};
+  j["precision"] = o.common.precision;
+#ifdef TANDEM_HAVE_CUDA
+  // The device pool's high-water mark: weights, arena, inputs, workspaces.
+  if (Device d = resolve_device(o.common); d.kind == DeviceKind::cuda) {
+    j["device"] = d.str();
+    j["device_peak_bytes"] = cuda::pool_peak_bytes(d.index);
+  }
+#endif
   fmt::print("{}\n", j.dump());
   return 0;
 }

@@ -80,6 +80,7 @@ int detect_command(DetectOptions& o) {
   dopt.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   dopt.device = resolve_device(o.common);
   dopt.threads = o.common.threads;
+  dopt.precision = parse_precision(o.common.precision);
   dopt.min_score = o.min_score;
   dopt.iou = o.iou;
   pipeline::Detector det(dopt);

@@ -1,23 +1,32 @@
 #include "cli/common.h"
 
 #include "formats/load_model.h"
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/context.h"
+#endif
 
 namespace tandem::cli {
 
 void add_common_options(CLI::App* sub, CommonOptions& opts) {
   sub->add_option("--trace", opts.trace_path, "Write a Chrome trace (Perfetto) of the run to FILE");
   sub->add_option("--threads", opts.threads, "CPU compute threads (0 = all cores)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto");
+  sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto (the GPU when one is present)");
+  sub->add_option("--precision", opts.precision, "fp32, tf32, fp16 or bf16 (inputs and outputs stay float32)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
 }
 
 Device resolve_device(const CommonOptions& opts) {
-  // Until the CUDA backend exists (issue 4), "auto" means the CPU.
-  return opts.device == "auto" ? Device::cpu() : Device::parse(opts.device);
+  if (opts.device != "auto") return Device::parse(opts.device);
+#ifdef TANDEM_HAVE_CUDA
+  if (cuda::device_count() > 0) return Device::cuda(0);
+#endif
+  return Device::cpu();
 }
 
 Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load) {
   SessionOptions so;
   so.device = resolve_device(opts);
+  so.precision = parse_precision(opts.precision);
   so.threads = opts.threads;
   check_supported(load.tfjs.outputs.empty() || is_tfjs_model_path(path),
                   "choosing outputs is supported for TF.js models only", {path, "", "", ""});

@@ -12,9 +12,10 @@ struct CommonOptions {
   std::string trace_path;  // --trace FILE: Chrome trace of the run
   int threads = 0;         // --threads T: CPU compute threads (0 = all cores)
   std::string device = "cpu";
+  std::string precision = "fp32";
 };
 
-// Adds --trace, --threads and --device to a subcommand.
+// Adds --trace, --threads, --device and --precision to a subcommand.
 void add_common_options(CLI::App* sub, CommonOptions& opts);
 
 // The device --device names ("auto": the best one present).

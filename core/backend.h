@@ -3,6 +3,7 @@
 // purpose, in the spirit of ggml's backend vtable: the graph layer only ever
 // asks a backend whether it supports an op, to prepare a kernel for fixed
 // shapes, and for memory.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct OpDesc {
   std::string node;     // node name, for errors
   const Attributes* attrs = nullptr;
   int opset = 17;
+  // Float32 matrix work (conv, gemm) may use TF32 tensor cores (10-bit
+  // mantissa products); off by default, so float32 stays float32.
+  bool allow_tf32 = false;
   // Inputs as they will arrive (dtype, shape, layout). An omitted optional
   // input has present[i] == false.
   std::vector<TensorDesc> inputs;
@@ -74,6 +78,14 @@ struct KernelPlan {
   int inplace_input = -1;
 };
 
+// Device work recorded once and replayed with one launch (a CUDA graph): the
+// same kernels on the same buffers, without per-kernel launch cost.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  virtual void replay() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -90,6 +102,10 @@ class Backend {
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   // Waits for all work submitted to this backend.
   virtual void synchronize() {}
+  // Records the work `body` submits instead of running it; nullptr when the
+  // backend cannot record (the CPU). Kernels' run() must then only enqueue
+  // device work: no host synchronization, no allocation.
+  virtual std::unique_ptr<Recording> record(const std::function<void()>& body) { return nullptr; }
 };
 
 // Layout conversion is an op like any other, so every backend can do it.

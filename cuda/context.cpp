@@ -1,5 +1,6 @@
 #include "cuda/context.h"
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,7 +23,7 @@ std::unique_ptr<Context> make_context(int device) {
   check_cudnn(cudnnSetStream(c->cudnn, c->stream), "cudnnSetStream");
   check_cublas(cublasLtCreate(&c->lt), "cublasLtCreate");
   c->lt_workspace_bytes = kLtWorkspaceBytes;
-  check_cuda(cudaMalloc(&c->lt_workspace, c->lt_workspace_bytes), "cudaMalloc(cuBLASLt workspace)");
+  check_cuda(cudaMallocAsync(&c->lt_workspace, c->lt_workspace_bytes, c->stream), "cudaMallocAsync(cuBLASLt workspace)");
   return c;
 }
 
@@ -35,6 +36,33 @@ int device_count() {
     return 0;
   }
   return n;
+}
+
+void* device_alloc(Context& ctx, size_t bytes) {
+  void* p = nullptr;
+  check_cuda(cudaMallocAsync(&p, bytes ? bytes : 256, ctx.stream), "cudaMallocAsync");
+  return p;
+}
+
+void device_free(Context& ctx, void* p) {
+  if (p) cudaFreeAsync(p, ctx.stream);
+}
+
+void upload(Context& ctx, void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream), "cudaMemcpyAsync(weights)");
+  check_cuda(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+}
+
+size_t pool_peak_bytes(int device) {
+  cudaMemPool_t pool;
+  uint64_t high = 0;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return size_t(high);
 }
 
 void set_device(int device) { check_cuda(cudaSetDevice(device), "cudaSetDevice"); }

@@ -86,6 +86,41 @@ void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) {
 
 void CudaBackend::synchronize() { check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize"); }
 
+namespace {
+
+class CudaGraph final : public Recording {
+ public:
+  CudaGraph(cudaGraphExec_t exec, cudaStream_t stream) : exec_(exec), stream_(stream) {}
+  ~CudaGraph() override { cudaGraphExecDestroy(exec_); }
+  void replay() override { check_cuda(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch"); }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<Recording> CudaBackend::record(const std::function<void()>& body) {
+  set_device(ctx_.device);
+  check_cuda(cudaStreamBeginCapture(ctx_.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  cudaGraph_t graph = nullptr;
+  try {
+    body();
+  } catch (...) {
+    cudaStreamEndCapture(ctx_.stream, &graph);  // leave capture mode before reporting
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    throw;
+  }
+  check_cuda(cudaStreamEndCapture(ctx_.stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check_cuda(e, "cudaGraphInstantiate");
+  return std::make_unique<CudaGraph>(exec, ctx_.stream);
+}
+
 CudaBackend& cuda_backend(int device) {
   static std::mutex mutex;
   static std::map<int, std::unique_ptr<CudaBackend>> backends;

@@ -38,6 +38,7 @@ class Graph {
  public:
   std::string source;  // file the graph came from, for error messages
   int opset = 17;
+  bool allow_tf32 = false;     // passed to every kernel (OpDesc::allow_tf32)
   std::vector<Value> values;
   std::vector<Node> nodes;     // topologically sorted once imported
   std::vector<ValueId> inputs; // runtime inputs (initializers excluded)

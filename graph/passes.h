@@ -30,4 +30,9 @@ int fold_batchnorm(Graph& g);
 // post-ops in the same pass over memory. Returns the count fused.
 int fuse_conv_epilogues(Graph& g);
 
+// Makes a float32 graph compute in `to` (f16 or bf16): inputs cast down,
+// float constants converted (shape arguments excepted), outputs cast back to
+// float32. Run after fusion; infer_and_fold afterwards re-derives dtypes.
+void lower_precision(Graph& g, DType to);
+
 }  // namespace tandem

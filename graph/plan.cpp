@@ -1,5 +1,7 @@
 #include "graph/plan.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -147,6 +149,7 @@ class ExecutionPlan::Builder {
     d.node = n.name;
     d.attrs = &n.attrs;
     d.opset = g_.opset;
+    d.allow_tf32 = g_.allow_tf32;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       bool present = n.inputs[i] != kNoValue;
       d.present.push_back(present);
@@ -232,6 +235,7 @@ ExecutionPlan::ExecutionPlan(const Graph& g, Backend& backend) : backend_(backen
 }
 
 ExecutionPlan::~ExecutionPlan() {
+  recording_.reset();  // it refers to the kernels and buffers below
   steps_.clear();  // kernels may refer to memory below
   if (arena_) backend_.deallocate(arena_);
   if (scratch_) backend_.deallocate(scratch_);
@@ -246,6 +250,21 @@ void* ExecutionPlan::input_pointer(size_t index, const Tensor& t) {
   if (!buf) buf = backend_.allocate(std::max<size_t>(input_descs_[index].bytes(), 64));
   backend_.copy_from_host(buf, t.raw(), t.bytes());
   return buf;
+}
+
+void ExecutionPlan::launch_steps(const std::vector<void*>& ptr) {
+  RunContext rc{scratch_, stats_.scratch_bytes};
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (Step& st : steps_) {
+    if (!st.kernel) continue;
+    in.clear();
+    out.clear();
+    for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
+    for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
+    TANDEM_ZONE_AT(st.zone);
+    st.kernel->run(in.data(), out.data(), rc);
+  }
 }
 
 std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
@@ -271,18 +290,21 @@ std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
       case Slot::Kind::view: ptr[s] = ptr[size_t(slot.view_of)]; break;
     }
   }
-  RunContext rc{scratch_, stats_.scratch_bytes};
-  std::vector<const void*> in;
-  std::vector<void*> out;
-  for (Step& st : steps_) {
-    if (!st.kernel) continue;
-    in.clear();
-    out.clear();
-    for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
-    for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
-    TANDEM_ZONE_AT(st.zone);
-    st.kernel->run(in.data(), out.data(), rc);
+  static const bool graphs_off = std::getenv("TANDEM_CUDA_GRAPHS") && std::string(std::getenv("TANDEM_CUDA_GRAPHS")) == "0";
+  if (backend_.device().is_cpu() || graphs_off) {
+    launch_steps(ptr);
+  } else if (recording_ && recorded_pointers_ == ptr) {
+    TANDEM_ZONE_CAT("replay recorded plan", "graph");
+    recording_->replay();
+  } else if (runs_ > 0) {
+    recording_ = backend_.record([&] { launch_steps(ptr); });
+    recorded_pointers_ = ptr;
+    if (recording_) recording_->replay();
+    else launch_steps(ptr);
+  } else {
+    launch_steps(ptr);
   }
+  ++runs_;
   backend_.synchronize();
   std::vector<Tensor> results;
   for (int s : output_slots_) {

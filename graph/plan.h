@@ -69,9 +69,16 @@ class ExecutionPlan {
   // On a device other than the CPU: one device buffer per input, which host
   // inputs are copied into at each run.
   std::vector<void*> device_inputs_;
+  // The steps recorded as one replayable unit (a CUDA graph) for the buffer
+  // pointers they were recorded with; made at the second run, so that lazy
+  // library initialization happens in the first.
+  std::unique_ptr<Recording> recording_;
+  std::vector<void*> recorded_pointers_;
+  int runs_ = 0;
   std::string source_;
 
   void* input_pointer(size_t index, const Tensor& t);
+  void launch_steps(const std::vector<void*>& ptr);
 };
 
 // Assigns arena offsets to slots of Kind::arena by greedy best fit over their

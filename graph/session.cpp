@@ -9,6 +9,14 @@
 
 namespace tandem {
 
+Precision parse_precision(const std::string& s) {
+  if (s == "fp32") return Precision::fp32;
+  if (s == "tf32") return Precision::tf32;
+  if (s == "fp16") return Precision::fp16;
+  if (s == "bf16") return Precision::bf16;
+  throw Error("unknown precision '" + s + "' (fp32, tf32, fp16 or bf16)");
+}
+
 namespace {
 Backend& backend_for(const Device& d) {
   if (d.is_cpu()) return cpu::cpu_backend();
@@ -106,6 +114,12 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std:
   if (options_.optimize) {
     rep.batchnorms_folded = fold_batchnorm(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
+    infer_and_fold(g, cpu::cpu_backend());
+    g.compact();
+  }
+  g.allow_tf32 = options_.precision == Precision::tf32;
+  if (options_.precision == Precision::fp16 || options_.precision == Precision::bf16) {
+    lower_precision(g, options_.precision == Precision::fp16 ? DType::f16 : DType::bf16);
     infer_and_fold(g, cpu::cpu_backend());
     g.compact();
   }

@@ -21,10 +21,19 @@
 
 namespace tandem {
 
+enum class Precision { fp32, tf32, fp16, bf16 };
+
+// "fp32", "tf32", "fp16", "bf16"; throws Error otherwise.
+Precision parse_precision(const std::string& s);
+
 struct SessionOptions {
   Device device = Device::cpu();
   int threads = 0;       // CPU compute threads; 0 = all cores
   bool optimize = true;  // BatchNorm folding and epilogue fusion
+  // Arithmetic of the model's float work. Inputs and outputs stay float32;
+  // fp16/bf16 run the graph in that type (graph/precision.cpp), tf32 lets
+  // matrix units round float32 products.
+  Precision precision = Precision::fp32;
 };
 
 struct CompileReport {

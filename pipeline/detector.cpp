@@ -22,6 +22,7 @@ SessionOptions session_options(const DetectorOptions& o) {
   SessionOptions so;
   so.device = o.device;
   so.threads = o.threads;
+  so.precision = o.precision;
   return so;
 }
 

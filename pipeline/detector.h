@@ -18,6 +18,7 @@ struct DetectorOptions {
   std::string heat_output = "tower_0/keypoints";  // [N, h, w, classes], sigmoid
   std::string size_output = "tower_0/wh";         // [N, h, w, 4]
   Device device = Device::cpu();
+  Precision precision = Precision::fp32;
   int threads = 0;
   float min_score = 0.25f;       // detections below are dropped
   float iou = 0.5f;              // NMS threshold within a class
