@@ -199,8 +199,10 @@ class CudnnConvKernel final : public Kernel {
           "CUDA Conv weights " + w.desc().str() + " must be plain 4-D " + std::string(dtype_name(cs_.dtype)), where_);
     std::vector<char> krsc = to_krsc(w);
     weights_ = DeviceBuffer(krsc.size(), "cudaMalloc(conv weights)", where_);
-    check_cuda(cudaMemcpy(weights_.get(), krsc.data(), krsc.size(), cudaMemcpyHostToDevice), "cudaMemcpy(conv weights)",
-               where_);
+    // On the plan's stream, which need not be ordered after the legacy default stream.
+    check_cuda(cudaMemcpyAsync(weights_.get(), krsc.data(), krsc.size(), cudaMemcpyHostToDevice, c_.stream),
+               "cudaMemcpyAsync(conv weights)", where_);
+    check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // krsc is freed on return
   }
 
   // Times the algorithms on scratch tensors, keeps the fastest acceptable
@@ -208,17 +210,19 @@ class CudnnConvKernel final : public Kernel {
   void choose_algorithm() {
     DeviceBuffer x(x_bytes(), "cudaMalloc(conv search input)", where_);
     DeviceBuffer y(y_bytes(), "cudaMalloc(conv search output)", where_);
-    check_cuda(cudaMemset(x.get(), 0, x.bytes()), "cudaMemset", where_);
+    check_cuda(cudaMemsetAsync(x.get(), 0, x.bytes(), c_.stream), "cudaMemsetAsync", where_);
     DeviceBuffer ws = search_workspace(where_);
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
     int found = 0;
     cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
         c_.cudnn, xd_.get(), x.get(), wd_.get(), weights_.get(), cd_.get(), yd_.get(), y.get(), int(perf.size()),
         &found, perf.data(), ws.get(), ws.bytes());
-    if (st != CUDNN_STATUS_SUCCESS)
+    if (st != CUDNN_STATUS_SUCCESS) {
+      cudaGetLastError();  // the search's failure is handled here, not at a later launch check
       check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(),
                                                          int(perf.size()), &found, perf.data()),
                   "cudnnGetConvolutionForwardAlgorithm_v7", where_);
+    }
     const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
     for (int i = 0; i < found && !best; ++i) {
       const auto& p = perf[size_t(i)];
@@ -239,6 +243,7 @@ class CudnnConvKernel final : public Kernel {
                 "cudnnGetConvolutionForwardWorkspaceSize", where_);
     workspace_bytes_ = align_up(std::max(bytes, best->memory));
     fused_ = fusable() && fused_call_works(x.get(), y.get());
+    check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // before the buffers go
   }
 
   // cuDNN's fused call adds the bias and applies relu or identity; identity
@@ -256,9 +261,11 @@ class CudnnConvKernel final : public Kernel {
     DeviceBuffer bias(size_t(cs_.m) * dtype_size(cs_.dtype), "cudaMalloc(conv trial bias)", where_);
     DeviceBuffer ws(workspace_bytes_, "cudaMalloc(conv trial workspace)", where_);
     DeviceBuffer residual(cs_.extras.has_residual ? y_bytes() : 0, "cudaMalloc(conv trial residual)", where_);
-    check_cuda(cudaMemset(bias.get(), 0, bias.bytes()), "cudaMemset", where_);
-    if (residual.get()) check_cuda(cudaMemset(residual.get(), 0, residual.bytes()), "cudaMemset", where_);
+    check_cuda(cudaMemsetAsync(bias.get(), 0, bias.bytes(), c_.stream), "cudaMemsetAsync", where_);
+    if (residual.get())
+      check_cuda(cudaMemsetAsync(residual.get(), 0, residual.bytes(), c_.stream), "cudaMemsetAsync", where_);
     cudnnStatus_t st = fused_status(x, bias.get(), residual.get(), y, ws.get());
+    if (st != CUDNN_STATUS_SUCCESS) cudaGetLastError();  // a refused call must not surface at a later launch check
     check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);
     return st == CUDNN_STATUS_SUCCESS;
   }
