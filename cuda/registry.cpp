@@ -14,6 +14,8 @@ std::map<std::string, KernelFactory>& table() {
 void register_all() {
   register_eltwise_kernels();
   register_reorder_kernels();
+  register_conv_kernels();
+  register_pool_kernels();
 }
 }  // namespace
 

@@ -16,5 +16,7 @@ KernelFactory find_kernel(const std::string& op_type);
 
 void register_eltwise_kernels();  // cuda/eltwise.cu
 void register_reorder_kernels();  // cuda/reorder.cu
+void register_conv_kernels();     // cuda/conv.cpp
+void register_pool_kernels();     // cuda/pool.cpp
 
 }  // namespace tandem::cuda

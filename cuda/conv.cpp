@@ -1,0 +1,315 @@
+// Conv and tandem.FusedConv (2-D) on cuDNN's legacy convolution API, NHWC
+// activations, f32 and f16.
+//   X [N, C, H, W] (nhwc) * W [M, C/group, R, S] (constant) -> Y [N, M, P, Q] (nhwc)
+// The weights are transposed once, at prepare, to KRSC (cuDNN's NHWC filter
+// layout) and kept on the device. The algorithm is chosen at prepare by
+// timing (cudnnFindConvolutionForwardAlgorithmEx on temporary buffers).
+// FusedConv: Y = act(conv(X) + B + R). cudnnConvolutionBiasActivationForward
+// does all of it where cuDNN supports the case (relu, or identity with the
+// IMPLICIT_PRECOMP_GEMM algorithm); a trial call at prepare confirms it, and
+// anything else runs cudnnConvolutionForward plus one epilogue pass
+// (cuda/conv_epilogue.cu).
+// cuDNN pads symmetrically only: unequal begin/end pads (TF SAME with stride
+// 2 on an even input) are applied by copying X into a zero-bordered scratch
+// tensor and convolving that without padding.
+// fp32 runs with CUDNN_FMA_MATH (no TF32) and without the FFT and Winograd
+// algorithms, whose transforms round differently from a direct sum: fp32 is
+// the path that must match the CPU to 1e-5. f16 accumulates in f32 and may
+// use tensor cores and every algorithm.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "cuda/check.h"
+#include "cuda/conv_epilogue.h"
+#include "cuda/cudnn_utils.h"
+#include "cuda/registry.h"
+#include "ops/conv.h"
+
+namespace tandem::cuda {
+
+namespace {
+
+// Largest workspace an algorithm may ask for.
+constexpr size_t kMaxWorkspace = size_t(256) << 20;
+
+struct ConvShape {
+  ops::ConvGeometry g;
+  ops::FusedConvExtras extras;
+  DType dtype = DType::f32;
+  int64_t n = 0, c = 0, h = 0, w = 0;  // X
+  int64_t m = 0, p = 0, q = 0;         // Y channels and extents
+  int64_t r = 0, s = 0;                // kernel
+  bool has_bias = false;
+  bool explicit_pad = false;  // begin and end pads differ somewhere
+  PadGeometry pad;            // the explicit padding when explicit_pad
+};
+
+ConvShape describe(const OpDesc& op) {
+  ConvShape cs;
+  const TensorDesc& x = op.inputs[0];
+  check_supported(x.shape.size() == 4, "CUDA Conv is 2-D only (4-D input), got " + x.str(), op.context());
+  check_supported(op.constants.size() > 1 && op.constants[1] != nullptr, "CUDA Conv needs constant weights",
+                  op.context());
+  cs.dtype = x.dtype;
+  cs.g = ops::conv_geometry(op.attributes(), x.shape, op.inputs[1].shape);
+  if (op.op_type == ops::kFusedConvOp) cs.extras = ops::fused_conv_extras(op.attributes());
+  cs.has_bias = op.has_input(2);
+  cs.n = x.shape[0], cs.c = x.shape[1], cs.h = x.shape[2], cs.w = x.shape[3];
+  const Shape& y = op.outputs[0].shape;
+  cs.m = y[1], cs.p = y[2], cs.q = y[3];
+  const ops::Window& win = cs.g.window;
+  cs.r = win.kernel[0], cs.s = win.kernel[1];
+  check_supported(op.outputs[0].numel() > 0 && x.numel() > 0, "CUDA Conv of an empty tensor " + x.str(), op.context());
+  cs.explicit_pad = win.pads_begin != win.pads_end;
+  cs.pad = {cs.n, cs.h, cs.w, cs.c, win.pads_begin[0], win.pads_end[0], win.pads_begin[1], win.pads_end[1]};
+  return cs;
+}
+
+// [M, C/g, R, S] -> [M, R, S, C/g], element by element of any size.
+std::vector<char> to_krsc(const Tensor& w) {
+  const Shape& s = w.shape();
+  const int64_t m = s[0], cg = s[1], r = s[2], q = s[3];
+  const size_t es = dtype_size(w.dtype());
+  const char* src = static_cast<const char*>(w.raw());
+  std::vector<char> out(w.bytes());
+  for (int64_t k = 0; k < m; ++k)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t y = 0; y < r; ++y)
+        for (int64_t x = 0; x < q; ++x)
+          std::memcpy(&out[size_t(((k * r + y) * q + x) * cg + c) * es], &src[size_t(((k * cg + c) * r + y) * q + x) * es],
+                      es);
+  return out;
+}
+
+bool accurate_enough_for_f32(const cudnnConvolutionFwdAlgoPerf_t& p) {
+  switch (p.algo) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return false;
+    default: return p.mathType != CUDNN_TENSOR_OP_MATH && p.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+  }
+}
+
+// The largest workspace up to kMaxWorkspace the device can lend for the
+// algorithm search; a failed cudaMalloc is cleared so later launch checks do
+// not report it.
+DeviceBuffer search_workspace(const ErrorContext& where) {
+  for (size_t bytes = kMaxWorkspace; bytes >= (size_t(1) << 20); bytes /= 2) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes) == cudaSuccess) {
+      cudaFree(p);
+      return DeviceBuffer(bytes, "cudaMalloc(conv search workspace)", where);
+    }
+    cudaGetLastError();
+  }
+  return DeviceBuffer();
+}
+
+class CudnnConvKernel final : public Kernel {
+ public:
+  CudnnConvKernel(const OpDesc& op, Context& c)
+      : c_(c),
+        where_(op.context()),
+        cs_(describe(op)),
+        xd_(where_),
+        yd_(where_),
+        bd_(where_),
+        wd_(where_),
+        cd_(where_),
+        ad_(where_) {
+    set_descriptors();
+    upload_weights(*op.constants[1]);
+    choose_algorithm();
+  }
+
+  void run(const void* const* in, void* const* out, const RunContext& rc) override {
+    check(rc.scratch_bytes >= scratch_bytes(), "CUDA Conv got " + std::to_string(rc.scratch_bytes) +
+                                                   " scratch bytes, needs " + std::to_string(scratch_bytes()),
+          where_);
+    char* scratch = static_cast<char*>(rc.scratch);
+    const void* x = in[0];
+    if (cs_.explicit_pad) {
+      launch_pad_nhwc(dtype_size(cs_.dtype), in[0], scratch, cs_.pad, c_.props, c_.stream, where_);
+      x = scratch;
+    }
+    void* ws = workspace_bytes_ ? scratch + pad_bytes() : nullptr;
+    const void* bias = cs_.has_bias ? in[2] : nullptr;
+    const void* residual = cs_.extras.has_residual ? in[3] : nullptr;
+    if (fused_) {
+      convolve_fused(x, bias, residual, out[0], ws);
+      return;
+    }
+    const float one = 1.f, zero = 0.f;
+    check_cudnn(cudnnConvolutionForward(c_.cudnn, &one, xd_.get(), x, wd_.get(), weights_.get(), cd_.get(), algo_, ws,
+                                        workspace_bytes_, &zero, yd_.get(), out[0]),
+                "cudnnConvolutionForward", where_);
+    if (cs_.has_bias || residual || cs_.extras.activation.kind != ops::ActivationKind::none)
+      launch_conv_epilogue(cs_.dtype, out[0], bias, residual, cs_.n * cs_.p * cs_.q * cs_.m, cs_.m,
+                           cs_.extras.activation, c_.props, c_.stream, where_);
+  }
+
+  size_t scratch_bytes() const override { return pad_bytes() + workspace_bytes_; }
+
+ private:
+  size_t pad_bytes() const {
+    return cs_.explicit_pad ? align_up(size_t(cs_.pad.out_elements()) * dtype_size(cs_.dtype)) : 0;
+  }
+  int64_t x_h() const { return cs_.explicit_pad ? cs_.pad.out_h() : cs_.h; }
+  int64_t x_w() const { return cs_.explicit_pad ? cs_.pad.out_w() : cs_.w; }
+  size_t x_bytes() const { return size_t(cs_.n * cs_.c * x_h() * x_w()) * dtype_size(cs_.dtype); }
+  size_t y_bytes() const { return size_t(cs_.n * cs_.m * cs_.p * cs_.q) * dtype_size(cs_.dtype); }
+
+  void set_descriptors() {
+    cudnnDataType_t t = cudnn_dtype(cs_.dtype, "Conv", where_);
+    const ops::Window& win = cs_.g.window;
+    set_nhwc(xd_, t, cs_.n, cs_.c, x_h(), x_w(), where_);
+    set_nhwc(yd_, t, cs_.n, cs_.m, cs_.p, cs_.q, where_);
+    set_nhwc(bd_, t, 1, cs_.m, 1, 1, where_);
+    check_cudnn(cudnnSetFilter4dDescriptor(wd_.get(), t, CUDNN_TENSOR_NHWC, int(cs_.m), int(cs_.c / cs_.g.group),
+                                           int(cs_.r), int(cs_.s)),
+                "cudnnSetFilter4dDescriptor", where_);
+    int pad_h = cs_.explicit_pad ? 0 : int(win.pads_begin[0]), pad_w = cs_.explicit_pad ? 0 : int(win.pads_begin[1]);
+    check_cudnn(cudnnSetConvolution2dDescriptor(cd_.get(), pad_h, pad_w, int(win.strides[0]), int(win.strides[1]),
+                                                int(win.dilations[0]), int(win.dilations[1]), CUDNN_CROSS_CORRELATION,
+                                                CUDNN_DATA_FLOAT),
+                "cudnnSetConvolution2dDescriptor", where_);
+    check_cudnn(cudnnSetConvolutionGroupCount(cd_.get(), int(cs_.g.group)), "cudnnSetConvolutionGroupCount", where_);
+    check_cudnn(cudnnSetConvolutionMathType(cd_.get(), math_type()), "cudnnSetConvolutionMathType", where_);
+    int dims[4] = {};
+    check_cudnn(cudnnGetConvolutionNdForwardOutputDim(cd_.get(), xd_.get(), wd_.get(), 4, dims),
+                "cudnnGetConvolutionNdForwardOutputDim", where_);
+    check(dims[0] == cs_.n && dims[1] == cs_.m && dims[2] == cs_.p && dims[3] == cs_.q,
+          "cuDNN's convolution output [" + std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "," +
+              std::to_string(dims[2]) + "," + std::to_string(dims[3]) + "] differs from the inferred " +
+              shape_str({cs_.n, cs_.m, cs_.p, cs_.q}),
+          where_);
+    bool relu = cs_.extras.activation.kind == ops::ActivationKind::relu;
+    check_cudnn(cudnnSetActivationDescriptor(ad_.get(), relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                             CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                "cudnnSetActivationDescriptor", where_);
+  }
+
+  cudnnMathType_t math_type() const { return cs_.dtype == DType::f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
+
+  void upload_weights(const Tensor& w) {
+    check(w.dtype() == cs_.dtype && w.layout() == Layout::plain && w.shape().size() == 4,
+          "CUDA Conv weights " + w.desc().str() + " must be plain 4-D " + std::string(dtype_name(cs_.dtype)), where_);
+    std::vector<char> krsc = to_krsc(w);
+    weights_ = DeviceBuffer(krsc.size(), "cudaMalloc(conv weights)", where_);
+    // On the plan's stream, which need not be ordered after the legacy default stream.
+    check_cuda(cudaMemcpyAsync(weights_.get(), krsc.data(), krsc.size(), cudaMemcpyHostToDevice, c_.stream),
+               "cudaMemcpyAsync(conv weights)", where_);
+    check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // krsc is freed on return
+  }
+
+  // Times the algorithms on scratch tensors, keeps the fastest acceptable
+  // one, then decides whether the fused cuDNN call can run it.
+  void choose_algorithm() {
+    DeviceBuffer x(x_bytes(), "cudaMalloc(conv search input)", where_);
+    DeviceBuffer y(y_bytes(), "cudaMalloc(conv search output)", where_);
+    check_cuda(cudaMemsetAsync(x.get(), 0, x.bytes(), c_.stream), "cudaMemsetAsync", where_);
+    DeviceBuffer ws = search_workspace(where_);
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    int found = 0;
+    cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
+        c_.cudnn, xd_.get(), x.get(), wd_.get(), weights_.get(), cd_.get(), yd_.get(), y.get(), int(perf.size()),
+        &found, perf.data(), ws.get(), ws.bytes());
+    if (st != CUDNN_STATUS_SUCCESS) {
+      cudaGetLastError();  // the search's failure is handled here, not at a later launch check
+      check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(),
+                                                         int(perf.size()), &found, perf.data()),
+                  "cudnnGetConvolutionForwardAlgorithm_v7", where_);
+    }
+    const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
+    for (int i = 0; i < found && !best; ++i) {
+      const auto& p = perf[size_t(i)];
+      bool ok = p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace;
+      if (ok && (cs_.dtype == DType::f16 || accurate_enough_for_f32(p))) best = &p;
+    }
+    check_supported(best != nullptr,
+                    "cuDNN has no usable convolution algorithm for input " + shape_str({cs_.n, cs_.c, cs_.h, cs_.w}) +
+                        ", weights " + shape_str({cs_.m, cs_.c / cs_.g.group, cs_.r, cs_.s}),
+                    where_);
+    algo_ = best->algo;
+    // fp32 stays on FMA math: cuDNN's default math permits TF32 on A100 and later.
+    if (cs_.dtype == DType::f16)
+      check_cudnn(cudnnSetConvolutionMathType(cd_.get(), best->mathType), "cudnnSetConvolutionMathType", where_);
+    size_t bytes = 0;
+    check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(), algo_,
+                                                        &bytes),
+                "cudnnGetConvolutionForwardWorkspaceSize", where_);
+    workspace_bytes_ = align_up(std::max(bytes, best->memory));
+    fused_ = fusable() && fused_call_works(x.get(), y.get());
+    check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // before the buffers go
+  }
+
+  // cuDNN's fused call adds the bias and applies relu or identity; identity
+  // only with IMPLICIT_PRECOMP_GEMM (cuDNN's documented restriction).
+  bool fusable() const {
+    auto k = cs_.extras.activation.kind;
+    if (!cs_.has_bias) return false;
+    if (k == ops::ActivationKind::relu) return true;
+    return k == ops::ActivationKind::none && algo_ == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  }
+
+  // One fused call on scratch tensors: cuDNN rejects unsupported
+  // combinations (type configuration, layout) only when called.
+  bool fused_call_works(const void* x, void* y) {
+    DeviceBuffer bias(size_t(cs_.m) * dtype_size(cs_.dtype), "cudaMalloc(conv trial bias)", where_);
+    DeviceBuffer ws(workspace_bytes_, "cudaMalloc(conv trial workspace)", where_);
+    DeviceBuffer residual(cs_.extras.has_residual ? y_bytes() : 0, "cudaMalloc(conv trial residual)", where_);
+    check_cuda(cudaMemsetAsync(bias.get(), 0, bias.bytes(), c_.stream), "cudaMemsetAsync", where_);
+    if (residual.get())
+      check_cuda(cudaMemsetAsync(residual.get(), 0, residual.bytes(), c_.stream), "cudaMemsetAsync", where_);
+    cudnnStatus_t st = fused_status(x, bias.get(), residual.get(), y, ws.get());
+    if (st != CUDNN_STATUS_SUCCESS) cudaGetLastError();  // a refused call must not surface at a later launch check
+    check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);
+    return st == CUDNN_STATUS_SUCCESS;
+  }
+
+  // z is y itself (scaled by 0) when there is no residual.
+  cudnnStatus_t fused_status(const void* x, const void* bias, const void* residual, void* y, void* ws) {
+    const float one = 1.f, alpha2 = residual ? 1.f : 0.f;
+    return cudnnConvolutionBiasActivationForward(c_.cudnn, &one, xd_.get(), x, wd_.get(), weights_.get(), cd_.get(),
+                                                 algo_, ws, workspace_bytes_, &alpha2, yd_.get(),
+                                                 residual ? residual : y, bd_.get(), bias, ad_.get(), yd_.get(), y);
+  }
+
+  void convolve_fused(const void* x, const void* bias, const void* residual, void* y, void* ws) {
+    check_cudnn(fused_status(x, bias, residual, y, ws), "cudnnConvolutionBiasActivationForward", where_);
+  }
+
+  Context& c_;
+  ErrorContext where_;
+  ConvShape cs_;
+  TensorDescriptor xd_, yd_, bd_;
+  FilterDescriptor wd_;
+  ConvolutionDescriptor cd_;
+  ActivationDescriptor ad_;
+  DeviceBuffer weights_;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspace_bytes_ = 0;
+  bool fused_ = false;
+};
+
+KernelPlan make_conv(const OpDesc& op, Context& c) {
+  KernelPlan plan;
+  plan.kernel = std::make_unique<CudnnConvKernel>(op, c);
+  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
+  plan.input_layouts[0] = Layout::nhwc;
+  if (op.inputs.size() > 3) plan.input_layouts[3] = Layout::nhwc;
+  plan.output_layouts = {Layout::nhwc};
+  return plan;
+}
+
+}  // namespace
+
+void register_conv_kernels() {
+  register_kernel("Conv", make_conv);
+  register_kernel(ops::kFusedConvOp, make_conv);
+}
+
+}  // namespace tandem::cuda

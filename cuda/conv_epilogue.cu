@@ -1,0 +1,103 @@
+// The convolution epilogue and explicit NHWC padding (see conv_epilogue.h).
+// Activations follow cpu/post_ops.cpp (oneDNN's eltwise definitions) so the
+// two backends agree to rounding.
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "cuda/check.h"
+#include "cuda/conv_epilogue.h"
+#include "cuda/launch.h"
+
+namespace tandem::cuda {
+
+namespace {
+
+using ops::ActivationKind;
+
+struct Act {
+  ActivationKind kind;
+  float alpha, beta, gamma;
+};
+
+// The branch is uniform across the grid, so one kernel serves every kind.
+__device__ __forceinline__ float activate(float x, const Act& a) {
+  switch (a.kind) {
+    case ActivationKind::none: return x;
+    case ActivationKind::relu: return fmaxf(x, 0.f);
+    case ActivationKind::leaky_relu: return x > 0.f ? x : a.alpha * x;
+    case ActivationKind::clip: return fminf(fmaxf(x, a.alpha), a.beta);
+    case ActivationKind::hard_swish: return a.gamma * x * fminf(fmaxf(x + 3.f, 0.f), 6.f) / 6.f;
+    case ActivationKind::hard_sigmoid: return fminf(fmaxf(a.alpha * x + a.beta, 0.f), a.gamma);
+    case ActivationKind::sigmoid: return 1.f / (1.f + expf(-x));
+    case ActivationKind::tanh: return tanhf(x);
+    case ActivationKind::silu: return x / (1.f + expf(-x));
+  }
+  return x;
+}
+
+__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
+
+template <typename T>
+__global__ void epilogue_kernel(T* y, const T* bias, const T* residual, int64_t n, int64_t channels, Act act) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float v = load(y, i);
+    if (bias) v += load(bias, i % channels);
+    if (residual) v += load(residual, i);
+    store(y, i, activate(v, act));
+  }
+}
+
+// T is an unsigned integer of the element's size: padding only moves bits.
+template <typename T>
+__global__ void pad_kernel(const T* x, T* y, PadGeometry g) {
+  const int64_t n = g.out_elements(), oh = g.out_h(), ow = g.out_w();
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t c = i % g.c, rest = i / g.c;
+    int64_t ox = rest % ow;
+    rest /= ow;
+    int64_t oy = rest % oh, b = rest / oh;
+    int64_t ix = ox - g.left, iy = oy - g.top;
+    bool inside = ix >= 0 && ix < g.w && iy >= 0 && iy < g.h;
+    y[i] = inside ? x[((b * g.h + iy) * g.w + ix) * g.c + c] : T(0);
+  }
+}
+
+}  // namespace
+
+void launch_conv_epilogue(DType dtype, void* y, const void* bias, const void* residual, int64_t n,
+                          int64_t channels, const ops::FusedActivation& a, const cudaDeviceProp& props,
+                          cudaStream_t stream, const ErrorContext& where) {
+  if (n == 0) return;
+  Act act{a.kind, a.alpha, a.beta, a.gamma};
+  unsigned blocks = blocks_for(n, props);
+  if (dtype == DType::f32) {
+    epilogue_kernel<float><<<blocks, kThreads, 0, stream>>>(static_cast<float*>(y), static_cast<const float*>(bias),
+                                                            static_cast<const float*>(residual), n, channels, act);
+  } else if (dtype == DType::f16) {
+    epilogue_kernel<__half><<<blocks, kThreads, 0, stream>>>(static_cast<__half*>(y), static_cast<const __half*>(bias),
+                                                             static_cast<const __half*>(residual), n, channels, act);
+  } else {
+    throw Error::unsupported("CUDA conv epilogue takes f32 or f16, not " + std::string(dtype_name(dtype)), where);
+  }
+  check_launch("epilogue_kernel", where);
+}
+
+void launch_pad_nhwc(size_t element_size, const void* x, void* y, const PadGeometry& g, const cudaDeviceProp& props,
+                     cudaStream_t stream, const ErrorContext& where) {
+  int64_t n = g.out_elements();
+  if (n == 0) return;
+  unsigned blocks = blocks_for(n, props);
+  if (element_size == 4)
+    pad_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y), g);
+  else if (element_size == 2)
+    pad_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y), g);
+  else
+    throw Error::unsupported("CUDA NHWC padding of " + std::to_string(element_size) + "-byte elements", where);
+  check_launch("pad_kernel", where);
+}
+
+}  // namespace tandem::cuda

@@ -1,0 +1,243 @@
+// CUDA Conv, tandem.FusedConv and pooling (cuDNN, NHWC) vs the CPU backend.
+// fp32: relative error <= 1e-5 of the reference norm. The CPU reference is
+// forced to oneDNN's direct convolution (TANDEM_CONV_ALGO=direct): its
+// Winograd, which it may otherwise pick for 3x3 stride 1, rounds differently
+// from a direct sum by more than 1e-5. fp16 (the GPU graph in f16, the CPU
+// one in f32 on the same f16-rounded values): <= 1e-2.
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "../graph_builder.h"
+#include "core/half.h"
+#include "gpu_test_util.h"
+#include "ops/conv.h"
+
+namespace tandem::testing {
+namespace {
+
+class CudaConv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("TANDEM_CONV_ALGO")) saved_ = v;
+    setenv("TANDEM_CONV_ALGO", "direct", 1);
+  }
+  void TearDown() override {
+    if (saved_) setenv("TANDEM_CONV_ALGO", saved_->c_str(), 1);
+    else unsetenv("TANDEM_CONV_ALGO");
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+struct ConvCase {
+  std::string name;
+  Shape x, w;
+  Attributes attrs;
+  bool bias = true;
+};
+
+Attributes conv_attrs(Shape strides, Shape pads, Shape dilations = {1, 1}, int64_t group = 1) {
+  Attributes a;
+  a.set("strides", strides);
+  a.set("pads", pads);
+  a.set("dilations", dilations);
+  a.set("group", group);
+  return a;
+}
+
+Attributes same_upper(Shape strides) {
+  Attributes a;
+  a.set("strides", strides);
+  a.set("auto_pad", std::string("SAME_UPPER"));
+  return a;
+}
+
+// One Conv (or FusedConv) node over input x, constant weights and bias, and
+// an optional residual graph input; returns the relative error of the GPU
+// result against the CPU's.
+double conv_error(const std::string& op, const ConvCase& c, uint32_t seed, bool residual = false) {
+  GraphBuilder b;
+  ValueId x = b.input("x", c.x);
+  std::vector<ValueId> in{x, b.constant("w", random_f32(c.w, seed + 1, -0.5f, 0.5f))};
+  if (c.bias) in.push_back(b.constant("b", random_f32({c.w[0]}, seed + 2)));
+  std::vector<Tensor> feeds{random_f32(c.x, seed)};
+  if (residual) {
+    ops::ConvGeometry g = ops::conv_geometry(c.attrs, c.x, c.w);
+    in.push_back(b.input("r", g.output_shape()));
+    feeds.push_back(random_f32(g.output_shape(), seed + 3));
+  }
+  b.output(b.node(op, in, c.attrs));
+  auto [cpu, gpu] = run_both(b.g, feeds);
+  return relative_error(gpu[0], cpu[0]);
+}
+
+TEST_F(CudaConv, ConvShapesMatchTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  std::vector<ConvCase> cases = {
+      {"3x3 s1 p1 64->64", {2, 64, 28, 28}, {64, 64, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1})},
+      {"1x1 256->64", {2, 256, 14, 14}, {64, 256, 1, 1}, conv_attrs({1, 1}, {0, 0, 0, 0})},
+      {"ResNet stem 7x7 s2 p3", {1, 3, 224, 224}, {64, 3, 7, 7}, conv_attrs({2, 2}, {3, 3, 3, 3})},
+      {"depthwise 3x3 s1", {2, 32, 28, 28}, {32, 1, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 32)},
+      {"depthwise 3x3 s2", {2, 32, 28, 28}, {32, 1, 3, 3}, conv_attrs({2, 2}, {1, 1, 1, 1}, {1, 1}, 32)},
+      {"depthwise 5x5", {1, 48, 20, 20}, {48, 1, 5, 5}, conv_attrs({1, 1}, {2, 2, 2, 2}, {1, 1}, 48)},
+      {"grouped, group 4", {2, 32, 14, 14}, {64, 8, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 4)},
+      {"dilation 2", {1, 16, 20, 20}, {32, 16, 3, 3}, conv_attrs({1, 1}, {2, 2, 2, 2}, {2, 2})},
+      {"no bias", {1, 16, 15, 15}, {24, 16, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1}), false},
+      // TF SAME, stride 2, 3x3 on an even input: pads 0 before, 1 after.
+      {"SAME_UPPER s2 3x3 on 28x28", {1, 16, 28, 28}, {32, 16, 3, 3}, same_upper({2, 2})},
+      {"SAME_UPPER s2 depthwise", {1, 24, 28, 28}, {24, 1, 3, 3}, [] {
+         Attributes a = same_upper({2, 2});
+         a.set("group", int64_t(24));
+         return a;
+       }()},
+      {"explicit pads 1,0,2,1", {1, 8, 13, 17}, {16, 8, 3, 3}, conv_attrs({1, 1}, {1, 0, 2, 1})},
+  };
+  uint32_t seed = 100;
+  for (const ConvCase& c : cases) EXPECT_LE(conv_error("Conv", c, seed += 10), 1e-5) << c.name;
+}
+
+TEST_F(CudaConv, FusedConvActivationsAndResidualMatchTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  struct Act {
+    std::string name;
+    std::vector<float> params;
+    bool residual;
+  };
+  std::vector<Act> acts = {{"", {}, false},
+                           {"Relu", {}, false},
+                           {"Relu", {}, true},
+                           {"", {}, true},
+                           {"HardSwish", {0.99976f}, false},
+                           {"HardSwish", {0.99976f}, true},
+                           {"HardSigmoid", {0.2f, 0.5f, 0.99976f}, false},
+                           {"SiLU", {}, false},
+                           {"Clip", {0.f, 6.f}, false},
+                           {"LeakyRelu", {0.1f}, true},
+                           {"Sigmoid", {}, false},
+                           {"Tanh", {}, false}};
+  std::vector<ConvCase> shapes = {
+      {"3x3 32->48", {2, 32, 14, 14}, {48, 32, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1})},
+      {"depthwise s1", {1, 40, 12, 12}, {40, 1, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 40)},
+      {"SAME_UPPER s2", {1, 16, 16, 16}, {24, 16, 3, 3}, same_upper({2, 2})},
+  };
+  uint32_t seed = 500;
+  for (ConvCase c : shapes)
+    for (const Act& a : acts) {
+      c.attrs.set("activation", a.name);
+      if (!a.params.empty()) c.attrs.set("activation_params", a.params);
+      else c.attrs.erase("activation_params");
+      c.attrs.set("has_residual", int64_t(a.residual));
+      EXPECT_LE(conv_error(ops::kFusedConvOp, c, seed += 10, a.residual), 1e-5)
+          << c.name << " " << a.name << " residual " << a.residual;
+    }
+}
+
+// Conv then Relu (then Add) as an exporter writes them: the fusion pass makes
+// a FusedConv on both backends.
+TEST_F(CudaConv, ConvReluChainMatchesTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 16, 20, 20});
+  ValueId w1 = b.constant("w1", random_f32({16, 16, 3, 3}, 2, -0.3f, 0.3f));
+  ValueId b1 = b.constant("b1", random_f32({16}, 3));
+  ValueId w2 = b.constant("w2", random_f32({16, 16, 1, 1}, 4, -0.3f, 0.3f));
+  ValueId y = b.node("Relu", {b.node("Conv", {x, w1, b1}, conv_attrs({1, 1}, {1, 1, 1, 1}))});
+  ValueId z = b.node("Conv", {y, w2}, conv_attrs({1, 1}, {0, 0, 0, 0}));
+  b.output(b.node("Relu", {b.node("Add", {z, x})}));
+  auto [cpu, gpu] = run_both(b.g, {random_f32({1, 16, 20, 20}, 1)});
+  EXPECT_LE(relative_error(gpu[0], cpu[0]), 1e-5);
+}
+
+double pool_error(const std::string& op, const Shape& xs, const Attributes& a, uint32_t seed) {
+  GraphBuilder b;
+  ValueId x = b.input("x", xs);
+  b.output(b.node(op, {x}, a));
+  auto [cpu, gpu] = run_both(b.g, {random_f32(xs, seed)});
+  return relative_error(gpu[0], cpu[0]);
+}
+
+Attributes pool_attrs(Shape kernel, Shape strides, Shape pads) {
+  Attributes a;
+  a.set("kernel_shape", kernel);
+  a.set("strides", strides);
+  a.set("pads", pads);
+  return a;
+}
+
+TEST(CudaPool, PoolsMatchTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  Attributes include_pad = pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1});
+  include_pad.set("count_include_pad", int64_t(1));
+  EXPECT_LE(pool_error("MaxPool", {2, 64, 56, 56}, pool_attrs({3, 3}, {2, 2}, {1, 1, 1, 1}), 1), 1e-6) << "max 3x3 s2 p1";
+  EXPECT_LE(pool_error("AveragePool", {2, 32, 28, 28}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), 2), 1e-5) << "avg 2x2 s2";
+  EXPECT_LE(pool_error("AveragePool", {1, 16, 15, 15}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1}), 3), 1e-5)
+      << "avg 3x3 p1, padding excluded";
+  EXPECT_LE(pool_error("AveragePool", {1, 16, 15, 15}, include_pad, 4), 1e-5) << "avg 3x3 p1, padding included";
+  EXPECT_LE(pool_error("GlobalAveragePool", {2, 512, 7, 7}, {}, 5), 1e-5) << "global average";
+  EXPECT_LE(pool_error("GlobalMaxPool", {2, 64, 9, 11}, {}, 6), 1e-6) << "global max";
+}
+
+TEST(CudaPool, AsymmetricPadsAreRefusedNamingTheNode) {
+  TANDEM_REQUIRE_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 4, 8, 8});
+  b.output(b.node("MaxPool", {x}, pool_attrs({3, 3}, {2, 2}, {0, 0, 1, 1})));
+  SessionOptions o;
+  o.device = Device::cuda(0);
+  try {
+    Session(b.g, o).run({random_f32({1, 4, 8, 8}, 1)});
+    FAIL() << "asymmetric MaxPool ran on the GPU";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(b.g.nodes[0].name), std::string::npos) << e.what();
+  }
+}
+
+Tensor to_f16(const Tensor& t) {
+  Tensor h = Tensor::empty(DType::f16, t.shape());
+  auto* p = static_cast<uint16_t*>(h.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float_to_f16(t.data<float>()[i]);
+  return h;
+}
+
+Tensor to_f32(const Tensor& h) {
+  Tensor t = Tensor::empty(DType::f32, h.shape());
+  const auto* p = static_cast<const uint16_t*>(h.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = f16_to_float(p[i]);
+  return t;
+}
+
+// The same FusedConv(+residual) -> MaxPool graph in f16 on the GPU and in f32
+// on the CPU, both fed the f16-rounded values.
+Graph f16_test_graph(DType t, const Tensor& w, const Tensor& bias, const Attributes& conv) {
+  bool half = t == DType::f16;
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 32, 16, 16}, t);
+  ValueId r = b.input("r", {2, 48, 8, 8}, t);
+  ValueId y = b.node(ops::kFusedConvOp,
+                     {x, b.constant("w", half ? to_f16(w) : to_f32(to_f16(w))),
+                      b.constant("b", half ? to_f16(bias) : to_f32(to_f16(bias))), r},
+                     conv);
+  b.output(b.node("MaxPool", {y}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})));
+  return b.g;
+}
+
+TEST_F(CudaConv, Fp16ConvAndPoolMatchTheCpuToOnePercent) {
+  TANDEM_REQUIRE_GPU();
+  for (const char* act : {"Relu", "HardSwish"}) {
+    Attributes conv = same_upper({2, 2});
+    conv.set("activation", std::string(act));
+    conv.set("has_residual", int64_t(1));
+    Tensor w = random_f32({48, 32, 3, 3}, 21, -0.2f, 0.2f), bias = random_f32({48}, 22);
+    Tensor x = to_f16(random_f32({2, 32, 16, 16}, 23)), r = to_f16(random_f32({2, 48, 8, 8}, 24));
+    SessionOptions gpu;
+    gpu.device = Device::cuda(0);
+    Tensor got = to_f32(Session(f16_test_graph(DType::f16, w, bias, conv), gpu).run(std::vector<Tensor>{x, r})[0]);
+    Tensor want = Session(f16_test_graph(DType::f32, w, bias, conv)).run(std::vector<Tensor>{to_f32(x), to_f32(r)})[0];
+    EXPECT_LE(relative_error(got, want), 1e-2) << act;
+  }
+}
+
+}  // namespace
+}  // namespace tandem::testing
