@@ -14,6 +14,12 @@ std::map<std::string, KernelFactory>& table() {
 void register_all() {
   register_eltwise_kernels();
   register_reorder_kernels();
+  register_gemm_kernels();
+  register_binary_kernels();
+  register_softmax_kernels();
+  register_data_kernels();
+  register_reduce_kernels();
+  register_batchnorm_kernels();
 }
 }  // namespace
 

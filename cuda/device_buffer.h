@@ -1,0 +1,68 @@
+#pragma once
+// Device memory a kernel owns for its lifetime (converted weights, folded
+// constants), allocated and filled at prepare, freed with the kernel.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/check.h"
+#include "core/dtype.h"
+#include "core/half.h"
+#include "cuda/context.h"
+
+namespace tandem::cuda {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(size_t bytes, const ErrorContext& where) {
+    check_cuda(cudaMalloc(&p_, bytes ? bytes : 1), "cudaMalloc(kernel constant)", where);
+  }
+  // A copy of `bytes` host bytes, complete when this returns. The copy is
+  // issued on the context's stream and waited for, so kernels on that stream
+  // never see it half-done and the host buffer may be freed right after.
+  static DeviceBuffer upload(Context& c, const void* host, size_t bytes, const ErrorContext& where) {
+    DeviceBuffer b(bytes, where);
+    if (bytes) {
+      check_cuda(cudaMemcpyAsync(b.p_, host, bytes, cudaMemcpyHostToDevice, c.stream), "cudaMemcpyAsync(constant)", where);
+      check_cuda(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize(constant upload)", where);
+    }
+    return b;
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      p_ = std::exchange(o.p_, nullptr);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+
+  void* get() const { return p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  void release() {
+    if (p_) cudaFree(p_);  // never throws: runs in destructors
+    p_ = nullptr;
+  }
+  void* p_ = nullptr;
+};
+
+// Float values stored on the device as f32 or f16 (round to nearest even).
+inline DeviceBuffer upload_floats(Context& c, const std::vector<float>& v, DType t, const ErrorContext& where) {
+  if (t == DType::f32) return DeviceBuffer::upload(c, v.data(), v.size() * sizeof(float), where);
+  check_supported(t == DType::f16, "device constant of " + std::string(dtype_name(t)), where);
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = float_to_f16(v[i]);
+  return DeviceBuffer::upload(c, h.data(), h.size() * sizeof(uint16_t), where);
+}
+
+}  // namespace tandem::cuda
