@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
+#include "cuda/device_buffer.h"
 #endif
 #include "pipeline/model_store.h"
 #include "cpu/cpu_backend.h"
@@ -104,7 +105,9 @@ int bench_command(BenchOptions& o) {
   // The device pool's high-water mark: weights, arena, inputs, workspaces.
   if (Device d = resolve_device(o.common); d.kind == DeviceKind::cuda) {
     j["device"] = d.str();
-    j["device_peak_bytes"] = cuda::pool_peak_bytes(d.index);
+    // Pool (arena, inputs, workspaces) plus kernels' own buffers (weights);
+    // the two peaks may not coincide, so this bounds the true peak from above.
+    j["device_peak_bytes"] = cuda::pool_peak_bytes(d.index) + cuda::device_buffer_peak_bytes();
   }
 #endif
   fmt::print("{}\n", j.dump());

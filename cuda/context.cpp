@@ -1,11 +1,13 @@
 #include "cuda/context.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/device_buffer.h"
 
 namespace tandem::cuda {
 
@@ -52,6 +54,19 @@ void upload(Context& ctx, void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream), "cudaMemcpyAsync(weights)");
   check_cuda(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+}
+
+namespace {
+std::atomic<size_t> g_buffer_bytes{0}, g_buffer_peak{0};
+}  // namespace
+
+size_t device_buffer_bytes() { return g_buffer_bytes.load(); }
+size_t device_buffer_peak_bytes() { return g_buffer_peak.load(); }
+void note_device_buffer(std::ptrdiff_t delta) {
+  size_t now = g_buffer_bytes.fetch_add(size_t(delta)) + size_t(delta);
+  size_t peak = g_buffer_peak.load();
+  while (now > peak && !g_buffer_peak.compare_exchange_weak(peak, now)) {
+  }
 }
 
 size_t pool_peak_bytes(int device) {

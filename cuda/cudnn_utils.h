@@ -10,6 +10,7 @@
 
 #include "core/dtype.h"
 #include "cuda/check.h"
+#include "cuda/device_buffer.h"
 
 namespace tandem::cuda {
 
@@ -36,31 +37,6 @@ using ConvolutionDescriptor =
 using ActivationDescriptor =
     CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
 using PoolingDescriptor = CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
-
-// cudaMalloc'd memory freed on destruction (weights a kernel keeps, buffers
-// used only while preparing).
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(size_t bytes, const char* what, const ErrorContext& where) : bytes_(bytes) {
-    if (bytes) check_cuda(cudaMalloc(&p_, bytes), what, where);
-  }
-  ~DeviceBuffer() {
-    if (p_) cudaFree(p_);
-  }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  void* get() const { return p_; }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* p_ = nullptr;
-  size_t bytes_ = 0;
-};
 
 inline cudnnDataType_t cudnn_dtype(DType t, const std::string& op, const ErrorContext& where) {
   if (t == DType::f32) return CUDNN_DATA_FLOAT;

@@ -16,6 +16,12 @@ void register_all() {
   register_reorder_kernels();
   register_conv_kernels();
   register_pool_kernels();
+  register_gemm_kernels();
+  register_binary_kernels();
+  register_softmax_kernels();
+  register_data_kernels();
+  register_reduce_kernels();
+  register_batchnorm_kernels();
 }
 }  // namespace
 

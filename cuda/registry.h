@@ -18,5 +18,11 @@ void register_eltwise_kernels();  // cuda/eltwise.cu
 void register_reorder_kernels();  // cuda/reorder.cu
 void register_conv_kernels();     // cuda/conv.cpp
 void register_pool_kernels();     // cuda/pool.cpp
+void register_gemm_kernels();     // cuda/gemm.cpp
+void register_binary_kernels();   // cuda/binary.cu
+void register_softmax_kernels();  // cuda/softmax.cu
+void register_data_kernels();     // cuda/data.cu
+void register_reduce_kernels();   // cuda/reduce.cu
+void register_batchnorm_kernels();  // cuda/batchnorm.cu
 
 }  // namespace tandem::cuda

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
 
 #include "cuda/context.h"
 #include "graph/session.h"
@@ -36,6 +38,13 @@ inline double relative_error(const Tensor& a, const Tensor& b) {
     den += double(b.data<float>()[i]) * double(b.data<float>()[i]);
   }
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Exact agreement of any dtype (bool masks, integer casts, data movement).
+inline void expect_identical(const Tensor& gpu, const Tensor& cpu, const std::string& what) {
+  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+  EXPECT_EQ(std::memcmp(gpu.raw(), cpu.raw(), cpu.bytes()), 0) << what;
 }
 
 // The same graph run on the CPU and on cuda:0.

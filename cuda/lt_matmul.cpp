@@ -1,0 +1,112 @@
+#include "cuda/lt_matmul.h"
+
+#include <string>
+
+#include "cuda/check.h"
+
+namespace tandem::cuda {
+
+namespace {
+
+// Buffers come from the executor's arena, aligned to 64 bytes; constants and
+// graph inputs to 256. Promising no more than 16 keeps every view safe.
+constexpr uint32_t kAlignment = 16;
+
+cudaDataType_t lt_type(DType t) { return t == DType::f16 ? CUDA_R_16F : CUDA_R_32F; }
+
+template <typename V>
+void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, V v, const ErrorContext& w) {
+  check_cublas(cublasLtMatmulDescSetAttribute(d, a, &v, sizeof(v)), "cublasLtMatmulDescSetAttribute", w);
+}
+
+cublasLtMatrixLayout_t make_layout(DType t, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride,
+                                   const ErrorContext& w) {
+  cublasLtMatrixLayout_t l = nullptr;
+  check_cublas(cublasLtMatrixLayoutCreate(&l, lt_type(t), uint64_t(rows), uint64_t(cols), ld),
+               "cublasLtMatrixLayoutCreate", w);
+  if (batch > 1) {
+    int32_t count = int32_t(batch);
+    cublasStatus_t s = cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      cublasLtMatrixLayoutDestroy(l);
+      check_cublas(s, "cublasLtMatrixLayoutSetAttribute(batch)", w);
+    }
+  }
+  return l;
+}
+
+}  // namespace
+
+LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_(c), s_(s), where_(std::move(where)) {
+  check_supported(s.dtype == DType::f32 || s.dtype == DType::f16,
+                  "cuBLASLt matmul takes f32 or f16, not " + std::string(dtype_name(s.dtype)), where_);
+  check_supported(s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0 && s.batch <= INT32_MAX,
+                  "cuBLASLt matmul with an empty or huge extent", where_);
+  // From here on the destructor must release what was made, so a throw
+  // below leaves nothing behind.
+  try {
+    check_cublas(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate", where_);
+    // cuBLASLt's A is our B (m = N rows of D^T), its B our A.
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N), where_);
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N), where_);
+    cublasLtEpilogue_t epi = s.bias ? (s.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                    : (s.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, epi, where_);
+    if (s.bias) set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, s.bias, where_);
+
+    // Row-major B [K,N] is column-major [N,K] (ld N); stored [N,K] it is
+    // column-major [K,N] (ld K), transposed by the op. Likewise A.
+    lt_a_ = s.trans_b ? make_layout(s.dtype, s.k, s.n, s.k, s.batch, s.stride_b, where_)
+                      : make_layout(s.dtype, s.n, s.k, s.n, s.batch, s.stride_b, where_);
+    lt_b_ = s.trans_a ? make_layout(s.dtype, s.m, s.k, s.m, s.batch, s.stride_a, where_)
+                      : make_layout(s.dtype, s.k, s.m, s.k, s.batch, s.stride_a, where_);
+    lt_d_ = make_layout(s.dtype, s.n, s.m, s.n, s.batch, s.stride_d, where_);
+
+    cublasLtMatmulPreference_t pref = nullptr;
+    check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", where_);
+    uint64_t ws = c.lt_workspace_bytes;
+    cublasStatus_t st =
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+    for (auto a : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, a, &kAlignment, sizeof(kAlignment));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulAlgoGetHeuristic(c.lt, desc_, lt_a_, lt_b_, lt_d_, lt_d_, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    check_cublas(st, "cublasLtMatmulAlgoGetHeuristic", where_);
+    check_supported(found > 0 && result.state == CUBLAS_STATUS_SUCCESS,
+                    "cuBLASLt has no algorithm for this matmul (M=" + std::to_string(s.m) + " N=" +
+                        std::to_string(s.n) + " K=" + std::to_string(s.k) + ")",
+                    where_);
+    algo_ = result.algo;
+    workspace_ = result.workspaceSize;
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+LtMatmul::~LtMatmul() { release(); }
+
+void LtMatmul::release() {
+  if (lt_d_) cublasLtMatrixLayoutDestroy(lt_d_);
+  if (lt_b_) cublasLtMatrixLayoutDestroy(lt_b_);
+  if (lt_a_) cublasLtMatrixLayoutDestroy(lt_a_);
+  if (desc_) cublasLtMatmulDescDestroy(desc_);
+  lt_a_ = lt_b_ = lt_d_ = nullptr;
+  desc_ = nullptr;
+}
+
+void LtMatmul::run(const void* a, const void* b, const void* c, void* d) {
+  float beta = s_.with_c ? s_.beta : 0.f;
+  const void* cp = s_.with_c ? c : d;  // not read when beta is 0
+  check_cublas(cublasLtMatmul(ctx_.lt, desc_, &s_.alpha, b, lt_a_, a, lt_b_, &beta, cp, lt_d_, d, lt_d_, &algo_,
+                              ctx_.lt_workspace, workspace_, ctx_.stream),
+               "cublasLtMatmul", where_);
+}
+
+}  // namespace tandem::cuda

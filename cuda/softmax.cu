@@ -1,0 +1,91 @@
+// Softmax and LogSoftmax over one axis (ops/softmax.h's [outer, len, inner]
+// view; opset 13 semantics and the older coerced-2-D ones), f32 and f16,
+// plain layout. One block per row of `len` elements (stride `inner`): the
+// max, then the sum of exp(x - max), each a block reduction in float.
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <memory>
+
+#include "cuda/block_reduce.cuh"
+#include "cuda/check.h"
+#include "cuda/registry.h"
+#include "ops/softmax.h"
+
+namespace tandem::cuda {
+
+namespace {
+
+__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
+
+template <bool Log, typename T>
+__global__ void softmax_kernel(const T* x, T* y, int64_t len, int64_t inner) {
+  int64_t row = blockIdx.x, o = row / inner, in = row - o * inner;
+  int64_t base = o * len * inner + in;
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < len; j += blockDim.x) m = fmaxf(m, load(x, base + j * inner));
+  m = block_reduce(m, MaxOp{}, -INFINITY);
+  float s = 0.f;
+  for (int64_t j = threadIdx.x; j < len; j += blockDim.x) s += expf(load(x, base + j * inner) - m);
+  s = block_reduce(s, SumOp{}, 0.f);
+  if (Log) {
+    float ls = logf(s);
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) store(y, base + j * inner, load(x, base + j * inner) - m - ls);
+  } else {
+    float r = 1.f / s;
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) store(y, base + j * inner, expf(load(x, base + j * inner) - m) * r);
+  }
+}
+
+template <bool Log, typename T>
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(Context& c, ops::SoftmaxSplit s, ErrorContext where) : c_(c), s_(s), where_(std::move(where)) {
+    // Short rows waste no idle warps; long ones get 256 threads.
+    threads_ = int(std::min<int64_t>(256, std::max<int64_t>(32, (s.len + 31) / 32 * 32)));
+  }
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    int64_t rows = s_.outer * s_.inner;
+    if (rows == 0 || s_.len == 0) return;
+    softmax_kernel<Log, T><<<unsigned(rows), threads_, 0, c_.stream>>>(static_cast<const T*>(in[0]),
+                                                                        static_cast<T*>(out[0]), s_.len, s_.inner);
+    check_launch("softmax_kernel", where_);
+  }
+
+ private:
+  Context& c_;
+  ops::SoftmaxSplit s_;
+  int threads_ = 256;
+  ErrorContext where_;
+};
+
+template <bool Log>
+std::unique_ptr<Kernel> make_typed(DType t, Context& c, ops::SoftmaxSplit s, const ErrorContext& w) {
+  if (t == DType::f32) return std::make_unique<SoftmaxKernel<Log, float>>(c, s, w);
+  if (t == DType::f16) return std::make_unique<SoftmaxKernel<Log, __half>>(c, s, w);
+  throw Error::unsupported("CUDA softmax takes f32 or f16, not " + std::string(dtype_name(t)), w);
+}
+
+KernelPlan make_softmax(const OpDesc& op, Context& c) {
+  const TensorDesc& x = op.inputs[0];
+  ops::SoftmaxSplit s = ops::softmax_split(op.attributes(), op.opset, x.shape);
+  check_supported(s.outer * s.inner <= INT32_MAX, "CUDA softmax over more than 2^31 rows", op.context());
+  KernelPlan plan;
+  bool log = op.op_type == "LogSoftmax";
+  plan.kernel = log ? make_typed<true>(x.dtype, c, s, op.context()) : make_typed<false>(x.dtype, c, s, op.context());
+  plan.input_layouts = {Layout::plain};
+  plan.output_layouts = {Layout::plain};
+  return plan;
+}
+
+}  // namespace
+
+void register_softmax_kernels() {
+  register_kernel("Softmax", make_softmax);
+  register_kernel("LogSoftmax", make_softmax);
+}
+
+}  // namespace tandem::cuda

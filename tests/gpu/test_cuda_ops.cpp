@@ -1,0 +1,267 @@
+// CUDA binary/compare ops, Softmax, data movement, pooling, reductions,
+// BatchNormalization and Cast vs the CPU backend: fp32 relative error
+// <= 1e-5 of the reference norm; exact where nothing is computed (copies,
+// masks, integer casts).
+#include <cmath>
+
+#include "../graph_builder.h"
+#include "gpu_test_util.h"
+
+namespace tandem::testing {
+namespace {
+
+constexpr double kFp32 = 1e-5;
+
+// Values on a coarse grid, so Equal finds equal pairs and Greater/Less ties.
+Tensor grid_f32(const Shape& s, uint32_t seed) {
+  Tensor t = random_f32(s, seed, -3.f, 3.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::round(t.data<float>()[i]);
+  return t;
+}
+
+struct BinaryCase {
+  const char* op;
+  Shape a, b;
+  bool b_const;
+};
+
+// Every arithmetic op through each access pattern: general broadcast,
+// per-channel (squeeze-excite), scalar on either side, same shape.
+TEST(CudaBinary, BroadcastingArithmeticMatchesTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  std::vector<BinaryCase> cases;
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max"}) {
+    cases.push_back({op, {2, 3, 4, 5}, {3, 1, 5}, false});
+    cases.push_back({op, {3, 1, 5}, {2, 3, 4, 5}, false});
+    cases.push_back({op, {2, 16, 7, 7}, {1, 16, 1, 1}, false});
+    cases.push_back({op, {2, 16, 7, 7}, {16, 1, 1}, true});
+    cases.push_back({op, {2, 3, 4, 5}, {}, true});
+    cases.push_back({op, {1}, {2, 3, 4, 5}, false});
+    cases.push_back({op, {6, 7}, {6, 7}, false});
+  }
+  uint32_t seed = 100;
+  for (const BinaryCase& c : cases) {
+    bool div = std::string(c.op) == "Div";
+    GraphBuilder b;
+    std::vector<Tensor> in = {random_f32(c.a, seed++)};
+    ValueId a = b.input("a", c.a);
+    // A divisor kept away from 0.
+    Tensor bt = div ? random_f32(c.b, seed++, 0.5f, 2.f) : random_f32(c.b, seed++);
+    ValueId bv = c.b_const ? b.constant("b", bt) : b.input("b", c.b);
+    if (!c.b_const) in.push_back(bt);
+    b.output(b.node(c.op, {a, bv}));
+    auto [cpu, gpu] = run_both(b.g, in);
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32) << c.op << " " << shape_str(c.a) << " , " << shape_str(c.b);
+  }
+}
+
+TEST(CudaBinary, PowWithTensorAndConstantExponents) {
+  TANDEM_REQUIRE_GPU();
+  {
+    GraphBuilder b;
+    ValueId x = b.input("x", {2, 3, 4, 5});
+    ValueId e = b.input("e", {3, 1, 5});
+    b.output(b.node("Pow", {x, e}));
+    auto [cpu, gpu] = run_both(b.g, {random_f32({2, 3, 4, 5}, 1, 0.1f, 3.f), random_f32({3, 1, 5}, 2, -2.f, 2.f)});
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32);
+  }
+  {  // an int64 constant exponent, converted at prepare
+    GraphBuilder b;
+    ValueId x = b.input("x", {4, 50});
+    ValueId e = b.constant("e", Tensor::from_vector<int64_t>({3}, {}));
+    b.output(b.node("Pow", {x, e}));
+    auto [cpu, gpu] = run_both(b.g, {random_f32({4, 50}, 3)});
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32);
+  }
+}
+
+TEST(CudaBinary, ComparisonsGiveTheCpusMask) {
+  TANDEM_REQUIRE_GPU();
+  uint32_t seed = 200;
+  for (const char* op : {"Equal", "Greater", "Less"}) {
+    for (auto shapes : {std::pair<Shape, Shape>{{2, 3, 4, 5}, {3, 1, 5}}, {{2, 8, 3, 3}, {1, 8, 1, 1}},
+                        {{10, 10}, {10, 10}}, {{7, 9}, {}}}) {
+      GraphBuilder b;
+      ValueId a = b.input("a", shapes.first);
+      ValueId bv = b.input("b", shapes.second);
+      b.output(b.node(op, {a, bv}));
+      auto [cpu, gpu] = run_both(b.g, {grid_f32(shapes.first, seed), grid_f32(shapes.second, seed + 1)});
+      seed += 2;
+      expect_identical(gpu[0], cpu[0], std::string(op) + " " + shape_str(shapes.first) + " , " + shape_str(shapes.second));
+    }
+  }
+}
+
+TEST(CudaBinary, IntegerAddAndMul) {
+  TANDEM_REQUIRE_GPU();
+  for (const char* op : {"Add", "Mul"}) {
+    GraphBuilder b;
+    ValueId a = b.input("a", {4, 3}, DType::i64);
+    ValueId c = b.constant("c", Tensor::from_vector<int64_t>({2, -3, 5}, {3}));
+    b.output(b.node(op, {a, c}));
+    Tensor x = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -12}, {4, 3});
+    auto [cpu, gpu] = run_both(b.g, {x});
+    expect_identical(gpu[0], cpu[0], op);
+  }
+}
+
+TEST(CudaSoftmax, LastAxisAndMiddleAxis) {
+  TANDEM_REQUIRE_GPU();
+  struct Case {
+    const char* op;
+    Shape s;
+    int64_t axis;
+  };
+  uint32_t seed = 300;
+  for (Case c : {Case{"Softmax", {8, 1000}, -1}, Case{"Softmax", {2, 5, 7}, 1}, Case{"LogSoftmax", {8, 1000}, -1},
+                 Case{"LogSoftmax", {2, 5, 7}, 1}, Case{"Softmax", {3, 4, 2000}, 2}}) {
+    GraphBuilder b;
+    ValueId x = b.input("x", c.s);
+    Attributes a;
+    a.set("axis", c.axis);
+    b.output(b.node(c.op, {x}, a));
+    // Large logits: a softmax without the max shift would overflow.
+    auto [cpu, gpu] = run_both(b.g, {random_f32(c.s, seed++, -60.f, 90.f)});
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32) << c.op << " " << shape_str(c.s) << " axis " << c.axis;
+  }
+}
+
+TEST(CudaData, ConcatOnAxisOneOfThreeInputs) {
+  TANDEM_REQUIRE_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3, 4, 5}), y = b.input("y", {2, 1, 4, 5}), z = b.input("z", {2, 6, 4, 5});
+  Attributes a;
+  a.set("axis", int64_t(1));
+  b.output(b.node("Concat", {x, y, z}, a));
+  auto [cpu, gpu] = run_both(b.g, {random_f32({2, 3, 4, 5}, 1), random_f32({2, 1, 4, 5}, 2), random_f32({2, 6, 4, 5}, 3)});
+  expect_identical(gpu[0], cpu[0], "Concat axis 1");
+}
+
+TEST(CudaData, ConcatOfInt64ShapeVectors) {
+  TANDEM_REQUIRE_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", {2}, DType::i64);
+  ValueId c = b.constant("c", Tensor::from_vector<int64_t>({-1, 7, 9}, {3}));
+  Attributes a;
+  a.set("axis", int64_t(0));
+  b.output(b.node("Concat", {x, c}, a));
+  auto [cpu, gpu] = run_both(b.g, {Tensor::from_vector<int64_t>({4, 5}, {2})});
+  expect_identical(gpu[0], cpu[0], "Concat int64");
+}
+
+TEST(CudaData, TransposePermutations) {
+  TANDEM_REQUIRE_GPU();
+  uint32_t seed = 400;
+  for (auto c : {std::pair<Shape, std::vector<int64_t>>{{2, 3, 4, 5}, {0, 2, 3, 1}}, {{3, 4, 5}, {2, 0, 1}},
+                 {{2, 3, 2, 3, 2, 3}, {5, 3, 1, 0, 2, 4}}}) {
+    GraphBuilder b;
+    ValueId x = b.input("x", c.first);
+    Attributes a;
+    a.set("perm", c.second);
+    b.output(b.node("Transpose", {x}, a));
+    auto [cpu, gpu] = run_both(b.g, {random_f32(c.first, seed++)});
+    expect_identical(gpu[0], cpu[0], "Transpose " + shape_str(c.first));
+  }
+}
+
+// Views: the output is the input's buffer under a new shape; a Relu after
+// each proves the next kernel reads it right.
+TEST(CudaData, ReshapeFlattenSqueezeUnsqueeze) {
+  TANDEM_REQUIRE_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3, 4, 5});
+  ValueId shape = b.constant("shape", Tensor::from_vector<int64_t>({6, -1}, {2}));
+  b.output(b.node("Reshape", {x, shape}));
+  b.output(b.node("Relu", {b.node("Flatten", {x})}));
+  ValueId axes = b.constant("axes", Tensor::from_vector<int64_t>({0, 3}, {2}));
+  ValueId u = b.node("Unsqueeze", {x, axes});
+  b.output(b.node("Relu", {b.node("Squeeze", {u, axes})}));
+  auto [cpu, gpu] = run_both(b.g, {random_f32({2, 3, 4, 5}, 5)});
+  ASSERT_EQ(gpu.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) expect_identical(gpu[i], cpu[i], "view output " + std::to_string(i));
+}
+
+TEST(CudaData, GatherRowsWithInt64AndInt32Indices) {
+  TANDEM_REQUIRE_GPU();
+  {
+    GraphBuilder b;
+    ValueId x = b.input("x", {10, 7});
+    ValueId idx = b.constant("idx", Tensor::from_vector<int64_t>({3, -1, 0, 9, 3}, {5}));
+    b.output(b.node("Gather", {x, idx}));
+    auto [cpu, gpu] = run_both(b.g, {random_f32({10, 7}, 6)});
+    expect_identical(gpu[0], cpu[0], "Gather int64");
+  }
+  {
+    GraphBuilder b;
+    ValueId x = b.input("x", {10, 7});
+    ValueId idx = b.input("idx", {2, 2}, DType::i32);
+    b.output(b.node("Gather", {x, idx}));
+    auto [cpu, gpu] = run_both(b.g, {random_f32({10, 7}, 7), Tensor::from_vector<int32_t>({1, 2, -3, 4}, {2, 2})});
+    expect_identical(gpu[0], cpu[0], "Gather int32");
+  }
+}
+
+TEST(CudaPool, GlobalAveragePoolOfResNetFeatures) {
+  TANDEM_REQUIRE_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 2048, 7, 7});
+  b.output(b.node("GlobalAveragePool", {x}));
+  auto [cpu, gpu] = run_both(b.g, {random_f32({2, 2048, 7, 7}, 8, 0.f, 5.f)});
+  EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32);
+}
+
+TEST(CudaReduce, ReduceMeanOverSpatialAxesAndLastAxis) {
+  TANDEM_REQUIRE_GPU();
+  uint32_t seed = 500;
+  for (auto c : {std::pair<std::vector<int64_t>, int64_t>{{2, 3}, 1}, {{2, 3}, 0}, {{-1}, 1}, {{1}, 0}}) {
+    GraphBuilder b;
+    ValueId x = b.input("x", {2, 8, 5, 6});
+    Attributes a;
+    a.set("axes", c.first);
+    a.set("keepdims", c.second);
+    b.output(b.node("ReduceMean", {x}, a));
+    auto [cpu, gpu] = run_both(b.g, {random_f32({2, 8, 5, 6}, seed++)});
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32) << "axes[0] " << c.first[0];
+  }
+}
+
+TEST(CudaNorm, BatchNormalizationInference) {
+  TANDEM_REQUIRE_GPU();
+  const int64_t ch = 16;
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, ch, 9, 9});
+  ValueId scale = b.constant("scale", random_f32({ch}, 1, 0.5f, 1.5f));
+  ValueId bias = b.constant("bias", random_f32({ch}, 2));
+  ValueId mean = b.constant("mean", random_f32({ch}, 3, -0.5f, 0.5f));
+  ValueId var = b.constant("var", random_f32({ch}, 4, 0.5f, 2.f));
+  Attributes a;
+  a.set("epsilon", 1e-3f);
+  b.output(b.node("BatchNormalization", {x, scale, bias, mean, var}, a));
+  auto [cpu, gpu] = run_both(b.g, {random_f32({2, ch, 9, 9}, 5)});
+  EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32);
+}
+
+Attributes cast_to(DType t) {
+  Attributes a;
+  int64_t code = t == DType::f16 ? 10 : t == DType::i32 ? 6 : t == DType::i64 ? 7 : 1;  // ONNX TensorProto codes
+  a.set("to", code);
+  return a;
+}
+
+// f32 -> f16 -> f32 rounds to nearest even on both; f32 -> int truncates.
+TEST(CudaCast, FloatHalfAndIntegerCasts) {
+  TANDEM_REQUIRE_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", {3, 77});
+  b.output(b.node("Cast", {b.node("Cast", {x}, cast_to(DType::f16))}, cast_to(DType::f32)));
+  b.output(b.node("Cast", {x}, cast_to(DType::i32)));
+  b.output(b.node("Cast", {x}, cast_to(DType::i64)));
+  b.output(b.node("Cast", {b.node("Cast", {x}, cast_to(DType::i64))}, cast_to(DType::f32)));
+  auto [cpu, gpu] = run_both(b.g, {random_f32({3, 77}, 9, -300.f, 300.f)});
+  ASSERT_EQ(gpu.size(), 4u);
+  const char* what[] = {"f32->f16->f32", "f32->i32", "f32->i64", "f32->i64->f32"};
+  for (size_t i = 0; i < 4; ++i) expect_identical(gpu[i], cpu[i], what[i]);
+}
+
+}  // namespace
+}  // namespace tandem::testing
