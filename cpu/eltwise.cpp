@@ -101,6 +101,7 @@ KernelPlan make_libm(const OpDesc& op) {
 float log_f(float x) { return std::log(x); }
 float floor_f(float x) { return std::floor(x); }
 float ceil_f(float x) { return std::ceil(x); }
+float reciprocal_f(float x) { return 1.0f / x; }
 
 // Inference Dropout: output 0 is a view of the input; the optional mask
 // (output 1) is all true. Training-mode Dropout is random and not supported.
@@ -170,6 +171,7 @@ void register_eltwise_kernels() {
   register_kernel("Log", make_libm<log_f>);
   register_kernel("Floor", make_libm<floor_f>);
   register_kernel("Ceil", make_libm<ceil_f>);
+  register_kernel("Reciprocal", make_libm<reciprocal_f>);
 }
 
 }  // namespace tandem::cpu

@@ -50,8 +50,10 @@ void lower_precision(Graph& g, DType to) {
   check(to == DType::f16 || to == DType::bf16, "lower_precision: f16 or bf16 only");
   std::unordered_set<ValueId> keep = shape_argument_constants(g);
   for (Value& v : g.values)
-    if (v.constant && v.constant->dtype() == DType::f32 && !keep.count(ValueId(&v - g.values.data())))
+    if (v.constant && v.constant->dtype() == DType::f32 && !keep.count(ValueId(&v - g.values.data()))) {
       v.constant = convert_constant(*v.constant, to);
+      v.dtype = to;
+    }
   std::vector<Node> casts;
   for (ValueId& in : g.inputs) {
     if (g.value(in).dtype != DType::f32) continue;
