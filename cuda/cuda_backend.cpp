@@ -68,9 +68,10 @@ void* CudaBackend::staging(size_t bytes) {
 void CudaBackend::copy_from_host(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   std::lock_guard<std::mutex> lock(staging_mutex_);
-  void* pinned = staging(bytes);
-  // The staging buffer is reused: wait until the previous copy out of it is done.
+  // The staging buffer is reused (and may be reallocated): wait until the
+  // previous copy out of it is done before touching it.
   check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
+  void* pinned = staging(bytes);
   std::memcpy(pinned, src, bytes);
   check_cuda(cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, ctx_.stream), "cudaMemcpyAsync(H2D)");
 }
@@ -78,6 +79,7 @@ void CudaBackend::copy_from_host(void* dst, const void* src, size_t bytes) {
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   std::lock_guard<std::mutex> lock(staging_mutex_);
+  check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
   void* pinned = staging(bytes);
   check_cuda(cudaMemcpyAsync(pinned, src, bytes, cudaMemcpyDeviceToHost, ctx_.stream), "cudaMemcpyAsync(D2H)");
   check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");

@@ -29,8 +29,11 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   DeviceBuffer(size_t bytes, const ErrorContext& where) : DeviceBuffer(bytes, "cudaMalloc(kernel constant)", where) {}
+  // Zero bytes allocate nothing: get() stays null (callers test it to mean
+  // "absent", e.g. no residual).
   DeviceBuffer(size_t bytes, const char* what, const ErrorContext& where) : bytes_(bytes) {
-    check_cuda(cudaMalloc(&p_, bytes ? bytes : 1), what, where);
+    if (!bytes) return;
+    check_cuda(cudaMalloc(&p_, bytes), what, where);
     note_device_buffer(std::ptrdiff_t(bytes_));
   }
   // A copy of `bytes` host bytes, complete when this returns. The copy is
