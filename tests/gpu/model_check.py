@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Whole torchvision models on the GPU against PyTorch fp32 (run on the GPU
+machine, whose python3 has torch): the model exported to ONNX from seeded
+random weights, a seeded random batch, PyTorch fp32 logits as reference.
+  fp32/tf32: max |tandem - ref| / max |ref| (fp32 <= 1e-4 as on the CPU, tf32 <= 1e-2)
+  fp16/bf16: share of rows whose top-5 class indices equal PyTorch fp32's (>= 99%)
+usage: model_check.py TANDEM [--models resnet50] [--batch 256] [--precisions fp32,tf32,fp16]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torchvision
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tandem")
+    ap.add_argument("--models", default="resnet50")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--precisions", default="fp32,tf32,fp16")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp()
+    failed = False
+    for name in a.models.split(","):
+        torch.manual_seed(0)
+        m = getattr(torchvision.models, name)(weights=None).eval()
+        path = os.path.join(tmp, name + ".onnx")
+        torch.onnx.export(m, torch.randn(1, 3, 224, 224), path, opset_version=17, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {0: "b"}, "logits": {0: "b"}}, dynamo=False)
+        x = torch.from_numpy(np.random.default_rng(1).standard_normal((a.batch, 3, 224, 224)).astype(np.float32))
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        with torch.inference_mode():
+            ref = m.cuda()(x.cuda()).float().cpu().numpy().astype(np.float64)
+        xin = os.path.join(tmp, "x.npy")
+        np.save(xin, x.numpy())
+        top_ref = np.argsort(-ref, axis=1)[:, :5]
+        for p in a.precisions.split(","):
+            out = os.path.join(tmp, f"{name}_{p}")
+            r = subprocess.run([a.tandem, "run", path, "--device", "cuda", "--precision", p, "-i", xin,
+                                "--save-outputs", out], capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"{name} {p}: tandem failed: {r.stderr.strip()[-300:]}")
+                failed = True
+                continue
+            got = np.load(os.path.join(out, "logits.npy")).astype(np.float64)
+            err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
+            top = np.argsort(-got, axis=1)[:, :5]
+            agree = float(np.mean(np.all(top == top_ref, axis=1)))
+            limit = {"fp32": 1e-4, "tf32": 1e-2}.get(p)
+            ok = err <= limit if limit else agree >= 0.99
+            failed |= not ok
+            print(f"{name} {p} batch {a.batch}: max err / max|ref| {err:.2e}, top-5 identical in {100 * agree:.1f}% "
+                  f"of rows -> {'ok' if ok else 'FAIL'}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
