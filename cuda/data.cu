@@ -123,7 +123,7 @@ KernelPlan make_concat(const OpDesc& op, Context& c) {
     for (const TensorDesc& t : op.inputs) cols.push_back(t.shape[size_t(axis)] * inner);
   }
   Layout l = nhwc ? Layout::nhwc : Layout::plain;
-  auto k = with_word(dtype_size(y.empty() ? op.inputs[0].dtype : op.outputs[0].dtype), op.context(), [&](auto w) {
+  auto k = with_word(dtype_size(op.outputs[0].dtype), op.context(), [&](auto w) {
     return std::unique_ptr<Kernel>(std::make_unique<ConcatKernel<decltype(w)>>(c, outer, cols, op.context()));
   });
   return plan_of(std::move(k), std::vector<Layout>(op.inputs.size(), l), l);
