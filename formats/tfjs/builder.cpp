@@ -94,40 +94,33 @@ ValueId Builder::float_scalar(const std::string& name, float v) {
   return add_constant(name, Tensor::from_vector(std::vector<float>{v}, {}));
 }
 
-ValueId Builder::nchw(const TfValue& v) {
-  if (v.nchw) return v.id;
-  if (auto it = nchw_of_.find(v.id); it != nchw_of_.end()) return it->second;
+// Transposes `from` with `perm` once; both directions are cached so a value
+// converted back and forth never gets a second transpose.
+ValueId Builder::transposed(ValueId from, const char* suffix, std::vector<int64_t> perm,
+                            std::unordered_map<ValueId, ValueId>& forward,
+                            std::unordered_map<ValueId, ValueId>& backward) {
+  if (auto it = forward.find(from); it != forward.end()) return it->second;
   Node node;
   node.op_type = "Transpose";
-  node.name = unique_name(g_.value(v.id).name + "/to_nchw");
-  node.inputs = {v.id};
-  node.attrs.set("perm", std::vector<int64_t>{0, 3, 1, 2});
+  node.name = unique_name(g_.value(from).name + suffix);
+  node.inputs = {from};
+  node.attrs.set("perm", std::move(perm));
   Value out;
   out.name = node.name;
   node.outputs = {g_.add_value(std::move(out))};
   ValueId id = node.outputs[0];
   g_.add_node(std::move(node));
-  nchw_of_[v.id] = id;
-  native_of_[id] = v.id;
+  forward[from] = id;
+  backward[id] = from;
   return id;
 }
 
+ValueId Builder::nchw(const TfValue& v) {
+  return v.nchw ? v.id : transposed(v.id, "/to_nchw", {0, 3, 1, 2}, nchw_of_, native_of_);
+}
+
 ValueId Builder::native(const TfValue& v) {
-  if (!v.nchw) return v.id;
-  if (auto it = native_of_.find(v.id); it != native_of_.end()) return it->second;
-  Node node;
-  node.op_type = "Transpose";
-  node.name = unique_name(g_.value(v.id).name + "/to_nhwc");
-  node.inputs = {v.id};
-  node.attrs.set("perm", std::vector<int64_t>{0, 2, 3, 1});
-  Value out;
-  out.name = node.name;
-  node.outputs = {g_.add_value(std::move(out))};
-  ValueId id = node.outputs[0];
-  g_.add_node(std::move(node));
-  native_of_[v.id] = id;
-  nchw_of_[id] = v.id;
-  return id;
+  return v.nchw ? transposed(v.id, "/to_nhwc", {0, 2, 3, 1}, native_of_, nchw_of_) : v.id;
 }
 
 ValueId Builder::constant_as_nchw(const TfValue& v) {

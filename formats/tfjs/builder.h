@@ -68,6 +68,8 @@ class Builder {
 
  private:
   std::string unique_name(const std::string& base);
+  ValueId transposed(ValueId from, const char* suffix, std::vector<int64_t> perm,
+                     std::unordered_map<ValueId, ValueId>& forward, std::unordered_map<ValueId, ValueId>& backward);
 
   Graph& g_;
   std::unordered_map<std::string, std::vector<TfValue>> defined_;
