@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "cli/commands.h"
@@ -30,6 +31,8 @@ struct BenchOptions {
   int warmup = 3;
   double min_seconds = 0;
   std::vector<std::string> outputs;  // TF.js: tensors to compute instead of the signature's
+  bool host_input = false;  // GPU: copy the input from host memory at every run
+  int per_op = 0;           // print the slowest op types and steps, each timed alone
   CommonOptions common;
 };
 
@@ -60,6 +63,60 @@ double percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
+// On a GPU the batch is uploaded once, as a model server or the tag
+// pipeline hands it over already on the device; --host-input measures the
+// per-run copy too.
+class DeviceInputs {
+ public:
+  std::vector<Tensor> place(std::vector<Tensor> host, const Device& d) {
+#ifdef TANDEM_HAVE_CUDA
+    if (d.kind != DeviceKind::cuda) return host;
+    cuda::set_device(d.index);
+    for (Tensor& t : host) {
+      buffers_.emplace_back(t.bytes(), "cudaMalloc(bench input)", ErrorContext{});
+      cuda::upload(cuda::context(d.index), buffers_.back().get(), t.raw(), t.bytes());
+      t = Tensor::wrap(t.desc(), buffers_.back().get(), d);
+    }
+#else
+    (void)d;
+#endif
+    return host;
+  }
+
+ private:
+#ifdef TANDEM_HAVE_CUDA
+  std::vector<cuda::DeviceBuffer> buffers_;
+#endif
+};
+
+// Where the time of one run goes: op types by total, then the slowest steps.
+void print_per_op(const StepTimes& t, int top) {
+  const auto& steps = t.plan->steps();
+  std::map<std::string, std::pair<double, int>> by_type;
+  double total = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!steps[i].kernel) continue;
+    auto& e = by_type[steps[i].op_type];
+    e.first += t.ms[i], e.second += 1, total += t.ms[i];
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> types(by_type.begin(), by_type.end());
+  std::sort(types.begin(), types.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
+  fmt::print("per op type (each step run alone, synchronized; total {:.3f} ms):\n", total);
+  for (auto& [name, e] : types)
+    fmt::print("  {:<24} {:>4} steps {:>9.3f} ms {:>5.1f}%\n", name, e.second, e.first, 100 * e.first / total);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kernel) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.ms[a] > t.ms[b]; });
+  fmt::print("slowest steps:\n");
+  for (size_t k = 0; k < order.size() && int(k) < top; ++k) {
+    const Step& st = steps[order[k]];
+    std::string shapes;
+    for (int s : st.outputs) shapes += " " + t.plan->slot_desc(s).str();
+    fmt::print("  {:>8.3f} ms  {:<14} {:<40}{}\n", t.ms[order[k]], st.op_type, st.node, shapes);
+  }
+}
+
 int bench_command(BenchOptions& o) {
   o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   profile::TraceSession trace(o.common.trace_path);
@@ -71,6 +128,9 @@ int bench_command(BenchOptions& o) {
   std::vector<Tensor> inputs;
   uint64_t seed = 1;
   for (const TensorDesc& d : s.input_descs()) inputs.push_back(make_input(d, o.batch, seed++));
+  Device device = resolve_device(o.common);
+  DeviceInputs on_device;
+  if (!o.host_input) inputs = on_device.place(std::move(inputs), device);
   uint64_t t0 = profile::now_ns();
   s.run(inputs);
   double first_ms = double(profile::now_ns() - t0) / 1e6;
@@ -83,6 +143,7 @@ int bench_command(BenchOptions& o) {
     ms.push_back(double(profile::now_ns() - a) / 1e6);
   }
   double total_s = double(profile::now_ns() - start) / 1e9;
+  if (o.per_op > 0) print_per_op(s.time_steps(inputs), o.per_op);
   double ips = double(o.batch) * double(ms.size()) / total_s;
   const CompileReport& rep = s.last_compile();
   fmt::print("model {}  batch {}  threads {}  device {}\n", o.model, o.batch, cpu::num_threads(), o.common.device);
@@ -101,9 +162,10 @@ int bench_command(BenchOptions& o) {
                       {"latency_ms",
                        {{"p50", percentile(ms, 50)}, {"p90", percentile(ms, 90)}, {"p99", percentile(ms, 99)}, {"min", percentile(ms, 0)}}}};
   j["precision"] = o.common.precision;
+  j["input"] = device.is_cpu() || o.host_input ? "host" : "device";
 #ifdef TANDEM_HAVE_CUDA
   // The device pool's high-water mark: weights, arena, inputs, workspaces.
-  if (Device d = resolve_device(o.common); d.kind == DeviceKind::cuda) {
+  if (const Device& d = device; d.kind == DeviceKind::cuda) {
     j["device"] = d.str();
     // Pool (arena, inputs, workspaces) plus kernels' own buffers (weights);
     // the two peaks may not coincide, so this bounds the true peak from above.
@@ -127,6 +189,10 @@ void add_bench_command(CLI::App& app) {
       ->delimiter(',');
   sub->add_option("--iterations,-n", o->iterations, "Timed runs")->check(CLI::PositiveNumber);
   sub->add_option("--warmup", o->warmup, "Untimed runs first (the first compiles)")->check(CLI::PositiveNumber);
+  sub->add_flag("--host-input", o->host_input,
+                "GPU: copy the batch from host memory at every run (default: uploaded once)");
+  sub->add_option("--per-op", o->per_op, "After timing, run each step alone and print the N slowest")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--min-seconds", o->min_seconds, "Keep running until this much time has passed");
   add_common_options(sub, o->common);
   on_run(sub, [o] { return bench_command(*o); });

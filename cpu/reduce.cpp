@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "cpu/index_copy.h"
+#include "cpu/reduce_block.h"
 #include "cpu/registry.h"
 #include "cpu/typed.h"
 #include "ops/shape_ops.h"
@@ -14,6 +15,7 @@ namespace tandem::cpu {
 
 namespace {
 
+// In BlockReduction's order.
 enum class Red { sum, mean, max, min };
 
 template <class V>
@@ -44,7 +46,8 @@ void accumulate(Red r, A& acc, A v) {
 // out_stride 0 along reduced dims.
 class ReduceKernel : public Kernel {
  public:
-  ReduceKernel(Red r, DType t, Shape in, const std::vector<bool>& reduced) : red_(r), type_(t), in_(std::move(in)) {
+  ReduceKernel(Red r, DType t, Shape in, const std::vector<bool>& reduced)
+      : red_(r), type_(t), in_(std::move(in)), block_(block_shape(in_, reduced)) {
     out_numel_ = 1;
     out_stride_.assign(in_.size(), 0);
     for (size_t d = in_.size(); d-- > 0;) {
@@ -60,6 +63,10 @@ class ReduceKernel : public Kernel {
   size_t scratch_bytes() const override { return size_t(out_numel_) * 8 + 8; }
 
   void run(const void* const* in, void* const* out, const RunContext& ctx) override {
+    if (block_ && type_ == DType::f32) {
+      reduce_block(BlockReduction(int(red_)), *block_, static_cast<const float*>(in[0]), static_cast<float*>(out[0]));
+      return;
+    }
     check(ctx.scratch_bytes >= scratch_bytes(), "reduce: scratch too small");
     visit_dtype(type_, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -97,6 +104,7 @@ class ReduceKernel : public Kernel {
   Red red_;
   DType type_;
   Shape in_;
+  std::optional<BlockShape> block_;  // the fast path's view, when it applies
   std::vector<int64_t> out_stride_;
   int64_t out_numel_ = 1, count_ = 1;
 };

@@ -9,6 +9,12 @@
 // IMPLICIT_PRECOMP_GEMM algorithm); a trial call at prepare confirms it, and
 // anything else runs cudnnConvolutionForward plus one epilogue pass
 // (cuda/conv_epilogue.cu).
+// f16 with fewer than 8 input channels (a network's RGB first layer):
+// tensor-core kernels want 16-byte pixels, and cuDNN's NHWC kernels for C=3
+// run 10x slower than the same layer with C=8. Such a conv takes its input
+// NCHW and packs it (one pass, cuda/conv_epilogue.cu) into 8 zero-padded
+// channels, with zero weights for the extra channels; this replaces the
+// NCHW->NHWC reorder, whose 32x32 tiles waste most threads on 3 channels.
 // cuDNN pads symmetrically only: unequal begin/end pads (TF SAME with stride
 // 2 on an even input) are applied by copying X into a zero-bordered scratch
 // tensor and convolving that without padding.
@@ -44,6 +50,8 @@ struct ConvShape {
   bool has_bias = false;
   bool explicit_pad = false;  // begin and end pads differ somewhere
   PadGeometry pad;            // the explicit padding when explicit_pad
+  bool pack8 = false;         // NCHW input packed to 8 NHWC channels (see above)
+  int64_t conv_c() const { return pack8 ? 8 : c; }  // channels cuDNN sees
 };
 
 ConvShape describe(const OpDesc& op) {
@@ -64,22 +72,24 @@ ConvShape describe(const OpDesc& op) {
   check_supported(op.outputs[0].numel() > 0 && x.numel() > 0, "CUDA Conv of an empty tensor " + x.str(), op.context());
   cs.explicit_pad = win.pads_begin != win.pads_end;
   cs.pad = {cs.n, cs.h, cs.w, cs.c, win.pads_begin[0], win.pads_end[0], win.pads_begin[1], win.pads_end[1]};
+  cs.pack8 = cs.dtype == DType::f16 && cs.g.group == 1 && cs.c < 8;
   return cs;
 }
 
-// [M, C/g, R, S] -> [M, R, S, C/g], element by element of any size.
-std::vector<char> to_krsc(const Tensor& w) {
+// [M, C/g, R, S] -> [M, R, S, cout] with cout >= C/g (zeros beyond C/g),
+// element by element of any size.
+std::vector<char> to_krsc(const Tensor& w, int64_t cout) {
   const Shape& s = w.shape();
   const int64_t m = s[0], cg = s[1], r = s[2], q = s[3];
   const size_t es = dtype_size(w.dtype());
   const char* src = static_cast<const char*>(w.raw());
-  std::vector<char> out(w.bytes());
+  std::vector<char> out(size_t(m * r * q * cout) * es, 0);
   for (int64_t k = 0; k < m; ++k)
     for (int64_t c = 0; c < cg; ++c)
       for (int64_t y = 0; y < r; ++y)
         for (int64_t x = 0; x < q; ++x)
-          std::memcpy(&out[size_t(((k * r + y) * q + x) * cg + c) * es], &src[size_t(((k * cg + c) * r + y) * q + x) * es],
-                      es);
+          std::memcpy(&out[size_t(((k * r + y) * q + x) * cout + c) * es],
+                      &src[size_t(((k * cg + c) * r + y) * q + x) * es], es);
   return out;
 }
 
@@ -131,7 +141,12 @@ class CudnnConvKernel final : public Kernel {
           where_);
     char* scratch = static_cast<char*>(rc.scratch);
     const void* x = in[0];
-    if (cs_.explicit_pad) {
+    if (cs_.pack8) {
+      PadGeometry g = cs_.pad;
+      if (!cs_.explicit_pad) g.top = g.bottom = g.left = g.right = 0;
+      launch_pack_nchw_to_nhwc8(in[0], scratch, g, c_.props, c_.stream, where_);
+      x = scratch;
+    } else if (cs_.explicit_pad) {
       launch_pad_nhwc(dtype_size(cs_.dtype), in[0], scratch, cs_.pad, c_.props, c_.stream, where_);
       x = scratch;
     }
@@ -152,23 +167,22 @@ class CudnnConvKernel final : public Kernel {
   }
 
   size_t scratch_bytes() const override { return pad_bytes() + workspace_bytes_; }
+  bool packs_input() const { return cs_.pack8; }
 
  private:
-  size_t pad_bytes() const {
-    return cs_.explicit_pad ? align_up(size_t(cs_.pad.out_elements()) * dtype_size(cs_.dtype)) : 0;
-  }
+  size_t pad_bytes() const { return cs_.explicit_pad || cs_.pack8 ? align_up(x_bytes()) : 0; }
   int64_t x_h() const { return cs_.explicit_pad ? cs_.pad.out_h() : cs_.h; }
   int64_t x_w() const { return cs_.explicit_pad ? cs_.pad.out_w() : cs_.w; }
-  size_t x_bytes() const { return size_t(cs_.n * cs_.c * x_h() * x_w()) * dtype_size(cs_.dtype); }
+  size_t x_bytes() const { return size_t(cs_.n * cs_.conv_c() * x_h() * x_w()) * dtype_size(cs_.dtype); }
   size_t y_bytes() const { return size_t(cs_.n * cs_.m * cs_.p * cs_.q) * dtype_size(cs_.dtype); }
 
   void set_descriptors() {
     cudnnDataType_t t = cudnn_dtype(cs_.dtype, "Conv", where_);
     const ops::Window& win = cs_.g.window;
-    set_nhwc(xd_, t, cs_.n, cs_.c, x_h(), x_w(), where_);
+    set_nhwc(xd_, t, cs_.n, cs_.conv_c(), x_h(), x_w(), where_);
     set_nhwc(yd_, t, cs_.n, cs_.m, cs_.p, cs_.q, where_);
     set_nhwc(bd_, t, 1, cs_.m, 1, 1, where_);
-    check_cudnn(cudnnSetFilter4dDescriptor(wd_.get(), t, CUDNN_TENSOR_NHWC, int(cs_.m), int(cs_.c / cs_.g.group),
+    check_cudnn(cudnnSetFilter4dDescriptor(wd_.get(), t, CUDNN_TENSOR_NHWC, int(cs_.m), int(cs_.conv_c() / cs_.g.group),
                                            int(cs_.r), int(cs_.s)),
                 "cudnnSetFilter4dDescriptor", where_);
     int pad_h = cs_.explicit_pad ? 0 : int(win.pads_begin[0]), pad_w = cs_.explicit_pad ? 0 : int(win.pads_begin[1]);
@@ -197,7 +211,7 @@ class CudnnConvKernel final : public Kernel {
   void upload_weights(const Tensor& w) {
     check(w.dtype() == cs_.dtype && w.layout() == Layout::plain && w.shape().size() == 4,
           "CUDA Conv weights " + w.desc().str() + " must be plain 4-D " + std::string(dtype_name(cs_.dtype)), where_);
-    std::vector<char> krsc = to_krsc(w);
+    std::vector<char> krsc = to_krsc(w, cs_.conv_c() / cs_.g.group);
     weights_ = DeviceBuffer(krsc.size(), "cudaMalloc(conv weights)", where_);
     // On the plan's stream, which need not be ordered after the legacy default stream.
     check_cuda(cudaMemcpyAsync(weights_.get(), krsc.data(), krsc.size(), cudaMemcpyHostToDevice, c_.stream),
@@ -297,9 +311,10 @@ class CudnnConvKernel final : public Kernel {
 
 KernelPlan make_conv(const OpDesc& op, Context& c) {
   KernelPlan plan;
-  plan.kernel = std::make_unique<CudnnConvKernel>(op, c);
+  auto kernel = std::make_unique<CudnnConvKernel>(op, c);
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);
-  plan.input_layouts[0] = Layout::nhwc;
+  plan.input_layouts[0] = kernel->packs_input() ? Layout::plain : Layout::nhwc;
+  plan.kernel = std::move(kernel);
   if (op.inputs.size() > 3) plan.input_layouts[3] = Layout::nhwc;
   plan.output_layouts = {Layout::nhwc};
   return plan;

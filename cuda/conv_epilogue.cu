@@ -66,7 +66,36 @@ __global__ void pad_kernel(const T* x, T* y, PadGeometry g) {
   }
 }
 
+// One thread per output pixel: gathers the pixel's channels from NCHW planes
+// (coalesced across neighbouring pixels) and writes all 8 channels, zeros
+// beyond g.c, as one 16-byte store.
+__global__ void pack8_kernel(const uint16_t* x, uint4* y, PadGeometry g) {
+  const int64_t pixels = g.n * g.out_h() * g.out_w(), plane = g.h * g.w;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pixels; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t ox = i % g.out_w(), rest = i / g.out_w();
+    int64_t oy = rest % g.out_h(), b = rest / g.out_h();
+    int64_t ix = ox - g.left, iy = oy - g.top;
+    uint16_t v[8] = {};
+    if (ix >= 0 && ix < g.w && iy >= 0 && iy < g.h) {
+      const uint16_t* src = x + b * g.c * plane + iy * g.w + ix;
+      for (int c = 0; c < g.c; ++c) v[c] = src[c * plane];
+    }
+    y[i] = make_uint4(v[0] | uint32_t(v[1]) << 16, v[2] | uint32_t(v[3]) << 16, v[4] | uint32_t(v[5]) << 16,
+                      v[6] | uint32_t(v[7]) << 16);
+  }
+}
+
 }  // namespace
+
+void launch_pack_nchw_to_nhwc8(const void* x, void* y, const PadGeometry& g, const cudaDeviceProp& props,
+                               cudaStream_t stream, const ErrorContext& where) {
+  check(g.c >= 1 && g.c <= 8, "pack to 8 channels of " + std::to_string(g.c), where);
+  int64_t pixels = g.n * g.out_h() * g.out_w();
+  if (pixels == 0) return;
+  pack8_kernel<<<blocks_for(pixels, props), kThreads, 0, stream>>>(static_cast<const uint16_t*>(x),
+                                                                    static_cast<uint4*>(y), g);
+  check_launch("pack8_kernel", where);
+}
 
 void launch_conv_epilogue(DType dtype, void* y, const void* bias, const void* residual, int64_t n,
                           int64_t channels, const ops::FusedActivation& a, const cudaDeviceProp& props,

@@ -31,4 +31,11 @@ struct PadGeometry {
 void launch_pad_nhwc(size_t element_size, const void* x, void* y, const PadGeometry& g,
                      const cudaDeviceProp& props, cudaStream_t stream, const ErrorContext& where);
 
+// Copies NCHW x [n, c, h, w] of a 2-byte dtype, c <= 8, into NHWC y [n,
+// h + top + bottom, w + left + right, 8], zero-filling the border and the
+// channels from c on: tensor-core convolutions want 8-channel (16-byte)
+// pixels, and a network's first layer (RGB) has 3.
+void launch_pack_nchw_to_nhwc8(const void* x, void* y, const PadGeometry& g, const cudaDeviceProp& props,
+                               cudaStream_t stream, const ErrorContext& where);
+
 }  // namespace tandem::cuda

@@ -1,8 +1,8 @@
 #include "graph/plan.h"
 
-#include <cstdlib>
-
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -267,8 +267,7 @@ void ExecutionPlan::launch_steps(const std::vector<void*>& ptr) {
   }
 }
 
-std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
-  TANDEM_ZONE_CAT("plan.run", "graph");
+std::vector<void*> ExecutionPlan::bind(const std::vector<Tensor>& inputs) {
   ErrorContext ctx{source_, "", "", ""};
   check(inputs.size() == input_descs_.size(),
         "model takes " + std::to_string(input_descs_.size()) + " inputs, got " + std::to_string(inputs.size()), ctx);
@@ -290,6 +289,22 @@ std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
       case Slot::Kind::view: ptr[s] = ptr[size_t(slot.view_of)]; break;
     }
   }
+  return ptr;
+}
+
+std::vector<Tensor> ExecutionPlan::fetch_outputs(const std::vector<void*>& ptr) {
+  std::vector<Tensor> results;
+  for (int s : output_slots_) {
+    Tensor t = Tensor::empty(slots_[size_t(s)].desc);
+    backend_.copy_to_host(t.raw(), ptr[size_t(s)], t.bytes());
+    results.push_back(std::move(t));
+  }
+  return results;
+}
+
+std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
+  TANDEM_ZONE_CAT("plan.run", "graph");
+  std::vector<void*> ptr = bind(inputs);
   static const bool graphs_off = std::getenv("TANDEM_CUDA_GRAPHS") && std::string(std::getenv("TANDEM_CUDA_GRAPHS")) == "0";
   if (backend_.device().is_cpu() || graphs_off) {
     launch_steps(ptr);
@@ -306,13 +321,30 @@ std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
   }
   ++runs_;
   backend_.synchronize();
-  std::vector<Tensor> results;
-  for (int s : output_slots_) {
-    Tensor t = Tensor::empty(slots_[size_t(s)].desc);
-    backend_.copy_to_host(t.raw(), ptr[size_t(s)], t.bytes());
-    results.push_back(std::move(t));
+  return fetch_outputs(ptr);
+}
+
+std::vector<double> ExecutionPlan::time_steps(const std::vector<Tensor>& inputs) {
+  std::vector<void*> ptr = bind(inputs);
+  backend_.synchronize();
+  RunContext rc{scratch_, stats_.scratch_bytes};
+  std::vector<double> ms(steps_.size(), 0.0);
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& st = steps_[i];
+    if (!st.kernel) continue;
+    in.clear();
+    out.clear();
+    for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
+    for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
+    auto t0 = std::chrono::steady_clock::now();
+    st.kernel->run(in.data(), out.data(), rc);
+    backend_.synchronize();
+    ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
-  return results;
+  ++runs_;
+  return ms;
 }
 
 }  // namespace tandem

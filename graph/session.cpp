@@ -135,7 +135,7 @@ const ExecutionPlan& Session::plan_for(const std::vector<Shape>& input_shapes) {
   return plan_locked(input_shapes, {});
 }
 
-std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
+ExecutionPlan& Session::plan_for_inputs(const std::vector<Tensor>& inputs) {
   std::vector<Shape> shapes;
   std::vector<Tensor> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -146,8 +146,18 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
                 specialized(t.desc(), shape_argument);
     values.push_back(spec ? t : Tensor());
   }
+  return plan_locked(shapes, values);
+}
+
+std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return plan_locked(shapes, values).run(inputs);
+  return plan_for_inputs(inputs).run(inputs);
+}
+
+StepTimes Session::time_steps(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ExecutionPlan& plan = plan_for_inputs(inputs);
+  return {&plan, plan.time_steps(inputs)};
 }
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {

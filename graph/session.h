@@ -42,6 +42,12 @@ struct CompileReport {
   PlanStats plan;
 };
 
+// Per step of a plan, its time when run alone (ExecutionPlan::time_steps).
+struct StepTimes {
+  const ExecutionPlan* plan = nullptr;
+  std::vector<double> ms;
+};
+
 class Session {
  public:
   Session(Graph graph, SessionOptions options = {});
@@ -51,6 +57,9 @@ class Session {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Inputs by name; every model input must be given.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
+
+  // Each step of the plan for these inputs timed alone (synchronized).
+  StepTimes time_steps(const std::vector<Tensor>& inputs);
 
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
@@ -66,6 +75,7 @@ class Session {
 
  private:
   // `values[i]` is the value of a specialized input, undefined otherwise.
+  ExecutionPlan& plan_for_inputs(const std::vector<Tensor>& inputs);
   ExecutionPlan& plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values);
   Graph graph_;
   // Per graph input: an op reads it as a float shape argument.

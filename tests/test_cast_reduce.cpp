@@ -172,6 +172,28 @@ TEST(ReduceOps, AxesKeepdimsAndOpsetsVsNumpy) {
   ref.check();
 }
 
+// Large reductions over one contiguous block of axes take the threaded f32
+// fast path (cpu/reduce_block.cpp): runs longer than its 256-element f32
+// partial sums, column chunks, extent-1 axes between reduced ones, NaN.
+TEST(ReduceOps, ContiguousBlocksVsNumpy) {
+  REQUIRE_NUMPY();
+  NumpyChecks ref;
+  Tensor x = random_tensor({2, 67, 1, 37, 29}, 31, -2.f, 5.f);
+  Attributes k0 = attrs({{"keepdims", int64_t(0)}});
+  ref.add(run("ReduceMean", attrs({{"axes", std::vector<int64_t>{2, 3, 4}}}), {x}, 13)[0],
+          "r = x0.astype(np.float64).mean(axis=(2, 3, 4), keepdims=True).astype(np.float32)", {x}, "mean over H,W", 1e-6);
+  ref.add(run("ReduceSum", k0, {x, i64s({1, 2})}, 13)[0], "r = x0.astype(np.float64).sum(axis=(1, 2)).astype(np.float32)",
+          {x}, "sum over C (columns)", 1e-6);
+  ref.add(run("ReduceMean", k0, {x, i64s({0})}, 18)[0], "r = x0.mean(axis=0)", {x}, "mean over N", 1e-6);
+  ref.add(run("ReduceMax", k0, {x, i64s({1, 2, 3})}, 18)[0], "r = x0.max(axis=(1, 2, 3))", {x}, "max inner columns");
+  Tensor nan = x.clone();
+  nan.data<float>()[5000] = NAN;
+  ref.add(run("ReduceMin", k0, {nan, i64s({3, 4})}, 18)[0], "r = x0.min(axis=(3, 4))", {nan}, "NaN propagates (rows)");
+  ref.add(run("ReduceSum", k0, {nan, i64s({0, 1})}, 18)[0], "r = x0.astype(np.float64).sum(axis=(0, 1)).astype(np.float32)",
+          {nan}, "NaN propagates (columns)", 1e-6);
+  ref.check();
+}
+
 TEST(ReduceOps, RejectsHostileAxes) {
   Tensor x = random_tensor({2, 3}, 28);
   EXPECT_THROW(run("ReduceMean", attrs({{"axes", std::vector<int64_t>{2}}}), {x}, 13), Error);

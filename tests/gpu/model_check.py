@@ -17,6 +17,10 @@ import torch
 import torchvision
 
 
+def same_set(a, b):
+    return float(np.mean([set(x) == set(y) for x, y in zip(a, b)]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tandem")
@@ -40,6 +44,15 @@ def main():
         xin = os.path.join(tmp, "x.npy")
         np.save(xin, x.numpy())
         top_ref = np.argsort(-ref, axis=1)[:, :5]
+        # PyTorch's own fp16 (channels-last) against its fp32: how far a
+        # random-weight model's top-5 moves in half precision at all.
+        with torch.inference_mode():
+            mh = m.half().to(memory_format=torch.channels_last)
+            half = mh(x.cuda().half().to(memory_format=torch.channels_last)).float().cpu().numpy()
+            m.float()
+        th = np.argsort(-half, axis=1)[:, :5]
+        print(f"{name} PyTorch fp16 vs fp32: top-5 identical in {100 * np.mean(np.all(th == top_ref, axis=1)):.1f}%, "
+              f"same top-5 set in {100 * same_set(th, top_ref):.1f}%, top-1 in {100 * np.mean(th[:, 0] == top_ref[:, 0]):.1f}%")
         for p in a.precisions.split(","):
             out = os.path.join(tmp, f"{name}_{p}")
             r = subprocess.run([a.tandem, "run", path, "--device", "cuda", "--precision", p, "-i", xin,
@@ -56,7 +69,8 @@ def main():
             ok = err <= limit if limit else agree >= 0.99
             failed |= not ok
             print(f"{name} {p} batch {a.batch}: max err / max|ref| {err:.2e}, top-5 identical in {100 * agree:.1f}% "
-                  f"of rows -> {'ok' if ok else 'FAIL'}")
+                  f"of rows (same set {100 * same_set(top, top_ref):.1f}%, top-1 {100 * np.mean(top[:, 0] == top_ref[:, 0]):.1f}%)"
+                  f" -> {'ok' if ok else 'FAIL'}")
     sys.exit(1 if failed else 0)
 
 

@@ -209,11 +209,12 @@ Tensor to_f32(const Tensor& h) {
 }
 
 // The same FusedConv(+residual) -> MaxPool graph in f16 on the GPU and in f32
-// on the CPU, both fed the f16-rounded values.
+// on the CPU, both fed the f16-rounded values; x is [2, C, 16, 16] for the
+// weights' C, the conv's output [2, 48, 8, 8].
 Graph f16_test_graph(DType t, const Tensor& w, const Tensor& bias, const Attributes& conv) {
   bool half = t == DType::f16;
   GraphBuilder b;
-  ValueId x = b.input("x", {2, 32, 16, 16}, t);
+  ValueId x = b.input("x", {2, w.shape()[1], 16, 16}, t);
   ValueId r = b.input("r", {2, 48, 8, 8}, t);
   ValueId y = b.node(ops::kFusedConvOp,
                      {x, b.constant("w", half ? to_f16(w) : to_f32(to_f16(w))),
@@ -223,20 +224,34 @@ Graph f16_test_graph(DType t, const Tensor& w, const Tensor& bias, const Attribu
   return b.g;
 }
 
+// Channels 32 (NHWC input), and 3 and 1 (NCHW input packed to 8 channels by
+// the conv itself), each with cuDNN's symmetric padding and with TF's
+// asymmetric SAME padding.
 TEST_F(CudaConv, Fp16ConvAndPoolMatchTheCpuToOnePercent) {
   TANDEM_REQUIRE_GPU();
-  for (const char* act : {"Relu", "HardSwish"}) {
-    Attributes conv = same_upper({2, 2});
-    conv.set("activation", std::string(act));
-    conv.set("has_residual", int64_t(1));
-    Tensor w = random_f32({48, 32, 3, 3}, 21, -0.2f, 0.2f), bias = random_f32({48}, 22);
-    Tensor x = to_f16(random_f32({2, 32, 16, 16}, 23)), r = to_f16(random_f32({2, 48, 8, 8}, 24));
-    SessionOptions gpu;
-    gpu.device = Device::cuda(0);
-    Tensor got = to_f32(Session(f16_test_graph(DType::f16, w, bias, conv), gpu).run(std::vector<Tensor>{x, r})[0]);
-    Tensor want = Session(f16_test_graph(DType::f32, w, bias, conv)).run(std::vector<Tensor>{to_f32(x), to_f32(r)})[0];
-    EXPECT_LE(relative_error(got, want), 1e-2) << act;
-  }
+  struct Case {
+    int64_t c, k;
+    Attributes conv;
+  };
+  std::vector<Case> cases = {{32, 3, same_upper({2, 2})},
+                             {3, 7, conv_attrs({2, 2}, {3, 3, 3, 3})},
+                             {3, 3, same_upper({2, 2})},
+                             {1, 5, conv_attrs({2, 2}, {2, 2, 2, 2})}};
+  uint32_t seed = 20;
+  for (Case& k : cases)
+    for (const char* act : {"Relu", "HardSwish"}) {
+      Attributes conv = k.conv;
+      conv.set("activation", std::string(act));
+      conv.set("has_residual", int64_t(1));
+      Tensor w = random_f32({48, k.c, k.k, k.k}, ++seed, -0.2f, 0.2f), bias = random_f32({48}, ++seed);
+      Tensor x = to_f16(random_f32({2, k.c, 16, 16}, ++seed)), r = to_f16(random_f32({2, 48, 8, 8}, ++seed));
+      SessionOptions gpu;
+      gpu.device = Device::cuda(0);
+      Tensor got = to_f32(Session(f16_test_graph(DType::f16, w, bias, conv), gpu).run(std::vector<Tensor>{x, r})[0]);
+      Tensor want =
+          Session(f16_test_graph(DType::f32, w, bias, conv)).run(std::vector<Tensor>{to_f32(x), to_f32(r)})[0];
+      EXPECT_LE(relative_error(got, want), 1e-2) << act << " C=" << k.c << " k=" << k.k;
+    }
 }
 
 }  // namespace
