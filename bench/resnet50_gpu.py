@@ -12,8 +12,9 @@ torchvision's architecture with seeded random weights (no trained weights
 can be fetched there); the ONNX file tandem reads is exported from that same
 fp32 model. Timing: warmup, then N runs of one batch; img/s = B*N / total,
 p50 latency from per-run CUDA-event times; peak memory = the engine's peak
-device allocation (torch.cuda.max_memory_allocated; tandem's pool high-water
-mark from its bench JSON). Prints a markdown table and one JSON line.
+device allocation (torch.cuda.max_memory_allocated; tandem's own count of
+what it holds on the device), over the timed runs and, apart, over
+everything from model load on (warmup, compilation, algorithm search). Prints a markdown table and one JSON line.
 """
 import argparse
 import json
@@ -52,6 +53,8 @@ def worker_torch(name, batch, iters, warmup, compiled):
         for _ in range(warmup):
             m(x)
         torch.cuda.synchronize()
+        setup_peak = torch.cuda.max_memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
         times = []
         t0 = time.perf_counter()
         for _ in range(iters):
@@ -64,7 +67,8 @@ def worker_torch(name, batch, iters, warmup, compiled):
         total = time.perf_counter() - t0
     ms = sorted(s.elapsed_time(e) for s, e in times)
     return {"img_per_s": batch * iters / total, "p50_ms": ms[len(ms) // 2],
-            "peak_mib": torch.cuda.max_memory_allocated() / 2**20}
+            "peak_mib": torch.cuda.max_memory_allocated() / 2**20,
+            "setup_peak_mib": max(setup_peak, torch.cuda.max_memory_allocated()) / 2**20}
 
 
 def run_tandem(tandem, onnx_path, batch, iters, warmup, precision):
@@ -75,7 +79,8 @@ def run_tandem(tandem, onnx_path, batch, iters, warmup, precision):
         return {"error": (r.stderr or r.stdout).strip().splitlines()[-1][:300]}
     j = json.loads(r.stdout.strip().splitlines()[-1])
     return {"img_per_s": j["img_per_s"], "p50_ms": j["latency_ms"]["p50"],
-            "peak_mib": j.get("device_peak_bytes", 0) / 2**20}
+            "peak_mib": j.get("device_peak_bytes", 0) / 2**20,
+            "setup_peak_mib": j.get("device_peak_with_setup_bytes", 0) / 2**20}
 
 
 def main():
@@ -109,13 +114,14 @@ def main():
                         {"error": p.stderr.strip().splitlines()[-1][:300] if p.stderr.strip() else "failed"}
                 rows.append({"model": name, "batch": b, "engine": eng, **r})
                 print(json.dumps(rows[-1]), flush=True)
-    print("\n| model | batch | engine | img/s | p50 ms | peak MiB |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("\n| model | batch | engine | img/s | p50 ms | peak MiB (timed runs) | peak MiB (incl. warmup/setup) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         if "error" in r:
-            print(f"| {r['model']} | {r['batch']} | {r['engine']} | error: {r['error']} | | |")
+            print(f"| {r['model']} | {r['batch']} | {r['engine']} | error: {r['error']} | | | |")
         else:
-            print(f"| {r['model']} | {r['batch']} | {r['engine']} | {r['img_per_s']:.0f} | {r['p50_ms']:.2f} | {r['peak_mib']:.0f} |")
+            print(f"| {r['model']} | {r['batch']} | {r['engine']} | {r['img_per_s']:.0f} | {r['p50_ms']:.2f} | "
+                  f"{r['peak_mib']:.0f} | {r['setup_peak_mib']:.0f} |")
     print(json.dumps({"rows": rows}))
 
 

@@ -1,5 +1,9 @@
 #include "cli/common.h"
 
+#include <fmt/core.h>
+
+#include <mutex>
+
 #include "formats/load_model.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
@@ -10,7 +14,7 @@ namespace tandem::cli {
 void add_common_options(CLI::App* sub, CommonOptions& opts) {
   sub->add_option("--trace", opts.trace_path, "Write a Chrome trace (Perfetto) of the run to FILE");
   sub->add_option("--threads", opts.threads, "CPU compute threads (0 = all cores)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto (the GPU when one is present)");
+  sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto (default: the GPU when one is present, else the CPU)");
   sub->add_option("--precision", opts.precision, "fp32, tf32, fp16 or bf16 (inputs and outputs stay float32)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
 }
@@ -19,6 +23,10 @@ Device resolve_device(const CommonOptions& opts) {
   if (opts.device != "auto") return Device::parse(opts.device);
 #ifdef TANDEM_HAVE_CUDA
   if (cuda::device_count() > 0) return Device::cuda(0);
+  // Said once per process by a CUDA build: auto is the default, and a user
+  // expecting the GPU should learn why the run is slow.
+  static std::once_flag said;
+  std::call_once(said, [] { fmt::print(stderr, "tandem: no CUDA GPU found; --device auto runs on the CPU\n"); });
 #endif
   return Device::cpu();
 }

@@ -11,7 +11,7 @@ namespace tandem::cli {
 struct CommonOptions {
   std::string trace_path;  // --trace FILE: Chrome trace of the run
   int threads = 0;         // --threads T: CPU compute threads (0 = all cores)
-  std::string device = "cpu";
+  std::string device = "auto";
   std::string precision = "fp32";
 };
 

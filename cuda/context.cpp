@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "cuda/check.h"
@@ -40,14 +41,36 @@ int device_count() {
   return n;
 }
 
+namespace {
+// Sizes of live device_alloc blocks, so frees are counted too.
+std::mutex g_alloc_mutex;
+std::unordered_map<void*, size_t> g_alloc_sizes;
+}  // namespace
+
 void* device_alloc(Context& ctx, size_t bytes) {
   void* p = nullptr;
-  check_cuda(cudaMallocAsync(&p, bytes ? bytes : 256, ctx.stream), "cudaMallocAsync");
+  bytes = bytes ? bytes : 256;
+  check_cuda(cudaMallocAsync(&p, bytes, ctx.stream), "cudaMallocAsync");
+  {
+    std::lock_guard<std::mutex> lock(g_alloc_mutex);
+    g_alloc_sizes[p] = bytes;
+  }
+  note_device_buffer(std::ptrdiff_t(bytes));
   return p;
 }
 
 void device_free(Context& ctx, void* p) {
-  if (p) cudaFreeAsync(p, ctx.stream);
+  if (!p) return;
+  cudaFreeAsync(p, ctx.stream);
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_alloc_mutex);
+    auto it = g_alloc_sizes.find(p);
+    if (it == g_alloc_sizes.end()) return;
+    bytes = it->second;
+    g_alloc_sizes.erase(it);
+  }
+  note_device_buffer(-std::ptrdiff_t(bytes));
 }
 
 void upload(Context& ctx, void* dst, const void* src, size_t bytes) {
@@ -60,24 +83,14 @@ namespace {
 std::atomic<size_t> g_buffer_bytes{0}, g_buffer_peak{0};
 }  // namespace
 
-size_t device_buffer_bytes() { return g_buffer_bytes.load(); }
-size_t device_buffer_peak_bytes() { return g_buffer_peak.load(); }
+size_t device_bytes() { return g_buffer_bytes.load(); }
+size_t device_peak_bytes() { return g_buffer_peak.load(); }
+void reset_device_peak() { g_buffer_peak.store(g_buffer_bytes.load()); }
 void note_device_buffer(std::ptrdiff_t delta) {
   size_t now = g_buffer_bytes.fetch_add(size_t(delta)) + size_t(delta);
   size_t peak = g_buffer_peak.load();
   while (now > peak && !g_buffer_peak.compare_exchange_weak(peak, now)) {
   }
-}
-
-size_t pool_peak_bytes(int device) {
-  cudaMemPool_t pool;
-  uint64_t high = 0;
-  if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return size_t(high);
 }
 
 void set_device(int device) { check_cuda(cudaSetDevice(device), "cudaSetDevice"); }

@@ -31,15 +31,19 @@ Context& context(int device);
 // Makes `device` current on the calling thread.
 void set_device(int device);
 
-// Device memory from the device's stream-ordered pool (what the executor's
-// arena uses too), so the pool's high-water mark counts weights as well.
+// Device memory from the device's stream-ordered pool (the executor's arena,
+// inputs, scratch), counted with DeviceBuffers in device_bytes().
 // Ordered on ctx.stream; free is safe from destructors (never throws).
 void* device_alloc(Context& ctx, size_t bytes);
 void device_free(Context& ctx, void* p);
 // Copies host memory to the device and waits (for weights at prepare).
 void upload(Context& ctx, void* dst, const void* src, size_t bytes);
 
-// Bytes of the pool in use at its highest since the process started.
-size_t pool_peak_bytes(int device);
+// Device bytes tandem holds now (pool blocks and DeviceBuffers, every GPU),
+// their high-water mark, and a reset of the mark to now (to measure a
+// steady state apart from preparation's transient buffers).
+size_t device_bytes();
+size_t device_peak_bytes();
+void reset_device_peak();
 
 }  // namespace tandem::cuda

@@ -237,11 +237,17 @@ class CudnnConvKernel final : public Kernel {
                                                          int(perf.size()), &found, perf.data()),
                   "cudnnGetConvolutionForwardAlgorithm_v7", where_);
     }
+    // Fastest first; among those within 3% of the fastest, the one with the
+    // smallest workspace (scratch is part of the plan's peak memory).
     const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
-    for (int i = 0; i < found && !best; ++i) {
+    float fastest = 0;
+    for (int i = 0; i < found; ++i) {
       const auto& p = perf[size_t(i)];
-      bool ok = p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace;
-      if (ok && (cs_.dtype == DType::f16 || accurate_enough_for_f32(p))) best = &p;
+      bool ok = p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace &&
+                (cs_.dtype == DType::f16 || accurate_enough_for_f32(p));
+      if (!ok) continue;
+      if (!best) best = &p, fastest = p.time;
+      else if (p.time <= fastest * 1.03f && p.memory < best->memory) best = &p;
     }
     check_supported(best != nullptr,
                     "cuDNN has no usable convolution algorithm for input " + shape_str({cs_.n, cs_.c, cs_.h, cs_.w}) +

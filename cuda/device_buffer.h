@@ -16,10 +16,7 @@
 
 namespace tandem::cuda {
 
-// Bytes all DeviceBuffers hold now, and at most so far (per process): what
-// tandem adds to the pool's high-water mark when it reports peak memory.
-size_t device_buffer_bytes();
-size_t device_buffer_peak_bytes();
+// Counts bytes into device_bytes() (cuda/context.h).
 void note_device_buffer(std::ptrdiff_t delta);
 
 // Device memory a kernel owns for its lifetime (converted weights, folded
