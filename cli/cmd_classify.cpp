@@ -16,6 +16,7 @@
 #include "image/decode.h"
 #include "image/labels.h"
 #include "image/preprocess.h"
+#include "pipeline/top_k.h"
 #include "profile/session.h"
 #include "profile/zone.h"
 
@@ -61,21 +62,6 @@ std::vector<Slot> prepare_batch(const ClassifyOptions& o, size_t first, size_t n
     }
   });
   return slots;
-}
-
-// Softmax over one row of logits, then the k best (index, probability).
-std::vector<std::pair<int, float>> top_k(const float* logits, int classes, int k) {
-  float mx = *std::max_element(logits, logits + classes);
-  std::vector<double> p(static_cast<size_t>(classes));
-  double sum = 0;
-  for (int c = 0; c < classes; ++c) sum += p[size_t(c)] = std::exp(double(logits[c] - mx));
-  std::vector<int> idx(static_cast<size_t>(classes));
-  for (int c = 0; c < classes; ++c) idx[size_t(c)] = c;
-  k = std::min(k, classes);
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) { return p[size_t(a)] > p[size_t(b)]; });
-  std::vector<std::pair<int, float>> r;
-  for (int i = 0; i < k; ++i) r.push_back({idx[size_t(i)], float(p[size_t(idx[size_t(i)])] / sum)});
-  return r;
 }
 
 void print_result(const ClassifyOptions& o, const std::string& path, const std::vector<std::pair<int, float>>& best,
@@ -124,7 +110,7 @@ int classify_command(ClassifyOptions& o) {
         if (o.json) fmt::print("{}\n", nlohmann::json{{"path", path}, {"error", slots[i].error}}.dump());
         continue;
       }
-      print_result(o, path, top_k(logits.data<float>() + i * size_t(classes), classes, o.top), labels);
+      print_result(o, path, pipeline::softmax_top_k(logits.data<float>() + i * size_t(classes), classes, o.top), labels);
     }
   }
   return failures ? 1 : 0;

@@ -26,12 +26,14 @@ void add_bench_command(CLI::App& app);
 void add_classify_command(CLI::App& app);
 void add_detect_command(CLI::App& app);
 void add_models_command(CLI::App& app);
+void add_tag_command(CLI::App& app);
 
 void add_all_commands(CLI::App& app) {
   add_run_command(app);
   add_bench_command(app);
   add_classify_command(app);
   add_detect_command(app);
+  add_tag_command(app);
   add_models_command(app);
   add_ops_command(app);
 }

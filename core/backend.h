@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/attributes.h"
@@ -100,12 +101,40 @@ class Backend {
   virtual void deallocate(void* ptr) = 0;
   virtual void copy_from_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
+  // Host memory the device copies from fastest (page-locked on a GPU, so a
+  // pipeline's batch goes to the device without a staging copy); plain
+  // 64-byte-aligned memory on the CPU. Throws Error when none is left.
+  virtual void* allocate_host(size_t bytes);
+  virtual void deallocate_host(void* ptr);
   // Waits for all work submitted to this backend.
   virtual void synchronize() {}
   // Records the work `body` submits instead of running it; nullptr when the
   // backend cannot record (the CPU). Kernels' run() must then only enqueue
   // device work: no host synchronization, no allocation.
   virtual std::unique_ptr<Recording> record(const std::function<void()>& body) { return nullptr; }
+};
+
+// Host memory from Backend::allocate_host, freed with its backend.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(Backend& b, size_t bytes) : backend_(&b), bytes_(bytes), p_(b.allocate_host(bytes)) {}
+  HostBuffer(HostBuffer&& o) noexcept
+      : backend_(std::exchange(o.backend_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), p_(std::exchange(o.p_, nullptr)) {}
+  HostBuffer& operator=(HostBuffer&& o) noexcept {
+    std::swap(backend_, o.backend_), std::swap(bytes_, o.bytes_), std::swap(p_, o.p_);
+    return *this;
+  }
+  ~HostBuffer() {
+    if (p_) backend_->deallocate_host(p_);
+  }
+  void* get() const { return p_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  Backend* backend_ = nullptr;
+  size_t bytes_ = 0;
+  void* p_ = nullptr;
 };
 
 // Layout conversion is an op like any other, so every backend can do it.

@@ -65,8 +65,39 @@ void* CudaBackend::staging(size_t bytes) {
   return staging_;
 }
 
+void* CudaBackend::allocate_host(size_t bytes) {
+  void* p = nullptr;
+  check_cuda(cudaMallocHost(&p, bytes ? bytes : 64), "cudaMallocHost(pipeline buffer)");
+  std::lock_guard<std::mutex> lock(pinned_mutex_);
+  pinned_[static_cast<const char*>(p)] = bytes;
+  return p;
+}
+
+void CudaBackend::deallocate_host(void* ptr) {
+  if (!ptr) return;
+  {
+    std::lock_guard<std::mutex> lock(pinned_mutex_);
+    pinned_.erase(static_cast<const char*>(ptr));
+  }
+  cudaFreeHost(ptr);
+}
+
+bool CudaBackend::pinned(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  std::lock_guard<std::mutex> lock(pinned_mutex_);
+  auto it = pinned_.upper_bound(c);
+  if (it == pinned_.begin()) return false;
+  --it;
+  return c + bytes <= it->first + it->second;
+}
+
 void CudaBackend::copy_from_host(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
+  if (pinned(src, bytes)) {
+    // The caller keeps src unchanged until the run that reads it is done.
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx_.stream), "cudaMemcpyAsync(H2D)");
+    return;
+  }
   std::lock_guard<std::mutex> lock(staging_mutex_);
   // The staging buffer is reused (and may be reallocated): wait until the
   // previous copy out of it is done before touching it.

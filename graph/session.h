@@ -67,6 +67,8 @@ class Session {
   std::vector<TensorDesc> input_descs() const;
   const Graph& graph() const { return graph_; }
   const SessionOptions& options() const { return options_; }
+  // The backend the session runs on (for host buffers it copies from fastest).
+  Backend& backend() const { return *backend_; }
 
   // Compiles (or finds) the plan for these input shapes.
   const ExecutionPlan& plan_for(const std::vector<Shape>& input_shapes);

@@ -48,6 +48,7 @@ class Detector {
   int input_height() const { return height_; }
   const std::vector<std::string>& labels() const { return labels_; }
   DetectorInput make_input() const { return DetectorInput(width_, height_); }
+  Backend& backend() const { return session_.backend(); }
 
   // `batch`: [N, height, width, 3] filled by DetectorInput; sizes[i] is
   // image i's (width, height) for scaling boxes back. Result per image,

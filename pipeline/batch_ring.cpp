@@ -1,0 +1,95 @@
+#include "pipeline/batch_ring.h"
+
+#include "core/error.h"
+
+namespace tandem::pipeline {
+
+BatchRing::BatchRing(int buffers, int slots_per_batch) : slots_(slots_per_batch), buffers_(size_t(buffers)) {
+  check(buffers >= 1 && slots_per_batch >= 1, "batch ring needs at least one buffer of one slot");
+}
+
+BatchRing::Claim BatchRing::claim() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  check(!finished_, "batch ring: claim after finish");
+  for (;;) {
+    if (filling_ < 0) {
+      for (size_t i = 0; i < buffers_.size(); ++i)
+        if (buffers_[i].state == State::free) {
+          buffers_[i] = Buffer{State::filling, 0, 0, false, {}, next_order_++};
+          filling_ = int(i);
+          break;
+        }
+    }
+    if (filling_ >= 0) break;
+    changed_.wait(lock);
+  }
+  Buffer& b = buffers_[size_t(filling_)];
+  Claim c{filling_, b.claimed++};
+  b.last_claim = std::chrono::steady_clock::now();
+  if (b.claimed == slots_) close(b);
+  return c;
+}
+
+void BatchRing::close(Buffer& b) {
+  b.closed = true;
+  if (filling_ >= 0 && &buffers_[size_t(filling_)] == &b) filling_ = -1;
+  if (b.committed == b.claimed) b.state = State::ready;
+  changed_.notify_all();
+}
+
+void BatchRing::commit(const Claim& c) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Buffer& b = buffers_.at(size_t(c.buffer));
+  ++b.committed;
+  if (b.closed && b.committed == b.claimed) b.state = State::ready;
+  changed_.notify_all();
+}
+
+std::optional<BatchRing::Batch> BatchRing::due(std::chrono::milliseconds stall) {
+  // Oldest ready batch first, so images leave in about the order they came.
+  Buffer* best = nullptr;
+  for (Buffer& b : buffers_)
+    if (b.state == State::ready && (!best || b.order < best->order)) best = &b;
+  if (!best && filling_ >= 0) {
+    Buffer& f = buffers_[size_t(filling_)];
+    bool stalled = std::chrono::steady_clock::now() - f.last_claim >= stall;
+    if (f.claimed > 0 && f.committed == f.claimed && (finished_ || stalled)) {
+      close(f);
+      best = &f;
+    }
+  }
+  if (!best) return std::nullopt;
+  best->state = State::running;
+  return Batch{int(best - buffers_.data()), best->claimed};
+}
+
+std::optional<BatchRing::Batch> BatchRing::take(std::chrono::milliseconds stall) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (auto b = due(stall)) return b;
+    bool drained = finished_ && (filling_ < 0 || buffers_[size_t(filling_)].claimed == 0);
+    for (const Buffer& b : buffers_) drained = drained && (b.state == State::free || b.state == State::running);
+    if (drained) {
+      if (filling_ >= 0) buffers_[size_t(filling_)].state = State::free, filling_ = -1;
+      return std::nullopt;
+    }
+    // Wake for commits, or in time to flush a stalled partial batch.
+    changed_.wait_for(lock, stall);
+  }
+}
+
+void BatchRing::release(int buffer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Buffer& b = buffers_.at(size_t(buffer));
+  check(b.state == State::running, "batch ring: release of a buffer not taken");
+  b.state = State::free;
+  changed_.notify_all();
+}
+
+void BatchRing::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  finished_ = true;
+  changed_.notify_all();
+}
+
+}  // namespace tandem::pipeline

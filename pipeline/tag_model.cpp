@@ -1,0 +1,154 @@
+#include "pipeline/tag_model.h"
+
+#define XXH_INLINE_ALL  // header-only: no link dependency for users of the installed library
+#include <xxhash.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "formats/load_model.h"
+#include "formats/tfjs/tfjs_importer.h"
+#include "image/decode.h"
+#include "image/labels.h"
+#include "image/preprocess.h"
+#include "pipeline/detector.h"
+#include "pipeline/top_k.h"
+
+namespace tandem::pipeline {
+
+size_t TagModel::slot_floats() const { return size_t(shape_numel(batch_shape(1))); }
+
+std::string model_id(const std::string& path) {
+  std::vector<uint8_t> bytes = image::read_file_bytes(path, int64_t(4) << 30);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH3_64bits(bytes.data(), bytes.size())));
+  return std::filesystem::path(path).filename().string() + "@" + hex;
+}
+
+namespace {
+
+SessionOptions session_options(const TagModelOptions& o) {
+  SessionOptions so;
+  so.device = o.device;
+  so.precision = o.precision;
+  so.threads = o.threads;
+  return so;
+}
+
+class ClassifierWriter final : public SlotWriter {
+ public:
+  explicit ClassifierWriter(const image::PreprocessConfig& c) : pre_(c) {}
+  void write(const image::Image& img, float* slot) override { pre_.run(img, {slot, pre_.output_size()}); }
+
+ private:
+  image::Preprocessor pre_;
+};
+
+// torchvision's ImageNet recipe; the network's own input size sets the crop.
+class Classifier final : public TagModel {
+ public:
+  explicit Classifier(const TagModelOptions& o) : o_(o), session_(load_model(o.model), session_options(o)) {
+    ErrorContext where{o.model, "", "", ""};
+    std::vector<TensorDesc> in = session_.input_descs();
+    check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[1] == 3 && in[0].shape[2] > 0 &&
+              in[0].shape[2] == in[0].shape[3],
+          "a classifier for tag takes one [N, 3, S, S] input, this model takes " +
+              (in.empty() ? std::string("none") : in[0].str()),
+          where);
+    config_.crop = int(in[0].shape[2]);
+    config_.resize = config_.crop * 256 / 224;
+    labels_ = image::imagenet_labels();
+    id_ = model_id(o.model);
+    if (o_.min_score < 0) o_.min_score = 0.05f;
+  }
+  int decode_min_width() const override { return config_.resize; }
+  int decode_min_height() const override { return config_.resize; }
+  Shape batch_shape(int64_t n) const override { return {n, 3, config_.crop, config_.crop}; }
+  std::unique_ptr<SlotWriter> make_writer() const override { return std::make_unique<ClassifierWriter>(config_); }
+  Backend& backend() const override { return session_.backend(); }
+
+  std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
+                                         const std::vector<std::pair<int, int>>&) override {
+    std::vector<Tensor> out = session_.run({batch});
+    const Tensor& logits = out.at(0);
+    check(logits.shape().size() == 2 && logits.shape()[0] == batch.shape()[0],
+          "classifier output " + logits.desc().str() + " is not [N, classes]", {o_.model, "", "", ""});
+    int classes = int(logits.shape()[1]);
+    std::vector<std::vector<TagScore>> r(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i)
+      for (auto [c, p] : softmax_top_k(logits.data<float>() + size_t(i) * size_t(classes), classes, o_.top))
+        if (p >= o_.min_score)
+          r[size_t(i)].push_back({size_t(c) < labels_.size() && classes == int(labels_.size())
+                                      ? labels_[size_t(c)]
+                                      : "class " + std::to_string(c),
+                                  p});
+    return r;
+  }
+
+ private:
+  TagModelOptions o_;
+  mutable Session session_;
+  image::PreprocessConfig config_;
+  std::vector<std::string> labels_;
+};
+
+class DetectorWriter final : public SlotWriter {
+ public:
+  explicit DetectorWriter(DetectorInput in) : in_(std::move(in)) {}
+  void write(const image::Image& img, float* slot) override { in_.run(img, slot); }
+
+ private:
+  DetectorInput in_;
+};
+
+class DetectorModel final : public TagModel {
+ public:
+  explicit DetectorModel(const TagModelOptions& o) : o_(o), det_(detector_options(o)) {
+    id_ = model_id(o.model);
+  }
+  int decode_min_width() const override { return det_.input_width(); }
+  int decode_min_height() const override { return det_.input_height(); }
+  Shape batch_shape(int64_t n) const override { return {n, det_.input_height(), det_.input_width(), 3}; }
+  std::unique_ptr<SlotWriter> make_writer() const override {
+    return std::make_unique<DetectorWriter>(det_.make_input());
+  }
+  Backend& backend() const override { return det_.backend(); }
+
+  std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
+                                         const std::vector<std::pair<int, int>>& sizes) override {
+    std::vector<std::pair<int, int>> all = sizes;
+    all.resize(size_t(batch.shape()[0]), {1, 1});
+    std::vector<std::vector<Detection>> dets = det_.detect(batch, all);
+    std::vector<std::vector<TagScore>> r(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      for (const Tag& t : tags_of(dets[size_t(i)], det_.labels())) {
+        if (int(r[size_t(i)].size()) >= o_.top) break;
+        r[size_t(i)].push_back({t.label, t.best_score});
+      }
+    }
+    return r;
+  }
+
+ private:
+  static DetectorOptions detector_options(const TagModelOptions& o) {
+    DetectorOptions d;
+    d.model = o.model;
+    d.device = o.device;
+    d.precision = o.precision;
+    d.threads = o.threads;
+    if (o.min_score >= 0) d.min_score = o.min_score;
+    return d;
+  }
+  TagModelOptions o_;
+  Detector det_;
+};
+
+}  // namespace
+
+std::unique_ptr<TagModel> load_tag_model(const TagModelOptions& o) {
+  if (is_tfjs_model_path(o.model)) return std::make_unique<DetectorModel>(o);
+  return std::make_unique<Classifier>(o);
+}
+
+}  // namespace tandem::pipeline

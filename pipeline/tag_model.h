@@ -1,0 +1,78 @@
+#pragma once
+// What `tandem tag` runs: a loaded model seen as "a batch of images in, tags
+// per image out", whatever the network is. Two kinds:
+//   classifier: an ImageNet ONNX classifier (torchvision preprocessing:
+//               Resize(256), CenterCrop(224), Normalize), softmax top-K;
+//   detector:   the CenterNet COCO detector (pipeline/detector.h), one tag
+//               per detected class with its best score.
+// Decoder threads fill batch slots through a SlotWriter (one per thread, it
+// keeps scratch); the inference thread calls tag().
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/device.h"
+#include "graph/session.h"
+#include "image/image.h"
+
+namespace tandem::pipeline {
+
+struct TagScore {
+  std::string label;
+  float score = 0;
+};
+
+struct TagModelOptions {
+  std::string model;  // path or installed name (resolved by the caller)
+  Device device = Device::cpu();
+  Precision precision = Precision::fp32;
+  int threads = 0;         // CPU inference threads (0 = all)
+  int top = 5;             // at most this many tags per image
+  float min_score = -1.f;  // below: dropped (default per kind: 0.05 classifier, 0.25 detector)
+};
+
+class SlotWriter {
+ public:
+  virtual ~SlotWriter() = default;
+  // Writes one image's network input at `slot` (slot_floats() floats).
+  virtual void write(const image::Image& img, float* slot) = 0;
+};
+
+class TagModel {
+ public:
+  virtual ~TagModel() = default;
+  // Names the model and its weights: file name + content hash, so a catalog
+  // keeps results of different models (or retrained weights) apart.
+  const std::string& id() const { return id_; }
+  // The smallest decode that still covers the input (JPEG DCT scaling).
+  virtual int decode_min_width() const = 0;
+  virtual int decode_min_height() const = 0;
+  // The network's input for n images.
+  virtual Shape batch_shape(int64_t n) const = 0;
+  size_t slot_floats() const;
+  virtual std::unique_ptr<SlotWriter> make_writer() const = 0;
+  // Tags of images 0..count-1 of `batch` (its shape is batch_shape(N), N >=
+  // count; slots past count are padding). sizes[i]: image i's upright
+  // full-size (width, height).
+  virtual std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
+                                                 const std::vector<std::pair<int, int>>& sizes) = 0;
+  // Where the batch buffers should live (pinned host memory on a GPU).
+  virtual Backend& backend() const = 0;
+
+ protected:
+  std::string id_;
+};
+
+// Loads `o.model`: a TF.js model.json is the detector, an .onnx file with one
+// [N, 3, H, W] input and [N, 1000] output the classifier. Throws Error naming
+// the file otherwise.
+std::unique_ptr<TagModel> load_tag_model(const TagModelOptions& o);
+
+// "resnet50.onnx@3f2a9c01d4e5b6a7": the file name and 64 bits of the XXH3
+// hash of its bytes.
+std::string model_id(const std::string& path);
+
+}  // namespace tandem::pipeline

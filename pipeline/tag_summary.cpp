@@ -1,0 +1,51 @@
+#include "pipeline/tag_summary.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace tandem::pipeline {
+
+void diagnose(TagStats& s, bool inference_on_cpu) {
+  const StageTimes& t = s.time;
+  double wall = std::max(s.wall_s, 1e-9);
+  double decode_busy = (t.read + t.decode + t.resize) / (wall * std::max(1, s.decoders));
+  double infer_busy = t.infer / wall;
+  double write_busy = t.write / wall;
+  if (s.files == s.failed || s.batches == 0) {
+    s.limiting_stage = "decode";
+    s.verdict = "no image reached the network";
+  } else if (infer_busy >= decode_busy && infer_busy >= write_busy) {
+    s.limiting_stage = "inference";
+    s.verdict = fmt::format("inference busy {:.0f}% of the run, decoders {:.0f}%, waiting {:.1f} s for free batch slots: ",
+                            100 * infer_busy, 100 * decode_busy, t.slot_wait) +
+                (inference_on_cpu ? "run on a GPU (--device cuda) or a smaller model"
+                                  : "try --precision fp16 or a larger --batch");
+  } else if (decode_busy >= write_busy) {
+    s.limiting_stage = "decode";
+    s.verdict = fmt::format("decoders busy {:.0f}% of the run, inference waited {:.0f}% of it for images: ",
+                            100 * decode_busy, 100 * t.batch_wait / wall) +
+                (inference_on_cpu ? "inference shares the cores; more --decoders trades inference speed"
+                                  : "add decoders (--decoders) or let the GPU decode too");
+  } else {
+    s.limiting_stage = "write";
+    s.verdict = fmt::format("writing busy {:.0f}% of the run: put the catalog on a faster disk", 100 * write_busy);
+  }
+}
+
+std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) {
+  const StageTimes& t = s.time;
+  std::string out = fmt::format("tagged {} images, {} failed, {} up to date (skipped), {} not images\n", s.tagged,
+                                s.failed, skipped, ignored);
+  for (const auto& [kind, n] : s.failures) out += fmt::format("  failed: {} {}\n", n, kind);
+  double wall = std::max(s.wall_s, 1e-9);
+  out += fmt::format("{:.1f} s, {:.1f} images/s; {} decoders, {} batches ({} partial)\n", s.wall_s,
+                     double(s.tagged + s.failed) / wall, s.decoders, s.batches, s.partial_batches);
+  out += fmt::format("thread time: read {:.1f} s, decode {:.1f} s, resize {:.1f} s, waiting for a batch slot {:.1f} s; "
+                     "inference {:.1f} s (waiting for images {:.1f} s); write {:.1f} s\n",
+                     t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);
+  out += fmt::format("limited by {}: {}\n", s.limiting_stage, s.verdict);
+  return out;
+}
+
+}  // namespace tandem::pipeline

@@ -1,0 +1,17 @@
+#pragma once
+// The end of a `tandem tag` run in words: counts, failures by reason, speed,
+// time per stage, and which stage limited the run with the next thing to try.
+#include <string>
+
+#include "pipeline/tagger.h"
+
+namespace tandem::pipeline {
+
+// Fills stats.limiting_stage and stats.verdict from the stage times.
+void diagnose(TagStats& stats, bool inference_on_cpu);
+
+// A few lines for the terminal; `skipped` files were up to date in the
+// catalog, `ignored` were not images (or could not be listed).
+std::string format_summary(const TagStats& stats, int64_t skipped, int64_t ignored);
+
+}  // namespace tandem::pipeline

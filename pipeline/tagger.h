@@ -1,0 +1,101 @@
+#pragma once
+// The `tandem tag` engine: read → decode → batch → infer → write over a list
+// of files, every stage on its own threads, joined by bounded queues so each
+// waits only on its neighbours:
+//   decoder threads (N): read the file, hash it, decode (DCT-scaled to the
+//     model's input), write the network input straight into a slot of a
+//     batch buffer (pipeline/batch_ring.h; pinned on a GPU);
+//   inference thread: runs each batch as it fills (a stalled partial batch is
+//     flushed), always at the full batch shape so the plan (and its CUDA
+//     graph) is compiled once;
+//   writer thread: hands finished records to the sink in groups (one
+//     catalog transaction per group).
+// Per-file errors (unreadable, corrupt, unsupported, too large) become
+// records too; only a model or sink failure stops the run.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "image/image.h"
+#include "pipeline/tag_model.h"
+
+namespace tandem::pipeline {
+
+struct InputFile {
+  std::string path;
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
+struct TagRecord {
+  std::string path;
+  int64_t size = 0, mtime_ns = 0;
+  std::string content_hash;  // XXH3-128 of the file's bytes, hex; empty when unreadable
+  bool ok = false;
+  std::string error_kind;  // unreadable, empty, unsupported, corrupt, too_large, failed
+  std::string error;
+  std::vector<TagScore> tags;
+  int width = 0, height = 0;  // upright full size
+  double decode_ms = 0;       // read + decode + resize of this file
+  double infer_ms = 0;        // its share of its batch's inference
+};
+
+struct TaggerOptions {
+  int decoders = 0;  // decoder threads; 0 = one per core
+  int batch = 32;    // images per network run
+  int buffers = 3;   // batch buffers in flight (filling, ready, running)
+  std::chrono::milliseconds stall{200};  // flush a partial batch after this long without a new image
+  image::DecodeOptions decode;           // limits; the model sets the DCT-scaling target
+};
+
+// Seconds of thread time per stage, summed over the stage's threads.
+struct StageTimes {
+  double read = 0, decode = 0, resize = 0;  // decoder threads
+  double slot_wait = 0;                     // decoders blocked on a free batch slot (inference behind)
+  double infer = 0, batch_wait = 0;         // inference thread: running, waiting for a batch
+  double write = 0, write_wait = 0;         // writer thread: in the sink, waiting for records
+};
+
+struct TagStats {
+  int64_t files = 0, tagged = 0, failed = 0;
+  std::map<std::string, int64_t> failures;  // by error_kind
+  int64_t batches = 0, partial_batches = 0;
+  int decoders = 0;
+  double wall_s = 0;
+  StageTimes time;
+  // "decode", "inference" or "write": the stage whose threads were busiest
+  // relative to their number, with the reason in words.
+  std::string limiting_stage, verdict;
+};
+
+// Live counters for a progress display (read from any thread).
+struct TagProgress {
+  std::atomic<int64_t> total{0}, done{0}, failed{0};
+};
+
+class Tagger {
+ public:
+  Tagger(TagModel& model, const TaggerOptions& options);
+
+  // Tags `files`. sink receives groups of records from one thread, in no
+  // particular file order; an exception from it stops the run and is
+  // rethrown here after every thread has stopped.
+  TagStats run(const std::vector<InputFile>& files, const std::function<void(std::vector<TagRecord>&)>& sink);
+
+  const TagProgress& progress() const { return progress_; }
+
+ private:
+  TagModel& model_;
+  TaggerOptions options_;
+  TagProgress progress_;
+};
+
+// Decoder threads by default: every core when inference runs on a GPU; on
+// the CPU, inference needs cores too, so half of them (at least one).
+int default_decoders(bool inference_on_cpu);
+
+}  // namespace tandem::pipeline
