@@ -23,6 +23,7 @@ class CudaBackend final : public Backend {
   void copy_from_host(void* dst, const void* src, size_t bytes) override;
   void copy_to_host(void* dst, const void* src, size_t bytes) override;
   void synchronize() override;
+  void release_cached_memory() override;
   std::unique_ptr<Recording> record(const std::function<void()>& body) override;
 
   Context& context() { return ctx_; }
