@@ -108,6 +108,10 @@ class Backend {
   virtual void deallocate_host(void* ptr);
   // Waits for all work submitted to this backend.
   virtual void synchronize() {}
+  // Hands memory kept for reuse (freed blocks of a pool) back to the system:
+  // called after an out-of-memory error, before a retry with a smaller batch.
+  // Never throws.
+  virtual void release_cached_memory() {}
   // Records the work `body` submits instead of running it; nullptr when the
   // backend cannot record (the CPU). Kernels' run() must then only enqueue
   // device work: no host synchronization, no allocation.

@@ -14,10 +14,11 @@ struct ErrorContext {
   std::string shape;  // offending shape, printed as [a,b,c]
 };
 
-// What kind of failure: bad input (a malformed model or file), or a valid
+// What kind of failure: bad input (a malformed model or file), a valid
 // model using something tandem does not implement (an op, a dtype, an
-// attribute value). Conformance reports count the latter as "unsupported".
-enum class ErrorKind { invalid, unsupported };
+// attribute value), or a device out of memory (a smaller batch may fit; the
+// session retries with one). Conformance reports count "unsupported" apart.
+enum class ErrorKind { invalid, unsupported, out_of_memory };
 
 class Error : public std::runtime_error {
  public:
@@ -25,6 +26,9 @@ class Error : public std::runtime_error {
                  ErrorKind kind = ErrorKind::invalid);
   static Error unsupported(const std::string& message, ErrorContext ctx = {}) {
     return Error(message, std::move(ctx), ErrorKind::unsupported);
+  }
+  static Error out_of_memory(const std::string& message, ErrorContext ctx = {}) {
+    return Error(message, std::move(ctx), ErrorKind::out_of_memory);
   }
 
   ErrorKind kind() const { return kind_; }

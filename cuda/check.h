@@ -7,16 +7,18 @@
 #include <cudnn.h>
 
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 
 namespace tandem::cuda {
 
-// Out of device memory is its own kind of failure: callers may retry with a
-// smaller batch.
+// Out of device memory is its own kind of failure (ErrorKind::out_of_memory,
+// which survives with_context): callers may retry with a smaller batch.
 class OutOfMemory : public Error {
  public:
-  using Error::Error;
+  explicit OutOfMemory(const std::string& message, ErrorContext ctx = {})
+      : Error(message, std::move(ctx), ErrorKind::out_of_memory) {}
 };
 
 void throw_cuda(cudaError_t e, const char* what, const ErrorContext& ctx);

@@ -3,7 +3,8 @@
 //   X [N, C, H, W] (nhwc) * W [M, C/group, R, S] (constant) -> Y [N, M, P, Q] (nhwc)
 // The weights are transposed once, at prepare, to KRSC (cuDNN's NHWC filter
 // layout) and kept on the device. The algorithm is chosen at prepare by
-// timing (cudnnFindConvolutionForwardAlgorithmEx on temporary buffers).
+// timing (cudnnFindConvolutionForwardAlgorithmEx on temporary buffers), and
+// the choice kept on disk for the next process (cuda/algo_cache.h).
 // FusedConv: Y = act(conv(X) + B + R). cudnnConvolutionBiasActivationForward
 // does all of it where cuDNN supports the case (relu, or identity with the
 // IMPLICIT_PRECOMP_GEMM algorithm); a trial call at prepare confirms it, and
@@ -25,8 +26,10 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "cuda/algo_cache.h"
 #include "cuda/check.h"
 #include "cuda/conv_epilogue.h"
 #include "cuda/cudnn_utils.h"
@@ -219,9 +222,93 @@ class CudnnConvKernel final : public Kernel {
     check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // krsc is freed on return
   }
 
+  // The choice cached on disk for this GPU model, cuDNN and problem when
+  // there is one cuDNN still accepts; otherwise measured, and cached.
+  void choose_algorithm() {
+    AlgoCache* cache = algo_cache(algo_device());
+    ConvProblem problem = cache ? algo_problem() : ConvProblem{};
+    if (cache) {
+      std::optional<ConvChoice> hit = cache->find(problem);
+      if (hit && use_cached(*hit)) return;
+    }
+    measure_algorithm();
+    if (cache) cache->store(problem, current_choice());
+  }
+
+  AlgoDevice algo_device() const {
+    return {c_.props.name, c_.props.major, c_.props.minor, cudnnGetVersion()};
+  }
+
+  // The problem as the descriptors give it to cuDNN, so the key follows
+  // whatever set_descriptors() decides.
+  ConvProblem algo_problem() const {
+    ConvProblem p;
+    p.dtype = dtype_name(cs_.dtype);
+    p.layout = "nhwc";
+    cudnnDataType_t t;
+    int n, c, h, w, ns, cs, hs, ws;
+    check_cudnn(cudnnGetTensor4dDescriptor(xd_.get(), &t, &n, &c, &h, &w, &ns, &cs, &hs, &ws),
+                "cudnnGetTensor4dDescriptor", where_);
+    p.n = n, p.c = c, p.h = h, p.w = w;
+    cudnnTensorFormat_t format;
+    int k, fc, r, s;
+    check_cudnn(cudnnGetFilter4dDescriptor(wd_.get(), &t, &format, &k, &fc, &r, &s), "cudnnGetFilter4dDescriptor",
+                where_);
+    p.k = k, p.r = r, p.s = s;
+    int ph, pw, sh, sw, dh, dw, groups;
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute;
+    check_cudnn(cudnnGetConvolution2dDescriptor(cd_.get(), &ph, &pw, &sh, &sw, &dh, &dw, &mode, &compute),
+                "cudnnGetConvolution2dDescriptor", where_);
+    check_cudnn(cudnnGetConvolutionGroupCount(cd_.get(), &groups), "cudnnGetConvolutionGroupCount", where_);
+    p.pad_h = ph, p.pad_w = pw, p.stride_h = sh, p.stride_w = sw, p.dilation_h = dh, p.dilation_w = dw;
+    p.groups = groups;
+    p.compute_type = int(compute);
+    p.math_type = int(current_math_type());
+    if (cs_.has_bias) {
+      auto act = cs_.extras.activation.kind;
+      p.fused = act == ops::ActivationKind::relu ? "bias+relu" : act == ops::ActivationKind::none ? "bias" : "bias+other";
+      if (cs_.extras.has_residual) p.fused += "+residual";
+    }
+    return p;
+  }
+
+  cudnnMathType_t current_math_type() const {
+    cudnnMathType_t m;
+    check_cudnn(cudnnGetConvolutionMathType(cd_.get(), &m), "cudnnGetConvolutionMathType", where_);
+    return m;
+  }
+
+  ConvChoice current_choice() const { return {int(algo_), int(current_math_type()), workspace_bytes_, fused_}; }
+
+  // Takes a cached choice if cuDNN still sizes its workspace (the entry may
+  // come from a damaged or hand-edited file) and it passes the same filter
+  // as a measured one; otherwise leaves the descriptors as they were.
+  bool use_cached(const ConvChoice& ch) {
+    if (ch.algo < 0 || ch.algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT || ch.workspace_bytes > kMaxWorkspace) return false;
+    cudnnConvolutionFwdAlgoPerf_t p{};
+    p.algo = cudnnConvolutionFwdAlgo_t(ch.algo);
+    p.mathType = cudnnMathType_t(ch.math_type);
+    if (cs_.dtype == DType::f32 && !accurate_enough_for_f32(p)) return false;
+    cudnnMathType_t asked = current_math_type();
+    size_t bytes = 0;
+    bool ok = cudnnSetConvolutionMathType(cd_.get(), p.mathType) == CUDNN_STATUS_SUCCESS &&
+              cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(), p.algo,
+                                                      &bytes) == CUDNN_STATUS_SUCCESS &&
+              bytes <= kMaxWorkspace;
+    if (!ok) {
+      check_cudnn(cudnnSetConvolutionMathType(cd_.get(), asked), "cudnnSetConvolutionMathType", where_);
+      return false;
+    }
+    algo_ = p.algo;
+    workspace_bytes_ = align_up(std::max(bytes, ch.workspace_bytes));
+    fused_ = ch.fused && fusable();
+    return true;
+  }
+
   // Times the algorithms on scratch tensors, keeps the fastest acceptable
   // one, then decides whether the fused cuDNN call can run it.
-  void choose_algorithm() {
+  void measure_algorithm() {
     DeviceBuffer x(x_bytes(), "cudaMalloc(conv search input)", where_);
     DeviceBuffer y(y_bytes(), "cudaMalloc(conv search output)", where_);
     check_cuda(cudaMemsetAsync(x.get(), 0, x.bytes(), c_.stream), "cudaMemsetAsync", where_);

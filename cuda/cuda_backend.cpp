@@ -119,6 +119,16 @@ void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) {
 
 void CudaBackend::synchronize() { check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize"); }
 
+// The pool keeps freed blocks (keep_pool_memory), where cudaMalloc, which
+// kernels use for their weights, cannot reach them.
+void CudaBackend::release_cached_memory() {
+  cudaSetDevice(ctx_.device);
+  cudaStreamSynchronize(ctx_.stream);  // frees enqueued on the stream complete first
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, ctx_.device) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+  cudaGetLastError();  // nothing here is worth reporting over the error that led here
+}
+
 namespace {
 
 class CudaGraph final : public Recording {

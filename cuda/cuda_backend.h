@@ -26,6 +26,7 @@ class CudaBackend final : public Backend {
   void* allocate_host(size_t bytes) override;
   void deallocate_host(void* ptr) override;
   void synchronize() override;
+  void release_cached_memory() override;
   std::unique_ptr<Recording> record(const std::function<void()>& body) override;
 
   Context& context() { return ctx_; }

@@ -231,7 +231,14 @@ ExecutionPlan::ExecutionPlan(const Graph& g, Backend& backend) : backend_(backen
   stats_.steps = int(steps_.size());
   for (Step& st : steps_) st.zone = profile::dynamic_location(st.op_type + " " + st.node, "op");
   arena_ = backend_.allocate(std::max<size_t>(stats_.arena_bytes, 64));
-  scratch_ = backend_.allocate(std::max<size_t>(stats_.scratch_bytes, 64));
+  try {
+    scratch_ = backend_.allocate(std::max<size_t>(stats_.scratch_bytes, 64));
+  } catch (...) {
+    // No destructor runs for a half-built plan, and the session retries a
+    // smaller batch after out of memory: give the arena back now.
+    backend_.deallocate(arena_);
+    throw;
+  }
 }
 
 ExecutionPlan::~ExecutionPlan() {

@@ -1,9 +1,14 @@
 #include "graph/session.h"
 
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
 #include "cpu/cpu_backend.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif
+#include "graph/batch_split.h"
 #include "graph/passes.h"
 #include "ops/schema.h"
 
@@ -62,6 +67,13 @@ std::string plan_key(const std::vector<Shape>& shapes, const std::vector<Tensor>
   return k;
 }
 
+// The input shapes without dim 0: what the batch that fits is remembered for.
+std::string sample_key(const std::vector<Tensor>& inputs) {
+  std::string k;
+  for (const Tensor& t : inputs) k += shape_str(Shape(t.shape().begin() + 1, t.shape().end())) + ";";
+  return k;
+}
+
 int live_nodes(const Graph& g) {
   int n = 0;
   for (const Node& node : g.nodes) n += node.dead ? 0 : 1;
@@ -71,7 +83,7 @@ int live_nodes(const Graph& g) {
 
 Session::Session(Graph graph, SessionOptions options)
     : graph_(std::move(graph)), shape_argument_(shape_arguments(graph_)), options_(options),
-      backend_(&backend_for(options.device)) {
+      backend_(options.backend ? options.backend : &backend_for(options.device)) {
   cpu::set_num_threads(options_.threads);
 }
 
@@ -135,23 +147,91 @@ const ExecutionPlan& Session::plan_for(const std::vector<Shape>& input_shapes) {
   return plan_locked(input_shapes, {});
 }
 
-ExecutionPlan& Session::plan_for_inputs(const std::vector<Tensor>& inputs) {
-  std::vector<Shape> shapes;
-  std::vector<Tensor> values;
+Session::PlanRequest Session::plan_request(const std::vector<Tensor>& inputs) const {
+  PlanRequest r;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
-    shapes.push_back(t.defined() ? t.shape() : Shape{});
+    r.shapes.push_back(t.defined() ? t.shape() : Shape{});
     bool shape_argument = i < shape_argument_.size() && shape_argument_[i];
     bool spec = t.defined() && t.device().is_cpu() && t.layout() == Layout::plain &&
                 specialized(t.desc(), shape_argument);
-    values.push_back(spec ? t : Tensor());
+    r.values.push_back(spec ? t : Tensor());
   }
-  return plan_locked(shapes, values);
+  return r;
+}
+
+ExecutionPlan& Session::plan_for_inputs(const std::vector<Tensor>& inputs) {
+  PlanRequest r = plan_request(inputs);
+  return plan_locked(r.shapes, r.values);
 }
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return plan_for_inputs(inputs).run(inputs);
+  int64_t batch = shared_batch(inputs, input_descs());
+  return batch > 1 ? run_batched(inputs, batch) : run_whole(inputs);
+}
+
+// A plan that ran out of memory is dropped, and the backend's pooled memory
+// released, so that a retry on a smaller batch finds that memory free.
+std::vector<Tensor> Session::run_whole(const std::vector<Tensor>& inputs) {
+  PlanRequest r = plan_request(inputs);
+  try {
+    return plan_locked(r.shapes, r.values).run(inputs);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::out_of_memory) {
+      plans_.erase(plan_key(r.shapes, r.values));
+      backend_->release_cached_memory();
+    }
+    throw;
+  }
+}
+
+std::vector<Tensor> Session::run_batched(const std::vector<Tensor>& inputs, int64_t batch) {
+  std::string key = sample_key(inputs);
+  auto known = fitting_batch_.find(key);
+  int64_t chunk = known == fitting_batch_.end() ? batch : std::min(batch, known->second);
+  std::vector<std::vector<Tensor>> parts;
+  std::vector<int64_t> counts;
+  int64_t fit = 0;
+  for (int64_t begin = 0; begin < batch; begin += chunk) {
+    int64_t count = std::min(chunk, batch - begin);
+    parts.push_back(run_halving(count == batch ? inputs : batch_rows(inputs, begin, count), count, fit));
+    counts.push_back(count);
+  }
+  if (fit < chunk) {
+    fitting_batch_[key] = fit;
+    std::cerr << "tandem: warning: a batch of " << batch << " does not fit in the memory of " << backend_->name()
+              << "; running it in batches of " << fit << "\n";
+  }
+  if (parts.size() == 1) return std::move(parts[0]);
+  check(joinable(parts, counts), "the model's outputs are not batched along dim 0", {graph_.source, "", "", ""});
+  return join_batches(parts);
+}
+
+// Out of memory on more than one row: each half on its own (halved again
+// as needed). When the halves cannot stand for the whole (their outputs are
+// not batched along dim 0, or a smaller batch is not valid for the model),
+// the original error stands.
+std::vector<Tensor> Session::run_halving(const std::vector<Tensor>& inputs, int64_t batch, int64_t& fit) {
+  std::optional<Error> oom;
+  try {
+    std::vector<Tensor> out = run_whole(inputs);
+    fit = std::max(fit, batch);
+    return out;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::out_of_memory || batch <= 1) throw;
+    oom = e;
+  }
+  int64_t half = (batch + 1) / 2;
+  try {
+    std::vector<std::vector<Tensor>> parts;
+    parts.push_back(run_halving(batch_rows(inputs, 0, half), half, fit));
+    parts.push_back(run_halving(batch_rows(inputs, half, batch - half), batch - half, fit));
+    if (joinable(parts, {half, batch - half})) return join_batches(parts);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::out_of_memory) throw;
+  }
+  throw *oom;
 }
 
 StepTimes Session::time_steps(const std::vector<Tensor>& inputs) {

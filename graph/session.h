@@ -9,6 +9,13 @@
 // bounds, Slice's starts) fold like initializers. So are small float inputs
 // that an op reads as a shape argument (Resize's scales and roi; see
 // ops::value_inputs).
+//
+// A batch that does not fit in device memory (ErrorKind::out_of_memory while
+// compiling or running its plan) is run in halves, recursively, when every
+// input has that batch as a dynamic dim 0 and every output is batched along
+// dim 0 too; the outputs are joined, one warning goes to stderr, and later
+// batches of the same per-sample shapes run in pieces of the size that fit.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +41,9 @@ struct SessionOptions {
   // fp16/bf16 run the graph in that type (graph/precision.cpp), tf32 lets
   // matrix units round float32 products.
   Precision precision = Precision::fp32;
+  // Runs on this backend instead of the device's (not owned; must outlive
+  // the session): for embedders with their own backend, and tests.
+  Backend* backend = nullptr;
 };
 
 struct CompileReport {
@@ -53,7 +63,8 @@ class Session {
   Session(Graph graph, SessionOptions options = {});
   ~Session();
 
-  // Inputs in the model's input order (see input_names()).
+  // Inputs in the model's input order (see input_names()). A run that runs
+  // out of memory drops its plan (see plan_for).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Inputs by name; every model input must be given.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
@@ -76,9 +87,20 @@ class Session {
   const CompileReport& last_compile() const { return report_; }
 
  private:
-  // `values[i]` is the value of a specialized input, undefined otherwise.
+  // Per input: its shape, and its value when specialized (else undefined).
+  struct PlanRequest {
+    std::vector<Shape> shapes;
+    std::vector<Tensor> values;
+  };
+  PlanRequest plan_request(const std::vector<Tensor>& inputs) const;
   ExecutionPlan& plan_for_inputs(const std::vector<Tensor>& inputs);
   ExecutionPlan& plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values);
+  // Running with the mutex held: the whole batch in one plan; a batch in
+  // pieces of the size known to fit; a batch halved until it fits (`fit`:
+  // the largest piece that ran).
+  std::vector<Tensor> run_whole(const std::vector<Tensor>& inputs);
+  std::vector<Tensor> run_batched(const std::vector<Tensor>& inputs, int64_t batch);
+  std::vector<Tensor> run_halving(const std::vector<Tensor>& inputs, int64_t batch, int64_t& fit);
   Graph graph_;
   // Per graph input: an op reads it as a float shape argument.
   std::vector<bool> shape_argument_;
@@ -86,6 +108,9 @@ class Session {
   Backend* backend_;
   std::map<std::string, std::unique_ptr<ExecutionPlan>> plans_;
   CompileReport report_;
+  // Per-sample input shapes -> the largest batch that ran after a larger one
+  // ran out of memory.
+  std::map<std::string, int64_t> fitting_batch_;
   std::mutex mutex_;
 };
 
