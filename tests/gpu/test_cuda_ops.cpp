@@ -306,10 +306,10 @@ TEST(CudaHalfPrecision, DataMovementIsExact) {
     ValueId idx = b.constant("idx", Tensor::from_vector<int64_t>({2, -1, 0}, {3}));
     b.output(b.node("Gather", {x, idx}, axis1));
     ValueId shape = b.constant("shape", Tensor::from_vector<int64_t>({6, -1}, {2}));
-    b.output(b.node("Relu", {b.node("Reshape", {x, shape})}));
+    b.output(b.node("Reshape", {x, shape}));
     auto [cpu, gpu] = run_both(b.g, {random_for(p, {2, 3, 4, 5}, 11), random_for(p, {2, 1, 4, 5}, 12)}, p);
     ASSERT_EQ(gpu.size(), 4u) << at;
-    const char* what[] = {"Concat", "Transpose", "Gather", "Reshape+Relu"};
+    const char* what[] = {"Concat", "Transpose", "Gather", "Reshape"};
     for (size_t i = 0; i < 4; ++i) expect_identical(gpu[i], cpu[i], what[i] + at);
   }
 }
