@@ -3,15 +3,14 @@
 //   shift = beta - mean * scale,
 // folded in double at prepare from constant statistics (a classifier's are
 // always constant) and uploaded once. X [N, C, ...] plain, or 4-D nhwc
-// (channels innermost); Y keeps the layout. f32 and f16.
-#include <cuda_fp16.h>
-
+// (channels innermost); Y keeps the layout. f32, f16 and bf16.
 #include <cmath>
 #include <memory>
 #include <vector>
 
 #include "cuda/check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
 #include "ops/norm.h"
@@ -19,11 +18,6 @@
 namespace tandem::cuda {
 
 namespace {
-
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
 
 // Channel of element i: (i / inner) % channels (inner = 1 for nhwc).
 template <typename T>
@@ -76,12 +70,10 @@ KernelPlan make_batchnorm(const OpDesc& op, Context& c) {
   DeviceBuffer sc = upload_floats(c, scale, DType::f32, w), sh = upload_floats(c, shift, DType::f32, w);
   KernelPlan plan;
   int64_t n = x.numel();
-  if (x.dtype == DType::f32)
-    plan.kernel = std::make_unique<BatchNormKernel<float>>(c, n, inner, p.channels, std::move(sc), std::move(sh), w);
-  else if (x.dtype == DType::f16)
-    plan.kernel = std::make_unique<BatchNormKernel<__half>>(c, n, inner, p.channels, std::move(sc), std::move(sh), w);
-  else
-    throw Error::unsupported("CUDA BatchNormalization takes f32 or f16, not " + x.str(), w);
+  plan.kernel = with_float_type(x.dtype, "CUDA BatchNormalization", w, [&](auto t) {
+    return std::unique_ptr<Kernel>(
+        std::make_unique<BatchNormKernel<decltype(t)>>(c, n, inner, p.channels, std::move(sc), std::move(sh), w));
+  });
   Layout l = nhwc ? Layout::nhwc : Layout::plain;
   plan.input_layouts = {l, Layout::plain, Layout::plain, Layout::plain, Layout::plain};
   plan.output_layouts = {l};

@@ -1,5 +1,5 @@
 // Add, Sub, Mul, Div, Min, Max, Pow and Equal, Greater, Less (bool output)
-// with ONNX multidirectional broadcasting; f32, f16, i32, i64.
+// with ONNX multidirectional broadcasting; f32, f16, bf16, i32, i64.
 //   Same shape and layout: elementwise over the buffers, any layout (the
 //   output takes it; blocked layouts' zero padding is computed like data).
 //   One side a single element, the other of Y's shape: same, in the full
@@ -11,8 +11,6 @@
 // Pow with an exponent of another dtype takes it only as a constant,
 // converted once at prepare. Integer division by zero gives 0: a device
 // kernel cannot stop the run to report it.
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <memory>
 #include <type_traits>
@@ -20,6 +18,7 @@
 
 #include "cuda/check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
 
@@ -31,18 +30,11 @@ enum class Bop { add, sub, mul, div, min, max, pow, eq, gt, lt };
 
 constexpr int kMaxRank = 6;
 
-// Values are computed in float for f16 and in their own type otherwise.
-template <typename T> struct Compute { using type = T; };
-template <> struct Compute<__half> { using type = float; };
-
-__device__ __forceinline__ float to_c(__half v) { return __half2float(v); }
-template <typename T>
-__device__ __forceinline__ T to_c(T v) { return v; }
-
 template <typename O, typename V>
-__device__ __forceinline__ O to_out(V v) { return O(v); }
-template <>
-__device__ __forceinline__ __half to_out<__half, float>(float v) { return __float2half(v); }
+__device__ __forceinline__ O to_out(V v) {
+  if constexpr (kIs16BitFloat<O>) return from_float<O>(v);
+  else return O(v);
+}
 
 template <Bop K, typename V>
 __device__ __forceinline__ auto apply(V a, V b) {
@@ -100,11 +92,11 @@ struct StridedIndex {
 
 template <Bop K, typename T, typename O, typename Index>
 __global__ void binary_kernel(const T* a, const T* b, O* y, int64_t n, Index index) {
-  using V = typename Compute<T>::type;
+  using V = Compute<T>;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t ia, ib;
     index(i, ia, ib);
-    y[i] = to_out<O>(apply<K, V>(V(to_c(a[ia])), V(to_c(b[ib]))));
+    y[i] = to_out<O>(apply<K, V>(V(widen(a[ia])), V(widen(b[ib]))));
   }
 }
 
@@ -221,9 +213,9 @@ DeviceBuffer converted_exponent(const OpDesc& op, Context& c) {
   const TensorDesc &a = op.inputs[0], &b = op.inputs[1];
   if (b.dtype == a.dtype) return {};
   const Tensor* e = op.constants[1];
-  check_supported(e && (a.dtype == DType::f32 || a.dtype == DType::f16),
+  check_supported(e && (a.dtype == DType::f32 || is_16bit_float(a.dtype)),
                   "CUDA Pow with a " + std::string(dtype_name(b.dtype)) + " exponent takes it only as a constant, "
-                  "on an f32 or f16 base", op.context());
+                  "on an f32, f16 or bf16 base", op.context());
   std::vector<float> v(size_t(e->numel()));
   for (int64_t i = 0; i < e->numel(); ++i) v[size_t(i)] = float(e->scalar_at(i));
   return upload_floats(c, v, a.dtype, op.context());
@@ -244,19 +236,12 @@ std::unique_ptr<Kernel> make_typed(Context& c, const Pattern& p, DeviceBuffer b_
 template <Bop K>
 std::unique_ptr<Kernel> make_op(DType t, Context& c, const Pattern& p, DeviceBuffer b_const, const OpDesc& op) {
   const ErrorContext w = op.context();
-  if constexpr (K == Bop::pow) {
-    if (t == DType::f32) return make_typed<K, float>(c, p, std::move(b_const), w);
-    if (t == DType::f16) return make_typed<K, __half>(c, p, std::move(b_const), w);
-  } else {
-    switch (t) {
-      case DType::f32: return make_typed<K, float>(c, p, std::move(b_const), w);
-      case DType::f16: return make_typed<K, __half>(c, p, std::move(b_const), w);
-      case DType::i32: return make_typed<K, int32_t>(c, p, std::move(b_const), w);
-      case DType::i64: return make_typed<K, int64_t>(c, p, std::move(b_const), w);
-      default: break;
-    }
+  if constexpr (K != Bop::pow) {
+    if (t == DType::i32) return make_typed<K, int32_t>(c, p, std::move(b_const), w);
+    if (t == DType::i64) return make_typed<K, int64_t>(c, p, std::move(b_const), w);
   }
-  throw Error::unsupported("CUDA " + op.op_type + " on " + std::string(dtype_name(t)), w);
+  std::string what = "CUDA " + op.op_type + (K == Bop::pow ? "" : " (besides i32 and i64)");
+  return with_float_type(t, what, w, [&](auto v) { return make_typed<K, decltype(v)>(c, p, std::move(b_const), w); });
 }
 
 KernelPlan make_binary(const OpDesc& op, Context& c) {

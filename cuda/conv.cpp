@@ -1,5 +1,5 @@
 // Conv and tandem.FusedConv (2-D) on cuDNN's legacy convolution API, NHWC
-// activations, f32 and f16.
+// activations, f32, f16 and bf16.
 //   X [N, C, H, W] (nhwc) * W [M, C/group, R, S] (constant) -> Y [N, M, P, Q] (nhwc)
 // The weights are transposed once, at prepare, to KRSC (cuDNN's NHWC filter
 // layout) and kept on the device. The algorithm is chosen at prepare by
@@ -10,7 +10,7 @@
 // IMPLICIT_PRECOMP_GEMM algorithm); a trial call at prepare confirms it, and
 // anything else runs cudnnConvolutionForward plus one epilogue pass
 // (cuda/conv_epilogue.cu).
-// f16 with fewer than 8 input channels (a network's RGB first layer):
+// f16 or bf16 with fewer than 8 input channels (a network's RGB first layer):
 // tensor-core kernels want 16-byte pixels, and cuDNN's NHWC kernels for C=3
 // run 10x slower than the same layer with C=8. Such a conv takes its input
 // NCHW and packs it (one pass, cuda/conv_epilogue.cu) into 8 zero-padded
@@ -21,8 +21,8 @@
 // tensor and convolving that without padding.
 // fp32 runs with CUDNN_FMA_MATH (no TF32) and without the FFT and Winograd
 // algorithms, whose transforms round differently from a direct sum: fp32 is
-// the path that must match the CPU to 1e-5. f16 accumulates in f32 and may
-// use tensor cores and every algorithm.
+// the path that must match the CPU to 1e-5. f16 and bf16 accumulate in f32
+// and may use tensor cores and every algorithm.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -33,6 +33,7 @@
 #include "cuda/check.h"
 #include "cuda/conv_epilogue.h"
 #include "cuda/cudnn_utils.h"
+#include "cuda/float_types.h"
 #include "cuda/registry.h"
 #include "ops/conv.h"
 
@@ -75,7 +76,7 @@ ConvShape describe(const OpDesc& op) {
   check_supported(op.outputs[0].numel() > 0 && x.numel() > 0, "CUDA Conv of an empty tensor " + x.str(), op.context());
   cs.explicit_pad = win.pads_begin != win.pads_end;
   cs.pad = {cs.n, cs.h, cs.w, cs.c, win.pads_begin[0], win.pads_end[0], win.pads_begin[1], win.pads_end[1]};
-  cs.pack8 = cs.dtype == DType::f16 && cs.g.group == 1 && cs.c < 8;
+  cs.pack8 = is_16bit_float(cs.dtype) && cs.g.group == 1 && cs.c < 8;
   return cs;
 }
 
@@ -209,7 +210,7 @@ class CudnnConvKernel final : public Kernel {
                 "cudnnSetActivationDescriptor", where_);
   }
 
-  cudnnMathType_t math_type() const { return cs_.dtype == DType::f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
+  cudnnMathType_t math_type() const { return is_16bit_float(cs_.dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
 
   void upload_weights(const Tensor& w) {
     check(w.dtype() == cs_.dtype && w.layout() == Layout::plain && w.shape().size() == 4,
@@ -331,7 +332,7 @@ class CudnnConvKernel final : public Kernel {
     for (int i = 0; i < found; ++i) {
       const auto& p = perf[size_t(i)];
       bool ok = p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace &&
-                (cs_.dtype == DType::f16 || accurate_enough_for_f32(p));
+                (is_16bit_float(cs_.dtype) || accurate_enough_for_f32(p));
       if (!ok) continue;
       if (!best) best = &p, fastest = p.time;
       else if (p.time <= fastest * 1.03f && p.memory < best->memory) best = &p;
@@ -342,7 +343,7 @@ class CudnnConvKernel final : public Kernel {
                     where_);
     algo_ = best->algo;
     // fp32 stays on FMA math: cuDNN's default math permits TF32 on A100 and later.
-    if (cs_.dtype == DType::f16)
+    if (is_16bit_float(cs_.dtype))
       check_cudnn(cudnnSetConvolutionMathType(cd_.get(), best->mathType), "cudnnSetConvolutionMathType", where_);
     size_t bytes = 0;
     check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(), algo_,

@@ -1,12 +1,11 @@
 // The convolution epilogue and explicit NHWC padding (see conv_epilogue.h).
 // Activations follow cpu/post_ops.cpp (oneDNN's eltwise definitions) so the
 // two backends agree to rounding.
-#include <cuda_fp16.h>
-
 #include <string>
 
 #include "cuda/check.h"
 #include "cuda/conv_epilogue.h"
+#include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 
 namespace tandem::cuda {
@@ -35,11 +34,6 @@ __device__ __forceinline__ float activate(float x, const Act& a) {
   }
   return x;
 }
-
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
 
 template <typename T>
 __global__ void epilogue_kernel(T* y, const T* bias, const T* residual, int64_t n, int64_t channels, Act act) {
@@ -103,15 +97,11 @@ void launch_conv_epilogue(DType dtype, void* y, const void* bias, const void* re
   if (n == 0) return;
   Act act{a.kind, a.alpha, a.beta, a.gamma};
   unsigned blocks = blocks_for(n, props);
-  if (dtype == DType::f32) {
-    epilogue_kernel<float><<<blocks, kThreads, 0, stream>>>(static_cast<float*>(y), static_cast<const float*>(bias),
-                                                            static_cast<const float*>(residual), n, channels, act);
-  } else if (dtype == DType::f16) {
-    epilogue_kernel<__half><<<blocks, kThreads, 0, stream>>>(static_cast<__half*>(y), static_cast<const __half*>(bias),
-                                                             static_cast<const __half*>(residual), n, channels, act);
-  } else {
-    throw Error::unsupported("CUDA conv epilogue takes f32 or f16, not " + std::string(dtype_name(dtype)), where);
-  }
+  with_float_type(dtype, "CUDA conv epilogue", where, [&](auto t) {
+    using T = decltype(t);
+    epilogue_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(y), static_cast<const T*>(bias),
+                                                        static_cast<const T*>(residual), n, channels, act);
+  });
   check_launch("epilogue_kernel", where);
 }
 

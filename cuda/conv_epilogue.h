@@ -2,7 +2,7 @@
 // Device helpers of the cuDNN convolution (cuda/conv.cpp): the epilogue that
 // cuDNN's fused bias+activation call cannot express, and the explicit zero
 // padding that stands in for cuDNN's symmetric-only padding. Both work on
-// NHWC tensors of f32 or f16 and run on the caller's stream.
+// NHWC tensors of f32, f16 or bf16 and run on the caller's stream.
 #include <cuda_runtime.h>
 
 #include <cstdint>

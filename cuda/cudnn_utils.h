@@ -41,7 +41,8 @@ using PoolingDescriptor = CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreateP
 inline cudnnDataType_t cudnn_dtype(DType t, const std::string& op, const ErrorContext& where) {
   if (t == DType::f32) return CUDNN_DATA_FLOAT;
   if (t == DType::f16) return CUDNN_DATA_HALF;
-  throw Error::unsupported("CUDA " + op + " takes f32 or f16, not " + std::string(dtype_name(t)), where);
+  if (t == DType::bf16) return CUDNN_DATA_BFLOAT16;
+  throw Error::unsupported("CUDA " + op + " takes f32, f16 or bf16, not " + std::string(dtype_name(t)), where);
 }
 
 // An NHWC 4-D tensor descriptor; dims given in NCHW order as cuDNN wants.

@@ -4,13 +4,11 @@
 //   channels in nhwc (channels are innermost there: rows of C_i).
 //   Transpose: up to 6-D, plain; (0,2,3,1) of an nhwc tensor is its buffer
 //   as it is (a view).
-//   Cast: f32, f16, i32, i64, bool in any pairing, plain or nhwc (it is
+//   Cast: f32, f16, bf16, i32, i64, bool in any pairing, plain or nhwc (it is
 //   elementwise). Float -> int saturates and maps NaN to 0, like the CPU.
 //   Gather: any axis, int32/int64 indices, negative ones counted from the
 //   end. A device kernel cannot stop the run on a bad index: constant
 //   indices are checked at prepare, a computed out-of-range one yields zeros.
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
 #include "ops/concat.h"
@@ -195,17 +194,12 @@ KernelPlan make_transpose(const OpDesc& op, Context& c) {
 
 // --- Cast --------------------------------------------------------------------
 
-template <typename T> struct Num { using type = T; };
-template <> struct Num<__half> { using type = float; };
-
-__device__ __forceinline__ float to_num(__half v) { return __half2float(v); }
-template <typename T>
-__device__ __forceinline__ T to_num(T v) { return v; }
-
+// f16 and bf16 convert through float (widen): exact on the way in, one
+// rounding (to nearest even) on the way out, as on the CPU.
 template <typename To, typename From>
 __device__ __forceinline__ To convert(From v) {
-  if constexpr (std::is_same_v<To, __half>) {
-    return __float2half(float(v));
+  if constexpr (kIs16BitFloat<To>) {
+    return from_float<To>(float(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
@@ -221,7 +215,7 @@ __device__ __forceinline__ To convert(From v) {
 template <typename From, typename To>
 __global__ void cast_kernel(const From* x, To* y, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    y[i] = convert<To>(to_num(x[i]));
+    y[i] = convert<To>(widen(x[i]));
 }
 
 template <typename From, typename To>
@@ -247,6 +241,7 @@ std::unique_ptr<Kernel> with_cast_type(DType t, const ErrorContext& w, F&& f) {
   switch (t) {
     case DType::f32: return f(float{});
     case DType::f16: return f(__half{});
+    case DType::bf16: return f(__nv_bfloat16{});
     case DType::i32: return f(int32_t{});
     case DType::i64: return f(int64_t{});
     case DType::boolean: return f(bool{});

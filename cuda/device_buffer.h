@@ -74,12 +74,13 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Float values stored on the device as f32 or f16 (round to nearest even).
+// Float values stored on the device as f32, f16 or bf16 (round to nearest
+// even).
 inline DeviceBuffer upload_floats(Context& c, const std::vector<float>& v, DType t, const ErrorContext& where) {
   if (t == DType::f32) return DeviceBuffer::upload(c, v.data(), v.size() * sizeof(float), where);
-  check_supported(t == DType::f16, "device constant of " + std::string(dtype_name(t)), where);
+  check_supported(t == DType::f16 || t == DType::bf16, "device constant of " + std::string(dtype_name(t)), where);
   std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i) h[i] = float_to_f16(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) h[i] = t == DType::f16 ? float_to_f16(v[i]) : float_to_bf16(v[i]);
   return DeviceBuffer::upload(c, h.data(), h.size() * sizeof(uint16_t), where);
 }
 

@@ -1,12 +1,11 @@
-// Unary elementwise ops (activations and math) on f32 and f16: one
+// Unary elementwise ops (activations and math) on f32, f16 and bf16: one
 // grid-stride kernel per op, the op a functor so each compiles to its own
 // straight-line loop. Layout-agnostic: the output keeps the input's layout.
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <memory>
 
 #include "cuda/check.h"
+#include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
 
@@ -44,11 +43,6 @@ __device__ __forceinline__ float apply(float x, const Params& p) {
   return x;
 }
 
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
-
 template <Op K, typename T>
 __global__ void unary_kernel(const T* x, T* y, int64_t n, Params p) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -81,9 +75,9 @@ KernelPlan make_unary(const OpDesc& op, Context& c, Params p) {
   const TensorDesc& in = op.inputs[0];
   KernelPlan plan;
   int64_t n = buffer_elements(in);
-  if (in.dtype == DType::f32) plan.kernel = std::make_unique<UnaryKernel<K, float>>(c, n, p, op.context());
-  else if (in.dtype == DType::f16) plan.kernel = std::make_unique<UnaryKernel<K, __half>>(c, n, p, op.context());
-  else throw Error::unsupported("CUDA " + op.op_type + " takes f32 or f16, not " + std::string(dtype_name(in.dtype)), op.context());
+  plan.kernel = with_float_type(in.dtype, "CUDA " + op.op_type, op.context(), [&](auto t) {
+    return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel<K, decltype(t)>>(c, n, p, op.context()));
+  });
   plan.input_layouts = {in.layout};
   plan.output_layouts = {in.layout};
   return plan;

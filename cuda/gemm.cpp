@@ -1,5 +1,5 @@
-// Gemm, tandem.FusedGemm and MatMul on cuBLASLt (cuda/lt_matmul.h); f32 and
-// f16, plain layout.
+// Gemm, tandem.FusedGemm and MatMul on cuBLASLt (cuda/lt_matmul.h); f32, f16
+// and bf16, plain layout.
 //   Gemm's C: a constant [N], [1,N] or scalar C becomes cuBLASLt's bias
 //   epilogue (beta folded in, uploaded once); a C of Y's shape [M,N] is
 //   cuBLASLt's C (beta on it); any other broadcast ([M,1], a computed [N])
@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "cuda/device_buffer.h"
+#include "cuda/float_types.h"
 #include "cuda/gemm_epilogue.h"
 #include "cuda/lt_matmul.h"
 #include "cuda/registry.h"
@@ -59,9 +60,10 @@ class MatmulKernel final : public Kernel {
 void check_float(const OpDesc& op, size_t inputs) {
   for (size_t i = 0; i < inputs; ++i)
     if (op.has_input(i))
-      check_supported((op.inputs[i].dtype == DType::f32 || op.inputs[i].dtype == DType::f16) &&
+      check_supported((op.inputs[i].dtype == DType::f32 || is_16bit_float(op.inputs[i].dtype)) &&
                           op.inputs[i].dtype == op.inputs[0].dtype,
-                      "CUDA " + op.op_type + " takes f32 or f16 operands of one dtype, got " + op.inputs[i].str(),
+                      "CUDA " + op.op_type + " takes f32, f16 or bf16 operands of one dtype, got " +
+                          op.inputs[i].str(),
                       op.context());
 }
 

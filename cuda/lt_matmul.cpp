@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cuda/check.h"
+#include "cuda/float_types.h"
 
 namespace tandem::cuda {
 
@@ -12,7 +13,11 @@ namespace {
 // graph inputs to 256. Promising no more than 16 keeps every view safe.
 constexpr uint32_t kAlignment = 16;
 
-cudaDataType_t lt_type(DType t) { return t == DType::f16 ? CUDA_R_16F : CUDA_R_32F; }
+cudaDataType_t lt_type(DType t) {
+  if (t == DType::f16) return CUDA_R_16F;
+  if (t == DType::bf16) return CUDA_R_16BF;
+  return CUDA_R_32F;
+}
 
 template <typename V>
 void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, V v, const ErrorContext& w) {
@@ -40,8 +45,8 @@ cublasLtMatrixLayout_t make_layout(DType t, int64_t rows, int64_t cols, int64_t 
 }  // namespace
 
 LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_(c), s_(s), where_(std::move(where)) {
-  check_supported(s.dtype == DType::f32 || s.dtype == DType::f16,
-                  "cuBLASLt matmul takes f32 or f16, not " + std::string(dtype_name(s.dtype)), where_);
+  check_supported(s.dtype == DType::f32 || is_16bit_float(s.dtype),
+                  "cuBLASLt matmul takes f32, f16 or bf16, not " + std::string(dtype_name(s.dtype)), where_);
   check_supported(s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0 && s.batch <= INT32_MAX,
                   "cuBLASLt matmul with an empty or huge extent", where_);
   // From here on the destructor must release what was made, so a throw

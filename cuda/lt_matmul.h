@@ -16,7 +16,7 @@
 namespace tandem::cuda {
 
 struct LtMatmulSpec {
-  DType dtype = DType::f32;  // A, B, C, D and bias: f32 or f16
+  DType dtype = DType::f32;  // A, B, C, D and bias: f32, f16 or bf16
   int64_t m = 0, n = 0, k = 0;
   bool trans_a = false;  // A stored [K, M]
   bool trans_b = false;  // B stored [N, K]

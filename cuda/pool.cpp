@@ -1,5 +1,5 @@
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (2-D) on
-// cudnnPoolingForward, NHWC in and out, f32 and f16.
+// cudnnPoolingForward, NHWC in and out, f32, f16 and bf16.
 // cuDNN pads symmetrically and sizes the output with floor division, so a
 // window that ONNX would place differently is refused as unsupported: unequal
 // begin/end pads, a ceil_mode output larger than cuDNN's, dilations, and

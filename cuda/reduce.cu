@@ -5,13 +5,12 @@
 //   reduction;
 //   inner > 1 (nhwc pooling: [N, H*W, C]): a thread per output, reading
 //   stride `inner`, so neighbouring threads read neighbouring channels.
-// f32 and f16, accumulated in float.
-#include <cuda_fp16.h>
-
+// f32, f16 and bf16, accumulated in float.
 #include <memory>
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.h"
+#include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
 #include "ops/shape_ops.h"
@@ -19,11 +18,6 @@
 namespace tandem::cuda {
 
 namespace {
-
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
 
 template <typename T>
 __global__ void row_reduce(const T* x, T* y, int64_t len, float scale) {
@@ -79,9 +73,10 @@ KernelPlan reduce_plan(const OpDesc& op, Context& c, int64_t outer, int64_t len,
   const TensorDesc& x = op.inputs[0];
   check_supported(inner != 1 || outer <= INT32_MAX, "CUDA reduction over more than 2^31 rows", op.context());
   KernelPlan plan;
-  if (x.dtype == DType::f32) plan.kernel = std::make_unique<ReduceKernel<float>>(c, outer, len, inner, mean, op.context());
-  else if (x.dtype == DType::f16) plan.kernel = std::make_unique<ReduceKernel<__half>>(c, outer, len, inner, mean, op.context());
-  else throw Error::unsupported("CUDA " + op.op_type + " takes f32 or f16, not " + x.str(), op.context());
+  plan.kernel = with_float_type(x.dtype, "CUDA " + op.op_type, op.context(), [&](auto t) {
+    return std::unique_ptr<Kernel>(
+        std::make_unique<ReduceKernel<decltype(t)>>(c, outer, len, inner, mean, op.context()));
+  });
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);
   plan.input_layouts[0] = in_layout;
   plan.output_layouts = {Layout::plain};

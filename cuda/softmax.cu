@@ -1,25 +1,19 @@
 // Softmax and LogSoftmax over one axis (ops/softmax.h's [outer, len, inner]
-// view; opset 13 semantics and the older coerced-2-D ones), f32 and f16,
+// view; opset 13 semantics and the older coerced-2-D ones), f32, f16 and bf16,
 // plain layout. One block per row of `len` elements (stride `inner`): the
 // max, then the sum of exp(x - max), each a block reduction in float.
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <memory>
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.h"
+#include "cuda/float_convert.cuh"
 #include "cuda/registry.h"
 #include "ops/softmax.h"
 
 namespace tandem::cuda {
 
 namespace {
-
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
 
 template <bool Log, typename T>
 __global__ void softmax_kernel(const T* x, T* y, int64_t len, int64_t inner) {
@@ -64,9 +58,9 @@ class SoftmaxKernel final : public Kernel {
 
 template <bool Log>
 std::unique_ptr<Kernel> make_typed(DType t, Context& c, ops::SoftmaxSplit s, const ErrorContext& w) {
-  if (t == DType::f32) return std::make_unique<SoftmaxKernel<Log, float>>(c, s, w);
-  if (t == DType::f16) return std::make_unique<SoftmaxKernel<Log, __half>>(c, s, w);
-  throw Error::unsupported("CUDA softmax takes f32 or f16, not " + std::string(dtype_name(t)), w);
+  return with_float_type(t, "CUDA softmax", w, [&](auto v) {
+    return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel<Log, decltype(v)>>(c, s, w));
+  });
 }
 
 KernelPlan make_softmax(const OpDesc& op, Context& c) {

@@ -49,6 +49,10 @@ std::unordered_set<ValueId> shape_argument_constants(const Graph& g) {
 void lower_precision(Graph& g, DType to) {
   check(to == DType::f16 || to == DType::bf16, "lower_precision: f16 or bf16 only");
   std::unordered_set<ValueId> keep = shape_argument_constants(g);
+  // A graph input the session specialized into a constant (a scalar) still
+  // takes f32 from the caller; it is cast below like any input, and the cast
+  // folds.
+  keep.insert(g.inputs.begin(), g.inputs.end());
   for (Value& v : g.values)
     if (v.constant && v.constant->dtype() == DType::f32 && !keep.count(ValueId(&v - g.values.data()))) {
       v.constant = convert_constant(*v.constant, to);
@@ -62,6 +66,7 @@ void lower_precision(Graph& g, DType to) {
     low.name += "/lowered";
     low.dtype = to;
     low.producer = -1;
+    low.constant.reset();
     ValueId low_id = g.add_value(low);
     g.replace_uses(in, low_id);
     casts.push_back(cast_node(g.value(in).name + "/to_low", in, low_id, to));

@@ -94,3 +94,21 @@ TEST(Session, FusedResidualInPlaceOnlyWhenResidualIsDead) {
                                                                         << residual_read_later;
   }
 }
+
+// A one-element input is specialized into a plan constant; lowering the graph
+// to bf16 must still take it as the f32 the caller feeds (it once became a
+// bf16 input and every run was refused).
+TEST(Session, Bf16PrecisionTakesScalarInputsAsF32) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3});
+  ValueId s = b.input("s", {1});
+  b.output(b.node("Add", {x, s}));
+  SessionOptions o;
+  o.precision = Precision::bf16;
+  Session session(b.g, o);
+  Tensor in = random_tensor({2, 3}, 7, -3.f, 3.f), scalar = Tensor::from_vector<float>({1.3f}, {1});
+  Tensor out = session.run(std::vector<Tensor>{in, scalar})[0];
+  ASSERT_EQ(out.desc(), in.desc());
+  // Three roundings to 8 significant bits (x, s, the sum), each <= |v| * 2^-9.
+  for (int64_t i = 0; i < in.numel(); ++i) EXPECT_NEAR(out.scalar_at(i), in.scalar_at(i) + 1.3, 0.03);
+}

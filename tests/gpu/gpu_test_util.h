@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "core/half.h"
 #include "cuda/context.h"
 #include "graph/session.h"
 
@@ -26,6 +27,53 @@ inline Tensor random_f32(const Shape& s, uint32_t seed, float lo = -2.f, float h
   std::uniform_real_distribution<float> u(lo, hi);
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
   return t;
+}
+
+// f32 values rounded to f16 or bf16 (to nearest even), as a tensor of that
+// dtype.
+inline Tensor to_low(const Tensor& t, DType low) {
+  Tensor h = Tensor::empty(low, t.shape());
+  auto* p = static_cast<uint16_t*>(h.raw());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = low == DType::f16 ? float_to_f16(t.data<float>()[i]) : float_to_bf16(t.data<float>()[i]);
+  return h;
+}
+
+// An f16 or bf16 tensor widened to f32 (exact).
+inline Tensor to_f32(const Tensor& h) {
+  Tensor t = Tensor::empty(DType::f32, h.shape());
+  const auto* p = static_cast<const uint16_t*>(h.raw());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = h.dtype() == DType::f16 ? f16_to_float(p[i]) : bf16_to_float(p[i]);
+  return t;
+}
+
+// The dtype a graph lowered to `p` computes in (f32 for fp32 and tf32).
+inline DType storage_dtype(Precision p) {
+  return p == Precision::fp16 ? DType::f16 : p == Precision::bf16 ? DType::bf16 : DType::f32;
+}
+
+// Random f32 values exactly representable in the storage dtype of `p`: a
+// graph lowered to f16 or bf16 then sees the very values its f32 CPU
+// reference sees, and the comparison measures only the arithmetic.
+inline Tensor random_for(Precision p, const Shape& s, uint32_t seed, float lo = -2.f, float hi = 2.f) {
+  Tensor t = random_f32(s, seed, lo, hi);
+  DType d = storage_dtype(p);
+  return d == DType::f32 ? t : to_f32(to_low(t, d));
+}
+
+// Relative error allowed against the f32 CPU reference (issue 4): fp32 1e-5,
+// fp16 and bf16 1e-2.
+inline double tolerance(Precision p) { return p == Precision::fp32 ? 1e-5 : 1e-2; }
+
+inline const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+  }
+  return "?";
 }
 
 // ||a - b|| / ||b|| over all elements, in double.
@@ -47,10 +95,14 @@ inline void expect_identical(const Tensor& gpu, const Tensor& cpu, const std::st
   EXPECT_EQ(std::memcmp(gpu.raw(), cpu.raw(), cpu.bytes()), 0) << what;
 }
 
-// The same graph run on the CPU and on cuda:0.
-inline std::pair<std::vector<Tensor>, std::vector<Tensor>> run_both(const Graph& g, const std::vector<Tensor>& in) {
+// The same graph run on the CPU in f32 and on cuda:0 at `gpu_precision`
+// (fp16/bf16 lower the graph, graph/precision.cpp; inputs and outputs stay
+// f32).
+inline std::pair<std::vector<Tensor>, std::vector<Tensor>> run_both(const Graph& g, const std::vector<Tensor>& in,
+                                                                    Precision gpu_precision = Precision::fp32) {
   SessionOptions cpu, gpu;
   gpu.device = Device::cuda(0);
+  gpu.precision = gpu_precision;
   return {Session(g, cpu).run(in), Session(g, gpu).run(in)};
 }
 

@@ -4,7 +4,7 @@ machine, whose python3 has torch): the model exported to ONNX from seeded
 random weights, a seeded random batch, PyTorch fp32 logits as reference.
   fp32/tf32: max |tandem - ref| / max |ref| (fp32 <= 1e-4 as on the CPU, tf32 <= 1e-2)
   fp16/bf16: share of rows whose top-5 class indices equal PyTorch fp32's (>= 99%)
-usage: model_check.py TANDEM [--models resnet50] [--batch 256] [--precisions fp32,tf32,fp16]
+usage: model_check.py TANDEM [--models resnet50] [--batch 256] [--precisions fp32,tf32,fp16,bf16]
 """
 import argparse
 import os
@@ -26,7 +26,7 @@ def main():
     ap.add_argument("tandem")
     ap.add_argument("--models", default="resnet50")
     ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--precisions", default="fp32,tf32,fp16")
+    ap.add_argument("--precisions", default="fp32,tf32,fp16,bf16")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
     failed = False
@@ -44,15 +44,19 @@ def main():
         xin = os.path.join(tmp, "x.npy")
         np.save(xin, x.numpy())
         top_ref = np.argsort(-ref, axis=1)[:, :5]
-        # PyTorch's own fp16 (channels-last) against its fp32: how far a
+        # PyTorch's own fp16/bf16 (channels-last) against its fp32: how far a
         # random-weight model's top-5 moves in half precision at all.
-        with torch.inference_mode():
-            mh = m.half().to(memory_format=torch.channels_last)
-            half = mh(x.cuda().half().to(memory_format=torch.channels_last)).float().cpu().numpy()
-            m.float()
-        th = np.argsort(-half, axis=1)[:, :5]
-        print(f"{name} PyTorch fp16 vs fp32: top-5 identical in {100 * np.mean(np.all(th == top_ref, axis=1)):.1f}%, "
-              f"same top-5 set in {100 * same_set(th, top_ref):.1f}%, top-1 in {100 * np.mean(th[:, 0] == top_ref[:, 0]):.1f}%")
+        for p, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
+            if p not in a.precisions.split(","):
+                continue
+            with torch.inference_mode():
+                mh = m.to(dtype=dt, memory_format=torch.channels_last)
+                half = mh(x.cuda().to(dtype=dt, memory_format=torch.channels_last)).float().cpu().numpy()
+                m.float()
+            th = np.argsort(-half, axis=1)[:, :5]
+            print(f"{name} PyTorch {p} vs fp32: top-5 identical in {100 * np.mean(np.all(th == top_ref, axis=1)):.1f}%, "
+                  f"same top-5 set in {100 * same_set(th, top_ref):.1f}%, "
+                  f"top-1 in {100 * np.mean(th[:, 0] == top_ref[:, 0]):.1f}%")
         for p in a.precisions.split(","):
             out = os.path.join(tmp, f"{name}_{p}")
             r = subprocess.run([a.tandem, "run", path, "--device", "cuda", "--precision", p, "-i", xin,

@@ -2,14 +2,13 @@
 // fp32: relative error <= 1e-5 of the reference norm. The CPU reference is
 // forced to oneDNN's direct convolution (TANDEM_CONV_ALGO=direct): its
 // Winograd, which it may otherwise pick for 3x3 stride 1, rounds differently
-// from a direct sum by more than 1e-5. fp16 (the GPU graph in f16, the CPU
-// one in f32 on the same f16-rounded values): <= 1e-2.
+// from a direct sum by more than 1e-5. fp16 and bf16 (the GPU graph in
+// f16/bf16, the CPU one in f32 on the same rounded values): <= 1e-2.
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "../graph_builder.h"
-#include "core/half.h"
 #include "gpu_test_util.h"
 #include "ops/conv.h"
 
@@ -56,26 +55,26 @@ Attributes same_upper(Shape strides) {
 
 // One Conv (or FusedConv) node over input x, constant weights and bias, and
 // an optional residual graph input; returns the relative error of the GPU
-// result against the CPU's.
-double conv_error(const std::string& op, const ConvCase& c, uint32_t seed, bool residual = false) {
+// result at precision `p` against the CPU's in f32.
+double conv_error(const std::string& op, const ConvCase& c, uint32_t seed, bool residual = false,
+                  Precision p = Precision::fp32) {
   GraphBuilder b;
   ValueId x = b.input("x", c.x);
-  std::vector<ValueId> in{x, b.constant("w", random_f32(c.w, seed + 1, -0.5f, 0.5f))};
-  if (c.bias) in.push_back(b.constant("b", random_f32({c.w[0]}, seed + 2)));
-  std::vector<Tensor> feeds{random_f32(c.x, seed)};
+  std::vector<ValueId> in{x, b.constant("w", random_for(p, c.w, seed + 1, -0.5f, 0.5f))};
+  if (c.bias) in.push_back(b.constant("b", random_for(p, {c.w[0]}, seed + 2)));
+  std::vector<Tensor> feeds{random_for(p, c.x, seed)};
   if (residual) {
     ops::ConvGeometry g = ops::conv_geometry(c.attrs, c.x, c.w);
     in.push_back(b.input("r", g.output_shape()));
-    feeds.push_back(random_f32(g.output_shape(), seed + 3));
+    feeds.push_back(random_for(p, g.output_shape(), seed + 3));
   }
   b.output(b.node(op, in, c.attrs));
-  auto [cpu, gpu] = run_both(b.g, feeds);
+  auto [cpu, gpu] = run_both(b.g, feeds, p);
   return relative_error(gpu[0], cpu[0]);
 }
 
-TEST_F(CudaConv, ConvShapesMatchTheCpu) {
-  TANDEM_REQUIRE_GPU();
-  std::vector<ConvCase> cases = {
+std::vector<ConvCase> conv_shape_cases() {
+  return {
       {"3x3 s1 p1 64->64", {2, 64, 28, 28}, {64, 64, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1})},
       {"1x1 256->64", {2, 256, 14, 14}, {64, 256, 1, 1}, conv_attrs({1, 1}, {0, 0, 0, 0})},
       {"ResNet stem 7x7 s2 p3", {1, 3, 224, 224}, {64, 3, 7, 7}, conv_attrs({2, 2}, {3, 3, 3, 3})},
@@ -94,12 +93,29 @@ TEST_F(CudaConv, ConvShapesMatchTheCpu) {
        }()},
       {"explicit pads 1,0,2,1", {1, 8, 13, 17}, {16, 8, 3, 3}, conv_attrs({1, 1}, {1, 0, 2, 1})},
   };
-  uint32_t seed = 100;
-  for (const ConvCase& c : cases) EXPECT_LE(conv_error("Conv", c, seed += 10), 1e-5) << c.name;
 }
 
-TEST_F(CudaConv, FusedConvActivationsAndResidualMatchTheCpu) {
+TEST_F(CudaConv, ConvShapesMatchTheCpu) {
   TANDEM_REQUIRE_GPU();
+  uint32_t seed = 100;
+  for (const ConvCase& c : conv_shape_cases()) EXPECT_LE(conv_error("Conv", c, seed += 10), 1e-5) << c.name;
+}
+
+// The same shapes with the GPU graph lowered to f16 and bf16 (tensor cores,
+// the 8-channel packing of the C=3 stem).
+TEST_F(CudaConv, ConvShapesInHalfPrecisionMatchTheCpuToOnePercent) {
+  TANDEM_REQUIRE_GPU();
+  for (Precision p : {Precision::fp16, Precision::bf16}) {
+    uint32_t seed = 100;
+    for (const ConvCase& c : conv_shape_cases())
+      EXPECT_LE(conv_error("Conv", c, seed += 10, false, p), tolerance(p)) << c.name << " " << precision_name(p);
+  }
+}
+
+// FusedConv over every activation, with and without a residual, at
+// precision p: cuDNN's fused call where it accepts the case, else the
+// epilogue kernel.
+void expect_fused_convs_match(Precision p) {
   struct Act {
     std::string name;
     std::vector<float> params;
@@ -129,9 +145,20 @@ TEST_F(CudaConv, FusedConvActivationsAndResidualMatchTheCpu) {
       if (!a.params.empty()) c.attrs.set("activation_params", a.params);
       else c.attrs.erase("activation_params");
       c.attrs.set("has_residual", int64_t(a.residual));
-      EXPECT_LE(conv_error(ops::kFusedConvOp, c, seed += 10, a.residual), 1e-5)
-          << c.name << " " << a.name << " residual " << a.residual;
+      EXPECT_LE(conv_error(ops::kFusedConvOp, c, seed += 10, a.residual, p), tolerance(p))
+          << c.name << " " << a.name << " residual " << a.residual << " " << precision_name(p);
     }
+}
+
+TEST_F(CudaConv, FusedConvActivationsAndResidualMatchTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  expect_fused_convs_match(Precision::fp32);
+}
+
+TEST_F(CudaConv, FusedConvInHalfPrecisionMatchesTheCpuToOnePercent) {
+  TANDEM_REQUIRE_GPU();
+  expect_fused_convs_match(Precision::fp16);
+  expect_fused_convs_match(Precision::bf16);
 }
 
 // Conv then Relu (then Add) as an exporter writes them: the fusion pass makes
@@ -150,11 +177,12 @@ TEST_F(CudaConv, ConvReluChainMatchesTheCpu) {
   EXPECT_LE(relative_error(gpu[0], cpu[0]), 1e-5);
 }
 
-double pool_error(const std::string& op, const Shape& xs, const Attributes& a, uint32_t seed) {
+double pool_error(const std::string& op, const Shape& xs, const Attributes& a, uint32_t seed,
+                  Precision p = Precision::fp32) {
   GraphBuilder b;
   ValueId x = b.input("x", xs);
   b.output(b.node(op, {x}, a));
-  auto [cpu, gpu] = run_both(b.g, {random_f32(xs, seed)});
+  auto [cpu, gpu] = run_both(b.g, {random_for(p, xs, seed)}, p);
   return relative_error(gpu[0], cpu[0]);
 }
 
@@ -179,6 +207,22 @@ TEST(CudaPool, PoolsMatchTheCpu) {
   EXPECT_LE(pool_error("GlobalMaxPool", {2, 64, 9, 11}, {}, 6), 1e-6) << "global max";
 }
 
+// cuDNN pooling on f16 and bf16: a max of rounded values is exact, an
+// average rounds once.
+TEST(CudaPool, PoolsInHalfPrecisionMatchTheCpuToOnePercent) {
+  TANDEM_REQUIRE_GPU();
+  for (Precision p : {Precision::fp16, Precision::bf16}) {
+    const std::string at = std::string(" ") + precision_name(p);
+    EXPECT_EQ(pool_error("MaxPool", {2, 64, 56, 56}, pool_attrs({3, 3}, {2, 2}, {1, 1, 1, 1}), 1, p), 0.0)
+        << "max 3x3 s2 p1" << at;
+    EXPECT_LE(pool_error("AveragePool", {1, 16, 15, 15}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1}), 3, p),
+              tolerance(p))
+        << "avg 3x3 p1" << at;
+    EXPECT_LE(pool_error("GlobalAveragePool", {2, 512, 7, 7}, {}, 5, p), tolerance(p)) << "global average" << at;
+    EXPECT_EQ(pool_error("GlobalMaxPool", {2, 64, 9, 11}, {}, 6, p), 0.0) << "global max" << at;
+  }
+}
+
 TEST(CudaPool, AsymmetricPadsAreRefusedNamingTheNode) {
   TANDEM_REQUIRE_GPU();
   GraphBuilder b;
@@ -194,41 +238,24 @@ TEST(CudaPool, AsymmetricPadsAreRefusedNamingTheNode) {
   }
 }
 
-Tensor to_f16(const Tensor& t) {
-  Tensor h = Tensor::empty(DType::f16, t.shape());
-  auto* p = static_cast<uint16_t*>(h.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float_to_f16(t.data<float>()[i]);
-  return h;
-}
-
-Tensor to_f32(const Tensor& h) {
-  Tensor t = Tensor::empty(DType::f32, h.shape());
-  const auto* p = static_cast<const uint16_t*>(h.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = f16_to_float(p[i]);
-  return t;
-}
-
-// The same FusedConv(+residual) -> MaxPool graph in f16 on the GPU and in f32
-// on the CPU, both fed the f16-rounded values; x is [2, C, 16, 16] for the
-// weights' C, the conv's output [2, 48, 8, 8].
-Graph f16_test_graph(DType t, const Tensor& w, const Tensor& bias, const Attributes& conv) {
-  bool half = t == DType::f16;
+// The same FusedConv(+residual) -> MaxPool graph in `low` (f16 or bf16) on
+// the GPU, its inputs and constants of that dtype, and in f32 (t) on the CPU,
+// both fed the rounded values; x is [2, C, 16, 16] for the weights' C, the
+// conv's output [2, 48, 8, 8].
+Graph low_precision_test_graph(DType t, DType low, const Tensor& w, const Tensor& bias, const Attributes& conv) {
+  auto constant = [&](const Tensor& v) { return t == low ? to_low(v, low) : to_f32(to_low(v, low)); };
   GraphBuilder b;
   ValueId x = b.input("x", {2, w.shape()[1], 16, 16}, t);
   ValueId r = b.input("r", {2, 48, 8, 8}, t);
-  ValueId y = b.node(ops::kFusedConvOp,
-                     {x, b.constant("w", half ? to_f16(w) : to_f32(to_f16(w))),
-                      b.constant("b", half ? to_f16(bias) : to_f32(to_f16(bias))), r},
-                     conv);
+  ValueId y = b.node(ops::kFusedConvOp, {x, b.constant("w", constant(w)), b.constant("b", constant(bias)), r}, conv);
   b.output(b.node("MaxPool", {y}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})));
   return b.g;
 }
 
 // Channels 32 (NHWC input), and 3 and 1 (NCHW input packed to 8 channels by
 // the conv itself), each with cuDNN's symmetric padding and with TF's
-// asymmetric SAME padding.
-TEST_F(CudaConv, Fp16ConvAndPoolMatchTheCpuToOnePercent) {
-  TANDEM_REQUIRE_GPU();
+// asymmetric SAME padding; the graph's own dtype is `low`.
+void expect_low_precision_conv_and_pool_match(DType low) {
   struct Case {
     int64_t c, k;
     Attributes conv;
@@ -244,14 +271,26 @@ TEST_F(CudaConv, Fp16ConvAndPoolMatchTheCpuToOnePercent) {
       conv.set("activation", std::string(act));
       conv.set("has_residual", int64_t(1));
       Tensor w = random_f32({48, k.c, k.k, k.k}, ++seed, -0.2f, 0.2f), bias = random_f32({48}, ++seed);
-      Tensor x = to_f16(random_f32({2, k.c, 16, 16}, ++seed)), r = to_f16(random_f32({2, 48, 8, 8}, ++seed));
+      Tensor x = to_low(random_f32({2, k.c, 16, 16}, ++seed), low);
+      Tensor r = to_low(random_f32({2, 48, 8, 8}, ++seed), low);
       SessionOptions gpu;
       gpu.device = Device::cuda(0);
-      Tensor got = to_f32(Session(f16_test_graph(DType::f16, w, bias, conv), gpu).run(std::vector<Tensor>{x, r})[0]);
-      Tensor want =
-          Session(f16_test_graph(DType::f32, w, bias, conv)).run(std::vector<Tensor>{to_f32(x), to_f32(r)})[0];
-      EXPECT_LE(relative_error(got, want), 1e-2) << act << " C=" << k.c << " k=" << k.k;
+      Tensor got = to_f32(
+          Session(low_precision_test_graph(low, low, w, bias, conv), gpu).run(std::vector<Tensor>{x, r})[0]);
+      Tensor want = Session(low_precision_test_graph(DType::f32, low, w, bias, conv))
+                        .run(std::vector<Tensor>{to_f32(x), to_f32(r)})[0];
+      EXPECT_LE(relative_error(got, want), 1e-2) << act << " C=" << k.c << " k=" << k.k << " " << dtype_name(low);
     }
+}
+
+TEST_F(CudaConv, Fp16ConvAndPoolMatchTheCpuToOnePercent) {
+  TANDEM_REQUIRE_GPU();
+  expect_low_precision_conv_and_pool_match(DType::f16);
+}
+
+TEST_F(CudaConv, Bf16ConvAndPoolMatchTheCpuToOnePercent) {
+  TANDEM_REQUIRE_GPU();
+  expect_low_precision_conv_and_pool_match(DType::bf16);
 }
 
 }  // namespace

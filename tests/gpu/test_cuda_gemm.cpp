@@ -1,5 +1,7 @@
 // CUDA Gemm, tandem.FusedGemm and MatMul (cuBLASLt, fp32 compute without
-// TF32) vs the CPU backend: relative error <= 1e-5 of the reference norm.
+// TF32) vs the CPU backend: relative error <= 1e-5 of the reference norm;
+// with the GPU graph lowered to fp16 or bf16 (f32 accumulation, the CPU in
+// f32 on the same rounded values), <= 1e-2.
 #include <optional>
 
 #include "../graph_builder.h"
@@ -36,8 +38,7 @@ TEST(CudaGemm, ResNetHeadWithBias) {
 // Every way C can arrive: constant bias row (cuBLASLt bias epilogue), full
 // [M,N] (cuBLASLt's C), [M,1] and scalar (our epilogue), none; transposes,
 // alpha and beta; computed and constant B.
-TEST(CudaGemm, EveryCShapeTransposeAndScale) {
-  TANDEM_REQUIRE_GPU();
+void expect_every_c_shape_matches(Precision p) {
   const int64_t m = 13, k = 70, n = 37;
   struct Case {
     std::optional<Shape> c;
@@ -53,45 +54,55 @@ TEST(CudaGemm, EveryCShapeTransposeAndScale) {
   for (const Case& c : cases) {
     GraphBuilder b;
     Shape as = c.ta ? Shape{k, m} : Shape{m, k}, bs = c.tb ? Shape{n, k} : Shape{k, n};
-    std::vector<Tensor> in = {random_f32(as, seed++)};
+    std::vector<Tensor> in = {random_for(p, as, seed++)};
     ValueId a = b.input("a", as);
     ValueId bv;
     if (c.b_const) {
-      bv = b.constant("b", random_f32(bs, seed++));
+      bv = b.constant("b", random_for(p, bs, seed++));
     } else {
       bv = b.input("b", bs);
-      in.push_back(random_f32(bs, seed++));
+      in.push_back(random_for(p, bs, seed++));
     }
     std::vector<ValueId> ins = {a, bv};
     if (c.c) {
       if (c.c_const) {
-        ins.push_back(b.constant("c", random_f32(*c.c, seed++)));
+        ins.push_back(b.constant("c", random_for(p, *c.c, seed++)));
       } else {
         ins.push_back(b.input("c", *c.c));
-        in.push_back(random_f32(*c.c, seed++));
+        in.push_back(random_for(p, *c.c, seed++));
       }
     }
     b.output(b.node("Gemm", ins, gemm_attrs(c.ta, c.tb, c.alpha, c.beta)));
-    auto [cpu, gpu] = run_both(b.g, in);
-    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32) << "C " << (c.c ? shape_str(*c.c) : "none") << " transA " << c.ta << " transB "
-                                                     << c.tb << " alpha " << c.alpha << " beta " << c.beta;
+    auto [cpu, gpu] = run_both(b.g, in, p);
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), tolerance(p))
+        << "C " << (c.c ? shape_str(*c.c) : "none") << " transA " << c.ta << " transB " << c.tb << " alpha "
+        << c.alpha << " beta " << c.beta << " " << precision_name(p);
   }
 }
 
-// Relu rides cuBLASLt's RELU_BIAS epilogue; the others run in ours.
-TEST(CudaGemm, FusedGemmActivations) {
+TEST(CudaGemm, EveryCShapeTransposeAndScale) {
   TANDEM_REQUIRE_GPU();
+  expect_every_c_shape_matches(Precision::fp32);
+}
+
+// Relu rides cuBLASLt's RELU_BIAS epilogue; the others run in ours.
+void expect_fused_gemm_activations_match(Precision p) {
   for (const char* act : {"Relu", "HardSigmoid", "Tanh", "SiLU", "LeakyRelu"}) {
     GraphBuilder b;
     ValueId x = b.input("x", {8, 256});
-    ValueId w = b.constant("w", random_f32({100, 256}, 21, -0.2f, 0.2f));
-    ValueId bias = b.constant("bias", random_f32({100}, 22));
+    ValueId w = b.constant("w", random_for(p, {100, 256}, 21, -0.2f, 0.2f));
+    ValueId bias = b.constant("bias", random_for(p, {100}, 22));
     Attributes attrs = gemm_attrs(0, 1);
     attrs.set("activation", std::string(act));
     b.output(b.node("tandem.FusedGemm", {x, w, bias}, attrs));
-    auto [cpu, gpu] = run_both(b.g, {random_f32({8, 256}, 20)});
-    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32) << act;
+    auto [cpu, gpu] = run_both(b.g, {random_for(p, {8, 256}, 20)}, p);
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), tolerance(p)) << act << " " << precision_name(p);
   }
+}
+
+TEST(CudaGemm, FusedGemmActivations) {
+  TANDEM_REQUIRE_GPU();
+  expect_fused_gemm_activations_match(Precision::fp32);
 }
 
 TEST(CudaGemm, MatMul2D) {
@@ -105,8 +116,7 @@ TEST(CudaGemm, MatMul2D) {
 }
 
 // Batched (strided, one operand repeated) and A's batch folded into M.
-TEST(CudaGemm, MatMulBatchedAndFolded) {
-  TANDEM_REQUIRE_GPU();
+void expect_matmuls_match(Precision p) {
   struct Case {
     Shape a, b;
     bool b_const;
@@ -118,18 +128,34 @@ TEST(CudaGemm, MatMulBatchedAndFolded) {
   uint32_t seed = 40;
   for (const Case& c : cases) {
     GraphBuilder b;
-    std::vector<Tensor> in = {random_f32(c.a, seed++)};
+    std::vector<Tensor> in = {random_for(p, c.a, seed++)};
     ValueId a = b.input("a", c.a);
     ValueId bv;
     if (c.b_const) {
-      bv = b.constant("b", random_f32(c.b, seed++));
+      bv = b.constant("b", random_for(p, c.b, seed++));
     } else {
       bv = b.input("b", c.b);
-      in.push_back(random_f32(c.b, seed++));
+      in.push_back(random_for(p, c.b, seed++));
     }
     b.output(b.node("MatMul", {a, bv}));
-    auto [cpu, gpu] = run_both(b.g, in);
-    EXPECT_LE(relative_error(gpu[0], cpu[0]), kFp32) << shape_str(c.a) << " x " << shape_str(c.b);
+    auto [cpu, gpu] = run_both(b.g, in, p);
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), tolerance(p))
+        << shape_str(c.a) << " x " << shape_str(c.b) << " " << precision_name(p);
+  }
+}
+
+TEST(CudaGemm, MatMulBatchedAndFolded) {
+  TANDEM_REQUIRE_GPU();
+  expect_matmuls_match(Precision::fp32);
+}
+
+// cuBLASLt on f16 and bf16 operands: every C path, the epilogues, batching.
+TEST(CudaGemm, HalfPrecisionMatchesTheCpuToOnePercent) {
+  TANDEM_REQUIRE_GPU();
+  for (Precision p : {Precision::fp16, Precision::bf16}) {
+    expect_every_c_shape_matches(p);
+    expect_fused_gemm_activations_match(p);
+    expect_matmuls_match(p);
   }
 }
 
