@@ -149,6 +149,11 @@ ExecutionPlan& Session::plan_for_inputs(const std::vector<Tensor>& inputs) {
   return plan_locked(shapes, values);
 }
 
+const ExecutionPlan& Session::prepare(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plan_for_inputs(inputs);
+}
+
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   return plan_for_inputs(inputs).run(inputs);
