@@ -8,6 +8,7 @@
 
 #include "cpu/dnnl_utils.h"
 #include "cpu/registry.h"
+#include "ops/elementwise.h"
 
 namespace tandem::cpu {
 
@@ -117,16 +118,7 @@ class MaskKernel : public Kernel {
 };
 
 KernelPlan make_dropout(const OpDesc& op) {
-  if (op.has_input(2)) {
-    if (!op.constants[2]) throw Error::unsupported("Dropout with a run-time training_mode");
-    float ratio = 0.5f;
-    if (op.has_input(1)) {
-      if (!op.constants[1]) throw Error::unsupported("Dropout with a run-time ratio");
-      ratio = float(op.constants[1]->scalar_at(0));
-    }
-    if (op.constants[2]->scalar_at(0) != 0 && ratio != 0)
-      throw Error::unsupported("training-mode Dropout (random masks) is not supported");
-  }
+  ops::check_inference_dropout(op);
   KernelPlan plan;
   plan.alias_input = 0;
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);

@@ -8,6 +8,7 @@
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
+#include "ops/elementwise.h"
 
 namespace tandem::cuda {
 
@@ -128,6 +129,29 @@ KernelPlan alias(const OpDesc& op, Context&) {
   return plan;
 }
 
+// Inference Dropout's mask (output 1): all true, one byte per element.
+class DropoutMaskKernel final : public Kernel {
+ public:
+  DropoutMaskKernel(Context& c, int64_t n, ErrorContext where) : c_(c), n_(n), where_(std::move(where)) {}
+  void run(const void* const*, void* const* out, const RunContext&) override {
+    if (n_ == 0) return;
+    check_cuda(cudaMemsetAsync(out[1], 1, size_t(n_), c_.stream), "cudaMemsetAsync(Dropout mask)", where_);
+  }
+
+ private:
+  Context& c_;
+  int64_t n_;
+  ErrorContext where_;
+};
+
+// Output 0 is the input (a view); training-mode Dropout is refused.
+KernelPlan dropout(const OpDesc& op, Context& c) {
+  ops::check_inference_dropout(op);
+  KernelPlan plan = alias(op, c);
+  if (op.outputs.size() > 1) plan.kernel = std::make_unique<DropoutMaskKernel>(c, op.outputs[1].numel(), op.context());
+  return plan;
+}
+
 }  // namespace
 
 void register_eltwise_kernels() {
@@ -149,7 +173,7 @@ void register_eltwise_kernels() {
   register_kernel("Reciprocal", reciprocal);
   register_kernel("Softplus", softplus);
   register_kernel("Identity", alias);
-  register_kernel("Dropout", alias);
+  register_kernel("Dropout", dropout);
 }
 
 }  // namespace tandem::cuda

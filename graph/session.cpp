@@ -165,6 +165,11 @@ ExecutionPlan& Session::plan_for_inputs(const std::vector<Tensor>& inputs) {
   return plan_locked(r.shapes, r.values);
 }
 
+const ExecutionPlan& Session::prepare(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plan_for_inputs(inputs);
+}
+
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t batch = shared_batch(inputs, input_descs());

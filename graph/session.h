@@ -83,6 +83,10 @@ class Session {
 
   // Compiles (or finds) the plan for these input shapes.
   const ExecutionPlan& plan_for(const std::vector<Shape>& input_shapes);
+  // Compiles (or finds) the plan run(inputs) would use, specialized inputs
+  // included, without running it: what the device cannot run is reported
+  // here, apart from errors of the run itself.
+  const ExecutionPlan& prepare(const std::vector<Tensor>& inputs);
   // What compiling the most recent new plan did.
   const CompileReport& last_compile() const { return report_; }
 

@@ -62,4 +62,16 @@ void register_elementwise_schemas() {
   register_schema({"Mod", 2, 2, infer_mod});
 }
 
+void check_inference_dropout(const OpDesc& op) {
+  if (!op.has_input(2)) return;
+  check_supported(op.constants[2] != nullptr, "Dropout with a run-time training_mode", op.context());
+  float ratio = 0.5f;
+  if (op.has_input(1)) {
+    check_supported(op.constants[1] != nullptr, "Dropout with a run-time ratio", op.context());
+    ratio = float(op.constants[1]->scalar_at(0));
+  }
+  check_supported(op.constants[2]->scalar_at(0) == 0 || ratio == 0,
+                  "training-mode Dropout (random masks) is not supported", op.context());
+}
+
 }  // namespace tandem::ops

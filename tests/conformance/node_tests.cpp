@@ -1,152 +1,132 @@
 // ONNX backend node conformance: runs every test in Debian's libonnx-testdata
-// (data/node/<name>/model.onnx + test_data_set_*/{input,output}_*.pb) and
-// compares with the stored outputs at ONNX's default tolerances
-// (numpy.testing.assert_allclose, rtol 1e-3, atol 1e-7; exact for integers).
-//
-// A test counts as "unsupported" when its model uses an op, dtype or attribute
-// tandem reports as unsupported (Error::unsupported); any other error or a
-// wrong value is a failure. Exit status 1 if anything failed.
+// on one device (tests/conformance/node_runner.h says how each is judged) and
+// prints the failures and a summary. Exit status 1 if anything failed, or if
+// fewer tests than --min-pass passed with kernels on the device; 77 (ctest's
+// skip) when the data or the device is absent. Unsupported tests are counted
+// by op; --list-unsupported lists them, and so does the file named by
+// $TANDEM_CONFORMANCE_UNSUPPORTED_LIST (one per line, with the reason).
+//   tandem_conformance [--root DIR] [--device cpu|cuda[:N]] [--min-pass N]
+//                      [--list-unsupported] [--verbose] [NAME_FILTER]
+// The data folder is --root, else $TANDEM_ONNX_NODE_DATA, else Debian's.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "formats/onnx/onnx_importer.h"
-#include "formats/tensor_file.h"
-#include "graph/session.h"
+#include "tests/conformance/node_runner.h"
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/context.h"
+#endif
 
 namespace fs = std::filesystem;
 using namespace tandem;
+using namespace tandem::conformance;
 
 namespace {
 
-enum class Verdict { pass, fail, unsupported, bad_data };
+constexpr int kSkip = 77;
 
-// Tests whose stored data contradict their own model in ONNX 1.12 (Debian's
-// libonnx-testdata); reported separately, never counted as passed.
-const std::map<std::string, std::string> kBadTestData = {
-    {"test_castlike_BFLOAT16_to_FLOAT", "input 'like' is stored as [1], the model declares [3,4]"},
-    {"test_castlike_BFLOAT16_to_FLOAT_expanded", "input 'like' is stored as [1], the model declares [3,4]"},
-    {"test_castlike_FLOAT_to_BFLOAT16", "input 'like' is stored as [1], the model declares [3,4]"},
-    {"test_castlike_FLOAT_to_BFLOAT16_expanded", "input 'like' is stored as [1], the model declares [3,4]"},
-    {"test_cast_FLOAT_to_BFLOAT16",
-     "ONNX 1.12 made the expected output by truncating to bf16; ONNX >= 1.14 rounds to nearest even, as tandem does"},
+struct Args {
+  fs::path root = "/usr/share/libonnx-testdata/data/node";
+  Device device = Device::cpu();
+  int min_pass = 0;
+  bool list_unsupported = false;
+  bool verbose = false;
+  std::string filter;
 };
 
-// ONNX 1.12's test data stores bfloat16 tensors as UINT16 bit patterns (read
-// here widened to i32): reinterpret them where the model says bf16.
-Tensor as_declared(const Tensor& t, DType declared) {
-  if (declared != DType::bf16 || t.dtype() != DType::i32) return t;
-  Tensor r = Tensor::empty(DType::bf16, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) static_cast<uint16_t*>(r.raw())[i] = uint16_t(t.int_at(i));
-  return r;
-}
-
-struct Result {
-  Verdict verdict;
-  std::string detail;
-};
-
-std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) files.push_back(e.path());
-  // input_10 after input_9: order by the number after the prefix.
-  std::sort(files.begin(), files.end(), [&](const fs::path& a, const fs::path& b) {
-    return std::stoi(a.stem().string().substr(prefix.size())) < std::stoi(b.stem().string().substr(prefix.size()));
-  });
-  return files;
-}
-
-// Empty string when `got` matches `want` within ONNX's tolerances.
-std::string compare(const Tensor& want, const Tensor& got) {
-  if (want.dtype() != got.dtype())
-    return "dtype " + std::string(dtype_name(got.dtype())) + ", expected " + std::string(dtype_name(want.dtype()));
-  if (want.shape() != got.shape()) return "shape " + shape_str(got.shape()) + ", expected " + shape_str(want.shape());
-  bool exact = !is_floating(want.dtype());
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double w = want.scalar_at(i), g = got.scalar_at(i);
-    if (std::isnan(w) && std::isnan(g)) continue;
-    if (std::isinf(w) && w == g) continue;
-    bool ok = exact ? (w == g) : (std::fabs(g - w) <= 1e-7 + 1e-3 * std::fabs(w));
-    if (!ok) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "element %lld: got %.9g, expected %.9g", (long long)i, g, w);
-      return buf;
-    }
+Args parse_args(int argc, char** argv) {
+  Args a;
+  if (const char* env = std::getenv("TANDEM_ONNX_NODE_DATA"); env && *env) a.root = env;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    bool has_value = i + 1 < argc;
+    if (s == "--verbose" || s == "-v") a.verbose = true;
+    else if (s == "--list-unsupported") a.list_unsupported = true;
+    else if (s == "--root" && has_value) a.root = argv[++i];
+    else if (s == "--device" && has_value) a.device = Device::parse(argv[++i]);
+    else if (s == "--min-pass" && has_value) a.min_pass = std::stoi(argv[++i]);
+    else a.filter = s;
   }
-  return "";
+  return a;
 }
 
-Result run_test(const fs::path& dir) {
-  if (auto it = kBadTestData.find(dir.filename().string()); it != kBadTestData.end())
-    return {Verdict::bad_data, it->second};
-  try {
-    Graph g = load_onnx((dir / "model.onnx").string());
-    Session session(std::move(g));
-    int sets = 0;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      if (!e.is_directory() || e.path().filename().string().rfind("test_data_set_", 0) != 0) continue;
-      std::vector<Tensor> inputs, expected;
-      std::vector<TensorDesc> declared = session.input_descs();
-      for (const auto& f : sorted_files(e.path(), "input_")) {
-        Tensor t = read_tensor_file(f.string());
-        inputs.push_back(inputs.size() < declared.size() ? as_declared(t, declared[inputs.size()].dtype) : t);
-      }
-      for (const auto& f : sorted_files(e.path(), "output_")) expected.push_back(read_tensor_file(f.string()));
-      std::vector<Tensor> got = session.run(inputs);
-      if (got.size() != expected.size()) return {Verdict::fail, "output count differs"};
-      for (size_t i = 0; i < got.size(); ++i)
-        if (std::string d = compare(as_declared(expected[i], got[i].dtype()), got[i]); !d.empty())
-          return {Verdict::fail, "output " + std::to_string(i) + ": " + d};
-      ++sets;
-    }
-    if (sets == 0) return {Verdict::fail, "no test data sets"};
-    return {Verdict::pass, ""};
-  } catch (const Error& e) {
-    return {e.kind() == ErrorKind::unsupported ? Verdict::unsupported : Verdict::fail, e.what()};
-  } catch (const std::exception& e) {
-    return {Verdict::fail, std::string("unexpected exception: ") + e.what()};
-  }
+// Why `d` cannot be used here, or empty when it can.
+std::string device_missing(const Device& d) {
+  if (d.is_cpu()) return "";
+#ifdef TANDEM_HAVE_CUDA
+  if (cuda::device_count() > d.index) return "";
+  return "no CUDA GPU " + d.str() + " here";
+#else
+  return "built without CUDA";
+#endif
+}
+
+using Listing = std::vector<std::pair<std::string, std::string>>;
+
+void print_listing(const std::string& heading, const Listing& list) {
+  for (const auto& [name, why] : list) std::printf("%s %s: %s\n", heading.c_str(), name.c_str(), why.c_str());
+}
+
+// One line however many tests: "Resize 39, Slice 20, ...", most first.
+void print_by_op(const std::string& heading, const std::map<std::string, int>& count) {
+  std::vector<std::pair<int, std::string>> order;
+  for (const auto& [op, n] : count) order.push_back({-n, op});
+  std::sort(order.begin(), order.end());
+  std::string line;
+  for (const auto& [n, op] : order) line += (line.empty() ? "" : ", ") + op + " " + std::to_string(-n);
+  if (!line.empty()) std::printf("%s by op: %s\n", heading.c_str(), line.c_str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path root = "/usr/share/libonnx-testdata/data/node";
-  std::string filter;
-  bool verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--verbose" || a == "-v") verbose = true;
-    else if (a == "--root" && i + 1 < argc) root = argv[++i];
-    else filter = a;
+  Args args;
+  try {
+    args = parse_args(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tandem_conformance: %s\n", e.what());
+    return 2;
   }
-  if (!fs::exists(root)) {
-    std::printf("SKIP: %s not found (install libonnx-testdata)\n", root.c_str());
-    return 77;
+  if (!fs::exists(args.root)) {
+    std::printf("SKIP: %s not found (install libonnx-testdata, or set TANDEM_ONNX_NODE_DATA)\n", args.root.c_str());
+    return kSkip;
+  }
+  if (std::string why = device_missing(args.device); !why.empty()) {
+    std::printf("SKIP: %s\n", why.c_str());
+    return kSkip;
   }
   std::vector<fs::path> tests;
-  for (const auto& e : fs::directory_iterator(root))
-    if (e.is_directory() && e.path().filename().string().find(filter) != std::string::npos) tests.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(args.root))
+    if (e.is_directory() && e.path().filename().string().find(args.filter) != std::string::npos)
+      tests.push_back(e.path());
   std::sort(tests.begin(), tests.end());
-  std::map<Verdict, std::vector<std::pair<std::string, std::string>>> by;
+
+  SessionOptions options;
+  options.device = args.device;
+  std::map<Verdict, Listing> by;
+  std::map<std::string, int> unsupported_ops;
+  size_t host_only = 0;  // passed, but compilation folded everything on the host
   for (const fs::path& t : tests) {
-    Result r = run_test(t);
+    NodeResult r = run_node_test(t, options);
     by[r.verdict].push_back({t.filename().string(), r.detail});
-    if (verbose) std::printf("%-60s %s %s\n", t.filename().c_str(),
-                             r.verdict == Verdict::pass ? "pass" : r.verdict == Verdict::fail ? "FAIL" : r.verdict == Verdict::bad_data ? "bad-data" : "unsupported",
-                             r.detail.c_str());
+    if (r.verdict == Verdict::pass && r.device_steps == 0) ++host_only;
+    if (r.verdict == Verdict::unsupported) ++unsupported_ops[r.op.empty() ? "(no op named)" : r.op];
+    if (args.verbose) std::printf("%-60s %s %s\n", t.filename().c_str(), verdict_name(r.verdict), r.detail.c_str());
   }
-  for (const auto& [name, why] : by[Verdict::fail]) std::printf("FAILED %s: %s\n", name.c_str(), why.c_str());
-  for (const auto& [name, why] : by[Verdict::bad_data]) std::printf("BAD TEST DATA %s: %s\n", name.c_str(), why.c_str());
-  std::printf("onnx node tests: %zu passed, %zu failed, %zu unsupported, %zu with bad test data (of %zu)\n",
-              by[Verdict::pass].size(), by[Verdict::fail].size(), by[Verdict::unsupported].size(),
-              by[Verdict::bad_data].size(), tests.size());
+
+  const std::string dev = args.device.str();
+  if (args.list_unsupported) print_listing("UNSUPPORTED ON " + dev, by[Verdict::unsupported]);
+  print_by_op("UNSUPPORTED ON " + dev, unsupported_ops);
+  print_listing("BAD TEST DATA", by[Verdict::bad_data]);
+  print_listing("FAILED", by[Verdict::fail]);
+  size_t passed = by[Verdict::pass].size(), on_device = passed - host_only;
+  std::printf("onnx node tests on %s: %zu passed (%zu ran kernels on %s, %zu were folded into constants on the "
+              "host), %zu failed, %zu unsupported on %s, %zu with bad test data (of %zu)\n",
+              dev.c_str(), passed, on_device, dev.c_str(), host_only, by[Verdict::fail].size(),
+              by[Verdict::unsupported].size(), dev.c_str(), by[Verdict::bad_data].size(), tests.size());
   if (const char* list = std::getenv("TANDEM_CONFORMANCE_UNSUPPORTED_LIST")) {
     // Full list of unsupported tests with reasons, for docs and triage.
     if (FILE* f = std::fopen(list, "w")) {
@@ -154,5 +134,11 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  return by[Verdict::fail].empty() ? 0 : 1;
+  bool ok = by[Verdict::fail].empty();
+  if (on_device < size_t(args.min_pass)) {
+    std::printf("FAILED: only %zu tests passed with kernels on %s; at least %d should\n", on_device, dev.c_str(),
+                args.min_pass);
+    ok = false;
+  }
+  return ok ? 0 : 1;
 }
