@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "image/heif_decoder.h"
 #include "image/jpeg_decoder.h"
 #include "image/png_decoder.h"
+#include "image/webp_decoder.h"
 
 namespace tandem::image {
 
@@ -19,22 +21,45 @@ bool starts_with(std::span<const uint8_t> bytes, std::string_view magic, size_t 
   return std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
 }
 
+constexpr const char* kSupported = "(supported: JPEG, PNG, WebP, HEIF/HEIC/AVIF)";
+
+std::string fourcc_at(std::span<const uint8_t> bytes, size_t offset) {
+  std::string s;
+  for (size_t i = offset; i < offset + 4 && i < bytes.size(); ++i) {
+    s += bytes[i] >= 0x20 && bytes[i] < 0x7f ? char(bytes[i]) : '?';
+  }
+  return s;
+}
+
 // Names formats people actually feed a photo tagger, so the error says what
 // the file is rather than only what it is not.
 std::string describe_unknown(std::span<const uint8_t> bytes) {
   if (bytes.empty()) return "file is empty (0 bytes)";
-  if (starts_with(bytes, "GIF8")) return "GIF images are not supported (only JPEG and PNG)";
-  if (starts_with(bytes, "BM")) return "BMP images are not supported (only JPEG and PNG)";
-  if (starts_with(bytes, "RIFF") && starts_with(bytes, "WEBP", 8))
-    return "WebP images are not supported (only JPEG and PNG)";
-  if (starts_with(bytes, "ftyp", 4)) return "HEIC/AVIF/MP4 files are not supported (only JPEG and PNG)";
+  const std::string supported = kSupported;
+  if (starts_with(bytes, "GIF8")) return "GIF images are not supported " + supported;
+  if (starts_with(bytes, "BM")) return "BMP images are not supported " + supported;
+  if (starts_with(bytes, std::string_view("II*\0", 4)) || starts_with(bytes, std::string_view("MM\0*", 4)))
+    return "TIFF images (and camera raw files) are not supported " + supported;
+  if (starts_with(bytes, "ftyp", 4))
+    return "ISO media file of brand '" + fourcc_at(bytes, 8) + "' (a video?) is not a supported image " +
+           supported;
   std::string hex;
   char buf[4];
   for (size_t i = 0; i < bytes.size() && i < 4; ++i) {
     std::snprintf(buf, sizeof buf, "%02x ", bytes[i]);
     hex += buf;
   }
-  return "not a JPEG or PNG file (starts with " + hex.substr(0, hex.size() - 1) + ")";
+  return "not a JPEG, PNG, WebP or HEIF image (starts with " + hex.substr(0, hex.size() - 1) + ")";
+}
+
+bool is_heif_brand(std::span<const uint8_t> bytes) {
+  static constexpr std::string_view kBrands[] = {"heic", "heix", "heim", "heis", "hevc", "hevx",
+                                                 "mif1", "mif2", "msf1", "avif", "avis"};
+  if (!starts_with(bytes, "ftyp", 4)) return false;
+  for (std::string_view brand : kBrands) {
+    if (starts_with(bytes, brand, 8)) return true;
+  }
+  return false;
 }
 
 struct FileCloser {
@@ -46,7 +71,20 @@ struct FileCloser {
 ImageFormat sniff_format(std::span<const uint8_t> bytes) {
   if (starts_with(bytes, "\xff\xd8\xff")) return ImageFormat::jpeg;
   if (starts_with(bytes, std::string_view("\x89PNG\r\n\x1a\n", 8))) return ImageFormat::png;
+  if (starts_with(bytes, "RIFF") && starts_with(bytes, "WEBP", 8)) return ImageFormat::webp;
+  if (is_heif_brand(bytes)) return ImageFormat::heif;
   return ImageFormat::unknown;
+}
+
+const char* format_name(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::jpeg: return "JPEG";
+    case ImageFormat::png: return "PNG";
+    case ImageFormat::webp: return "WebP";
+    case ImageFormat::heif: return "HEIF";
+    case ImageFormat::unknown: break;
+  }
+  return "unknown";
 }
 
 std::vector<uint8_t> read_file_bytes(const std::string& path, int64_t max_bytes) {
@@ -78,6 +116,10 @@ void decode_image_into(Image& out, std::span<const uint8_t> bytes, const DecodeO
       return decode_jpeg_into(out, bytes, opt, name);
     case ImageFormat::png:
       return decode_png_into(out, bytes, opt, name);
+    case ImageFormat::webp:
+      return decode_webp_into(out, bytes, opt, name);
+    case ImageFormat::heif:
+      return decode_heif_into(out, bytes, opt, name);
     case ImageFormat::unknown:
       break;
   }

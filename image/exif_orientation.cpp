@@ -77,6 +77,10 @@ int orientation_from_tiff(std::span<const uint8_t> tiff) {
   return orientation_from_exif(payload);
 }
 
+int orientation_from_exif_block(std::span<const uint8_t> block) {
+  return has_exif_header(block) ? orientation_from_exif(block) : orientation_from_tiff(block);
+}
+
 int read_jpeg_orientation(std::span<const uint8_t> jpeg) {
   return orientation_from_exif(find_jpeg_exif(jpeg));
 }

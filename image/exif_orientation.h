@@ -23,6 +23,12 @@ int orientation_from_exif(std::span<const uint8_t> exif_payload);
 // "MM\0*..."), as PNG's eXIf chunk holds it.
 int orientation_from_tiff(std::span<const uint8_t> tiff);
 
+// Orientation 1..8 from an EXIF block as a container's metadata item holds
+// it (WebP's EXIF chunk, HEIF's Exif item): bare TIFF data as the formats
+// specify, or with the "Exif\0\0" header that some writers (PIL among them)
+// keep.
+int orientation_from_exif_block(std::span<const uint8_t> block);
+
 // orientation_from_exif(find_jpeg_exif(jpeg)).
 int read_jpeg_orientation(std::span<const uint8_t> jpeg);
 

@@ -39,7 +39,8 @@ struct Image {
   int channels = 0;  // decoders give 1 (gray) or 3 (RGB); resize also takes 4
   // The EXIF orientation (1..8, image/orientation.h) the decoder applied to
   // turn the stored pixels upright; 1 when the file has none or
-  // DecodeOptions::apply_orientation was off. Decoders set it on every call.
+  // DecodeOptions::apply_orientation was off; always 1 for HEIF, whose
+  // transformations libheif applies itself. Decoders set it on every call.
   int orientation = 1;
   // The upright size at full resolution: what a viewer calls the image's
   // size, and the space detection boxes are reported in. Larger than
@@ -81,9 +82,11 @@ struct DecodeOptions {
   // some warnings (e.g. extraneous bytes before a marker).
   bool accept_jpeg_warnings = false;
   // Turn the pixels upright as a viewer shows them, following the EXIF
-  // Orientation tag (JPEG APP1; PNG eXIf before the image data). min_width
-  // and min_height then refer to the upright image. Off: pixels as stored,
-  // which is what PIL's Image.open (and so torchvision's loader) gives.
+  // Orientation tag (JPEG APP1; PNG eXIf before the image data; WebP EXIF
+  // chunk) or, for HEIF, the container's irot/imir/clap transformations.
+  // min_width and min_height then refer to the upright image. Off: pixels
+  // as stored, which is what PIL's Image.open (and so torchvision's loader)
+  // gives.
   bool apply_orientation = true;
 };
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "image/exif_orientation.h"
 #include "image/orientation.h"
+#include "image/pixel_limit.h"
 
 namespace tandem::image {
 
@@ -72,8 +73,6 @@ void cmyk_to_rgb(const uint8_t* cmyk, uint8_t* rgb, size_t pixels) {
     d[2] = cmyk_channel(s[2], s[3]);
   }
 }
-
-std::string size_text(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
 
 }  // namespace
 
@@ -145,26 +144,16 @@ void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& i
 void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
                       std::string_view name) {
   const JpegInfo info = read_jpeg_info(bytes, name);
-  const int64_t pixels = int64_t(info.width) * info.height;
-  check(pixels <= opt.max_pixels,
-        "JPEG is " + size_text(info.width, info.height) + " = " + std::to_string(pixels) +
-            " pixels, over the limit of " + std::to_string(opt.max_pixels) +
-            " (a decompression bomb or a very large photo; raise DecodeOptions::max_pixels)",
-        file_context(name));
+  check_pixel_limit("JPEG", info.width, info.height, opt, name);
 
   const int orientation = opt.apply_orientation ? read_jpeg_orientation(bytes) : 1;
   // min_width/min_height describe the upright image; the DCT scales the stored one.
   const bool swap = orientation_swaps_axes(orientation);
   const JpegScale s = choose_jpeg_scale(info.width, info.height, swap ? opt.min_height : opt.min_width,
                                         swap ? opt.min_width : opt.min_height);
-  if (orientation == 1) {
-    decode_stored(out, bytes, info, s, opt, name);
-    out.orientation = 1;
-  } else {
-    Image& stored = thread_stored_image();
-    decode_stored(stored, bytes, info, s, opt, name);
-    orient_image(stored, orientation, out);
-  }
+  Image& stored = stored_pixels_target(out, orientation);
+  decode_stored(stored, bytes, info, s, opt, name);
+  turn_upright(stored, orientation, out);
   out.full_width = swap ? info.height : info.width;
   out.full_height = swap ? info.width : info.height;
 }

@@ -90,4 +90,18 @@ Image& thread_stored_image() {
   return stored;
 }
 
+Image& stored_pixels_target(Image& out, int orientation) {
+  return orientation == 1 ? out : thread_stored_image();
+}
+
+void turn_upright(const Image& stored, int orientation, Image& out) {
+  if (orientation == 1) {
+    out.orientation = 1;  // decoded in place
+  } else {
+    orient_image(stored, orientation, out);
+  }
+  out.full_width = out.width;
+  out.full_height = out.height;
+}
+
 }  // namespace tandem::image

@@ -32,4 +32,13 @@ void orient_image(const Image& stored, int orientation, Image& upright);
 // decode-then-orient step (it is overwritten by the next decode).
 Image& thread_stored_image();
 
+// The decode-then-orient step of a decoder whose output is not scaled:
+// decode the stored pixels into stored_pixels_target(out, orientation) (out
+// itself for orientation 1, else thread_stored_image()), then call
+// turn_upright, which orients them into `out` when needed and sets
+// out.orientation, out.full_width and out.full_height (to the upright size;
+// a decoder that scales sets the full size itself afterwards).
+Image& stored_pixels_target(Image& out, int orientation);
+void turn_upright(const Image& stored, int orientation, Image& out);
+
 }  // namespace tandem::image

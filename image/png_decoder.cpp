@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "image/exif_orientation.h"
 #include "image/orientation.h"
+#include "image/pixel_limit.h"
 
 namespace tandem::image {
 
@@ -94,25 +95,15 @@ int exif_orientation(const PngReader& r) {
   return orientation_from_tiff(std::span<const uint8_t>(exif, size));
 }
 
-void check_pixel_limit(int64_t width, int64_t height, const DecodeOptions& opt,
-                       const ErrorContext& ctx) {
-  const int64_t pixels = width * height;
-  check(pixels <= opt.max_pixels,
-        "PNG is " + std::to_string(width) + "x" + std::to_string(height) + " = " +
-            std::to_string(pixels) + " pixels, over the limit of " + std::to_string(opt.max_pixels) +
-            " (a decompression bomb or a very large image; raise DecodeOptions::max_pixels)",
-        ctx);
-}
-
 // IHDR must be the first chunk: signature(8) length(4) "IHDR" width(4)
 // height(4), big-endian. Checking it here refuses a bomb even when the rest
 // of the file is missing (libpng's png_read_info reads on to the first IDAT).
-void check_ihdr_size(std::span<const uint8_t> b, const DecodeOptions& opt, const ErrorContext& ctx) {
+void check_ihdr_size(std::span<const uint8_t> b, const DecodeOptions& opt, std::string_view name) {
   if (b.size() < 24 || std::memcmp(b.data() + 12, "IHDR", 4) != 0) return;  // libpng will object
   auto be32 = [&](size_t at) {
     return int64_t(b[at]) << 24 | int64_t(b[at + 1]) << 16 | int64_t(b[at + 2]) << 8 | int64_t(b[at + 3]);
   };
-  check_pixel_limit(be32(16), be32(20), opt, ctx);
+  check_pixel_limit("PNG", be32(16), be32(20), opt, name);
 }
 
 }  // namespace
@@ -123,7 +114,7 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
   check(!bytes.empty(), "PNG file is empty (0 bytes)", ctx);
   check(bytes.size() >= 8 && png_sig_cmp(bytes.data(), 0, 8) == 0, "not a PNG file (bad signature)",
         ctx);
-  check_ihdr_size(bytes, opt, ctx);
+  check_ihdr_size(bytes, opt, name);
   PngReader r;
   r.src = PngSource{bytes.data(), bytes.size(), 0, {}};
   r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.src, on_png_error, on_png_warning);
@@ -133,7 +124,7 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
 
   PngHeader h{};
   if (!read_header(r, &h)) throw Error(std::string("bad PNG header: ") + r.src.error, ctx);
-  check_pixel_limit(h.width, h.height, opt, ctx);
+  check_pixel_limit("PNG", h.width, h.height, opt, name);
 
   const int channels = set_transforms(r, h);
   if (channels == 0) throw Error(std::string("bad PNG: ") + r.src.error, ctx);
@@ -142,19 +133,13 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
             " channels after conversion, expected 1 or 3",
         ctx);
   const int orientation = opt.apply_orientation ? exif_orientation(r) : 1;
-  Image& stored = orientation == 1 ? out : thread_stored_image();
+  Image& stored = stored_pixels_target(out, orientation);
   stored.reshape(int(h.width), int(h.height), channels);
   check(png_get_rowbytes(r.png, r.info) == stored.stride(), "PNG row size mismatch", ctx);
   std::vector<png_bytep> rows(size_t(stored.height));
   for (int y = 0; y < stored.height; ++y) rows[size_t(y)] = stored.row(y);
   if (!read_pixels(r, rows.data())) throw Error(std::string("bad PNG data: ") + r.src.error, ctx);
-  if (orientation == 1) {
-    out.orientation = 1;
-  } else {
-    orient_image(stored, orientation, out);
-  }
-  out.full_width = out.width;
-  out.full_height = out.height;
+  turn_upright(stored, orientation, out);
 }
 
 Image decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::string_view name) {

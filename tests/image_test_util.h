@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "image/image.h"
 
 namespace tandem::image::testing {
@@ -75,6 +77,16 @@ inline bool run_python(const std::filesystem::path& dir, const std::string& code
     ADD_FAILURE() << "python reference failed (needs python3-pil, python3-torchvision):\n" << text;
   }
   return rc == 0;
+}
+
+// The message of the tandem::Error that f throws, or a note that it threw none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no tandem::Error)";
 }
 
 // Largest |a[i] - b[i]| over two byte arrays of the same size.
