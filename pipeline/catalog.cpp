@@ -1,0 +1,276 @@
+#include "pipeline/catalog.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iterator>
+
+#include "core/error.h"
+#include "pipeline/sqlite.h"
+
+namespace tandem::pipeline {
+
+using sqlite::Statement;
+
+namespace {
+
+// PRAGMA application_id of a tandem catalog ("tndm"): tells it apart from
+// any other SQLite file a user might point --catalog at.
+constexpr int64_t kApplicationId = 0x746E646D;
+
+// A writer waits this long for another process's transaction to end.
+constexpr int kBusyTimeoutMs = 30000;
+
+// kMigrations[v] turns schema version v into v + 1 (0: an empty file).
+// Tags get a table of their own, not a JSON column: "files with a dog",
+// "the best score per label" stay one plain, indexed SQL query.
+constexpr const char* kMigrations[] = {
+    R"sql(
+CREATE TABLE files (
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL,
+  model_id TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+  error_kind TEXT,
+  error TEXT,
+  decode_ms REAL NOT NULL,
+  infer_ms REAL NOT NULL,
+  width INTEGER NOT NULL,
+  height INTEGER NOT NULL,
+  tagged_at TEXT NOT NULL,
+  UNIQUE (path, model_id)
+);
+CREATE TABLE tags (
+  file_id INTEGER NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  label TEXT NOT NULL,
+  score REAL NOT NULL,
+  PRIMARY KEY (file_id, rank)
+) WITHOUT ROWID;
+CREATE INDEX tags_by_label ON tags (label, score);
+)sql",
+};
+static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
+
+constexpr const char* kUpsertFile = R"sql(
+INSERT INTO files (path, model_id, size, mtime_ns, content_hash, status, error_kind, error,
+                   decode_ms, infer_ms, width, height, tagged_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+ON CONFLICT (path, model_id) DO UPDATE SET
+  size = excluded.size, mtime_ns = excluded.mtime_ns, content_hash = excluded.content_hash,
+  status = excluded.status, error_kind = excluded.error_kind, error = excluded.error,
+  decode_ms = excluded.decode_ms, infer_ms = excluded.infer_ms, width = excluded.width,
+  height = excluded.height, tagged_at = excluded.tagged_at
+RETURNING id
+)sql";
+
+constexpr const char* kSelectRecords = R"sql(
+SELECT f.id, f.path, f.size, f.mtime_ns, f.content_hash, f.model_id, f.status, f.error_kind,
+       f.error, f.decode_ms, f.infer_ms, f.width, f.height, t.label, t.score
+FROM files f LEFT JOIN tags t ON t.file_id = f.id
+WHERE f.model_id = ?1 ORDER BY f.path, t.rank
+)sql";
+
+std::unique_ptr<Statement> prepare(sqlite::Database& db, const char* sql, const char* step) {
+  return std::make_unique<Statement>(db, sql, step);
+}
+
+void run(Statement& s) {
+  Statement::Use use(s);
+  s.run();
+}
+
+// An empty optional text column is NULL, so SQL can say `error IS NULL`.
+void bind_optional(Statement& s, int index, const std::string& text) {
+  if (!text.empty()) s.bind(index, text);  // Use left it NULL otherwise
+}
+
+// Refuses a SQLite file that some other program wrote, before changing
+// anything in it (journal mode included).
+void check_is_catalog(sqlite::Database& db) {
+  int64_t app = db.query_int("PRAGMA application_id", "read application id");
+  if (app == kApplicationId) return;
+  bool empty = app == 0 && db.query_int("PRAGMA user_version", "read schema version") == 0 &&
+               db.query_int("SELECT count(*) FROM sqlite_schema", "read schema") == 0;
+  check(empty, "not a tandem catalog (a SQLite database some other program wrote)",
+        ErrorContext{db.path(), "", "", ""});
+}
+
+}  // namespace
+
+FileStamp file_stamp(const std::string& path) {
+  struct stat st {};
+  ErrorContext ctx{path, "", "", ""};
+  if (::stat(path.c_str(), &st) != 0) throw Error(std::string("cannot stat: ") + std::strerror(errno), ctx);
+  check(S_ISREG(st.st_mode), "not a regular file", ctx);
+  return {int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Database>(path)) {
+  std::string busy = "PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs);
+  db_->exec(busy.c_str(), "set busy timeout");
+  check_is_catalog(*db_);
+  // WAL: a commit appends to the -wal file, readers never block the writer,
+  // and a transaction cut short by a kill is ignored on the next open.
+  // synchronous=NORMAL fsyncs only at checkpoints, not at every commit. That
+  // still meets "a run killed at any moment loses nothing committed": a
+  // committed transaction is in the OS page cache once COMMIT returns and
+  // survives the process (even SIGKILL). Only a power loss or kernel crash
+  // can drop the last few commits, which the re-run then writes again (the
+  // database itself stays consistent either way).
+  bool wal = false;
+  {
+    Statement mode(*db_, "PRAGMA journal_mode = WAL", "set WAL journal mode");
+    wal = mode.step() && mode.text(0) == "wal";
+  }
+  check(wal, "cannot use a write-ahead log here (a network file system?)",
+        ErrorContext{path, "", "", ""});
+  db_->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "set synchronous mode");
+  migrate();
+
+  begin_ = prepare(*db_, "BEGIN IMMEDIATE", "begin transaction");
+  commit_ = prepare(*db_, "COMMIT", "commit transaction");
+  upsert_file_ = prepare(*db_, kUpsertFile, "write file row");
+  delete_tags_ = prepare(*db_, "DELETE FROM tags WHERE file_id = ?1", "delete old tags");
+  insert_tag_ = prepare(*db_, "INSERT INTO tags (file_id, rank, label, score) VALUES (?1, ?2, ?3, ?4)",
+                        "write tag");
+  find_file_ = prepare(*db_,
+                       "SELECT 1 FROM files WHERE path = ?1 AND model_id = ?2 AND size = ?3 "
+                       "AND mtime_ns = ?4",
+                       "look up file");
+  select_records_ = prepare(*db_, kSelectRecords, "read records");
+  count_status_ = prepare(*db_,
+                          "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status",
+                          "count files");
+}
+
+Catalog::~Catalog() = default;
+
+const std::string& Catalog::path() const { return db_->path(); }
+
+void Catalog::migrate() {
+  // IMMEDIATE takes the write lock first, so two processes opening a new
+  // catalog at once do not both create the tables.
+  db_->exec("BEGIN IMMEDIATE", "begin schema migration");
+  try {
+    int64_t version = db_->query_int("PRAGMA user_version", "read schema version");
+    check(version <= kSchemaVersion,
+          "catalog schema version " + std::to_string(version) + " is newer than this tandem's (" +
+              std::to_string(kSchemaVersion) + "); use a newer tandem",
+          ErrorContext{path(), "", "", ""});
+    if (version < kSchemaVersion) {
+      for (int64_t v = version; v < kSchemaVersion; ++v) db_->exec(kMigrations[v], "migrate schema");
+      std::string stamp = "PRAGMA application_id = " + std::to_string(kApplicationId) +
+                          "; PRAGMA user_version = " + std::to_string(kSchemaVersion);
+      db_->exec(stamp.c_str(), "set schema version");
+    }
+    db_->exec("COMMIT", "commit schema migration");
+  } catch (...) {
+    db_->rollback_if_open();
+    throw;
+  }
+}
+
+bool Catalog::up_to_date(const std::string& path, int64_t size, int64_t mtime_ns,
+                         const std::string& model_id) {
+  Statement::Use use(*find_file_);
+  find_file_->bind(1, path);
+  find_file_->bind(2, model_id);
+  find_file_->bind(3, size);
+  find_file_->bind(4, mtime_ns);
+  return find_file_->step();
+}
+
+void Catalog::write(std::span<const FileRecord> batch) {
+  if (batch.empty()) return;
+  run(*begin_);
+  try {
+    for (const FileRecord& r : batch) write_one(r);
+    run(*commit_);
+  } catch (...) {
+    db_->rollback_if_open();
+    throw;
+  }
+}
+
+void Catalog::write_one(const FileRecord& r) {
+  check(!r.path.empty() && !r.model_id.empty(), "a catalog record needs a path and a model id",
+        ErrorContext{path(), "", "", ""});
+  int64_t id = 0;
+  {
+    Statement& s = *upsert_file_;
+    Statement::Use use(s);
+    s.bind(1, r.path);
+    s.bind(2, r.model_id);
+    s.bind(3, r.size);
+    s.bind(4, r.mtime_ns);
+    s.bind(5, r.content_hash);
+    s.bind(6, std::string_view(r.ok ? "ok" : "failed"));
+    bind_optional(s, 7, r.error_kind);
+    bind_optional(s, 8, r.error);
+    s.bind(9, r.decode_ms);
+    s.bind(10, r.infer_ms);
+    s.bind(11, int64_t(r.width));
+    s.bind(12, int64_t(r.height));
+    s.step();  // RETURNING: the row (new or replaced) comes back
+    id = s.int64(0);
+    s.run();
+  }
+  {
+    Statement::Use use(*delete_tags_);
+    delete_tags_->bind(1, id);
+    delete_tags_->run();
+  }
+  for (size_t rank = 0; rank < r.tags.size(); ++rank) {
+    Statement::Use use(*insert_tag_);
+    insert_tag_->bind(1, id);
+    insert_tag_->bind(2, int64_t(rank));
+    insert_tag_->bind(3, r.tags[rank].label);
+    insert_tag_->bind(4, double(r.tags[rank].score));
+    insert_tag_->run();
+  }
+}
+
+std::vector<FileRecord> Catalog::records(const std::string& model_id) {
+  std::vector<FileRecord> out;
+  Statement& s = *select_records_;
+  Statement::Use use(s);
+  s.bind(1, model_id);
+  int64_t current = -1;
+  while (s.step()) {
+    // One row per tag (or one with NULL tag columns): a new id starts a file.
+    if (s.int64(0) != current) {
+      current = s.int64(0);
+      FileRecord& r = out.emplace_back();
+      r.path = s.text(1);
+      r.size = s.int64(2);
+      r.mtime_ns = s.int64(3);
+      r.content_hash = s.text(4);
+      r.model_id = s.text(5);
+      r.ok = s.text(6) == "ok";
+      r.error_kind = s.text(7);
+      r.error = s.text(8);
+      r.decode_ms = s.real(9);
+      r.infer_ms = s.real(10);
+      r.width = int(s.int64(11));
+      r.height = int(s.int64(12));
+    }
+    if (!s.is_null(13)) out.back().tags.push_back({s.text(13), float(s.real(14))});
+  }
+  return out;
+}
+
+CatalogCounts Catalog::counts(const std::string& model_id) {
+  CatalogCounts c;
+  Statement& s = *count_status_;
+  Statement::Use use(s);
+  s.bind(1, model_id);
+  while (s.step()) (s.text(0) == "ok" ? c.ok : c.failed) = s.int64(1);
+  return c;
+}
+
+}  // namespace tandem::pipeline

@@ -1,0 +1,100 @@
+#pragma once
+// The catalog `tandem tag` writes: one SQLite file holding, per (file, model),
+// what the file was (path, size, mtime, content hash), what the model found
+// (tags with scores) or why it failed, and how long decoding and inference
+// took. Plain SQL reads it:
+//   SELECT f.path, t.label, t.score FROM files f JOIN tags t ON t.file_id = f.id
+//   WHERE f.model_id = 'centernet' AND f.status = 'ok' ORDER BY f.path, t.rank;
+//
+// Crash safety: write() commits a batch in one transaction, and a re-run
+// writes every file that is not up_to_date(). A process killed at any moment
+// loses at most the batch in flight, which the re-run writes again; the
+// UNIQUE(path, model_id) upsert means nothing is ever stored twice.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tandem::pipeline {
+
+namespace sqlite {
+class Database;
+class Statement;
+}  // namespace sqlite
+
+struct TagScore {
+  std::string label;
+  float score = 0;
+};
+
+struct FileRecord {
+  std::string path;  // as the caller names it; the catalog compares bytes
+  int64_t size = 0;
+  int64_t mtime_ns = 0;      // modification time, ns since the epoch
+  std::string content_hash;  // the caller's choice of hash, as text
+  std::string model_id;
+  bool ok = true;
+  std::string error_kind;  // when !ok: a short class ("decode", "read", ...)
+  std::string error;       // when !ok: the message shown to the user
+  std::vector<TagScore> tags;  // best first
+  double decode_ms = 0, infer_ms = 0;
+  int width = 0, height = 0;  // decoded size; 0 when decoding failed
+};
+
+// Size and modification time of a regular file (what up_to_date compares);
+// throws Error naming the file if it is missing or not a regular file.
+struct FileStamp {
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+FileStamp file_stamp(const std::string& path);
+
+struct CatalogCounts {
+  int64_t ok = 0;
+  int64_t failed = 0;
+};
+
+// Not thread-safe: one thread (the pipeline's writer) uses a Catalog.
+// Several processes may share a catalog file; a writer waits for another's
+// transaction to end (up to a busy timeout) instead of failing at once.
+class Catalog {
+ public:
+  // Schema version kept in PRAGMA user_version; opening an older catalog
+  // migrates it, a newer one is an Error.
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
+  // files) if missing. Throws Error if the file is not a tandem catalog.
+  explicit Catalog(const std::string& path);
+  ~Catalog();
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
+
+  const std::string& path() const;
+
+  // Whether `path` is in the catalog for `model_id` (tagged or failed) with
+  // this size and mtime, i.e. a re-run may skip it.
+  bool up_to_date(const std::string& path, int64_t size, int64_t mtime_ns,
+                  const std::string& model_id);
+
+  // Stores `batch` in one transaction: all of it or, on an Error, none. A
+  // record replaces the one for the same (path, model_id), tags included.
+  void write(std::span<const FileRecord> batch);
+
+  // Every record for `model_id`, ordered by path (bytewise), tags best first.
+  std::vector<FileRecord> records(const std::string& model_id);
+
+  CatalogCounts counts(const std::string& model_id);
+
+ private:
+  void migrate();
+  void write_one(const FileRecord& r);
+
+  std::unique_ptr<sqlite::Database> db_;
+  // Prepared once, used for every file (declared after db_: destroyed first).
+  std::unique_ptr<sqlite::Statement> begin_, commit_, upsert_file_, delete_tags_,
+      insert_tag_, find_file_, select_records_, count_status_;
+};
+
+}  // namespace tandem::pipeline

@@ -1,0 +1,94 @@
+#include "pipeline/exports.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "formats/file_bytes.h"
+
+namespace tandem::pipeline {
+
+namespace {
+
+// The float's shortest decimal form, as the double it reads as: JSON then
+// prints 0.87, not 0.8700000047683716, and parsing it back gives the float.
+double shortest(float score) {
+  std::string text = fmt::format("{}", score);
+  double value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+// Timings to the microsecond: finer digits are noise.
+double milliseconds(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+
+nlohmann::ordered_json to_json(const FileRecord& r) {
+  nlohmann::ordered_json tags = nlohmann::ordered_json::array();
+  for (const TagScore& t : r.tags) tags.push_back({{"label", t.label}, {"score", shortest(t.score)}});
+  nlohmann::ordered_json j = {{"path", r.path}, {"model", r.model_id}, {"ok", r.ok}};
+  if (!r.ok) {
+    j["error_kind"] = r.error_kind;
+    j["error"] = r.error;
+  }
+  j["tags"] = std::move(tags);
+  j["size"] = r.size;
+  j["width"] = r.width;
+  j["height"] = r.height;
+  j["decode_ms"] = milliseconds(r.decode_ms);
+  j["infer_ms"] = milliseconds(r.infer_ms);
+  j["mtime_ns"] = r.mtime_ns;
+  j["content_hash"] = r.content_hash;
+  return j;
+}
+
+// RFC 4180: a field holding a comma, quote or line break is quoted, with
+// its quotes doubled.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string csv_tags(const std::vector<TagScore>& tags) {
+  std::string out;
+  for (const TagScore& t : tags) out += fmt::format("{}{}:{}", out.empty() ? "" : ";", t.label, t.score);
+  return out;
+}
+
+}  // namespace
+
+std::string format_jsonl(std::span<const FileRecord> records) {
+  std::string out;
+  for (const FileRecord& r : records)
+    out += to_json(r).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return out;
+}
+
+std::string format_csv(std::span<const FileRecord> records) {
+  std::string out =
+      "path,model,status,error_kind,error,tags,size,width,height,decode_ms,infer_ms,mtime_ns,"
+      "content_hash\r\n";
+  for (const FileRecord& r : records) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}\r\n", csv_field(r.path),
+                       csv_field(r.model_id), r.ok ? "ok" : "failed", csv_field(r.error_kind),
+                       csv_field(r.error), csv_field(csv_tags(r.tags)), r.size, r.width, r.height,
+                       r.decode_ms, r.infer_ms, r.mtime_ns, csv_field(r.content_hash));
+  }
+  return out;
+}
+
+void write_jsonl(const std::string& path, std::span<const FileRecord> records) {
+  write_file_atomically(path, format_jsonl(records));
+}
+
+void write_csv(const std::string& path, std::span<const FileRecord> records) {
+  write_file_atomically(path, format_csv(records));
+}
+
+}  // namespace tandem::pipeline

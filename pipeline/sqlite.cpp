@@ -1,0 +1,102 @@
+#include "pipeline/sqlite.h"
+
+#include <sqlite3.h>
+
+#include "core/error.h"
+
+namespace tandem::pipeline::sqlite {
+
+Database::Database(std::string path) : path_(std::move(path)) {
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close(db_);  // a handle comes back even on failure
+    db_ = nullptr;
+    throw Error("sqlite: open: " + message, ErrorContext{path_, "", "", ""});
+  }
+  // Errors then carry the extended code (SQLITE_IOERR_WRITE, not just IOERR).
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+Database::~Database() {
+  // Finalized statements are the caller's (they are destroyed first); close
+  // checkpoints the WAL into the database file.
+  sqlite3_close(db_);
+}
+
+void Database::exec(const char* sql, const char* step) {
+  check(sqlite3_exec(db_, sql, nullptr, nullptr, nullptr), step);
+}
+
+int64_t Database::query_int(const char* sql, const char* step) {
+  Statement s(*this, sql, step);
+  if (!s.step()) throw Error(std::string("sqlite: ") + step + ": no result", ErrorContext{path_, "", "", ""});
+  return s.int64(0);
+}
+
+void Database::check(int rc, const char* step) const {
+  if (rc != SQLITE_OK) fail(rc, step);
+}
+
+void Database::fail(int rc, const char* step) const {
+  // Every code passed here came from a call on this connection, so errmsg
+  // describes it (often more exactly than errstr: "no such table: files").
+  throw Error(std::string("sqlite: ") + step + ": " + sqlite3_errmsg(db_) + " (code " +
+                  std::to_string(rc) + ")",
+              ErrorContext{path_, "", "", ""});
+}
+
+void Database::rollback_if_open() noexcept {
+  if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+Statement::Statement(Database& db, const char* sql, const char* step) : db_(db), step_(step) {
+  db_.check(sqlite3_prepare_v3(db_.handle(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr),
+            step_);
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+void Statement::bind(int index, int64_t value) {
+  db_.check(sqlite3_bind_int64(stmt_, index, value), step_);
+}
+
+void Statement::bind(int index, double value) {
+  db_.check(sqlite3_bind_double(stmt_, index, value), step_);
+}
+
+void Statement::bind(int index, std::string_view text) {
+  db_.check(sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+            step_);
+}
+
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  db_.fail(rc, step_);
+}
+
+int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
+
+std::string Statement::text(int column) const {
+  // Read the pointer before the size: the SQLite docs' safe order.
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  return p ? std::string(p, size_t(sqlite3_column_bytes(stmt_, column))) : std::string();
+}
+
+bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+Statement::Use::Use(Statement& s) : s_(s) {
+  sqlite3_reset(s_.stmt_);
+  sqlite3_clear_bindings(s_.stmt_);
+}
+
+Statement::Use::~Use() {
+  // reset repeats the last step's error code, which step() already threw.
+  sqlite3_reset(s_.stmt_);
+}
+
+}  // namespace tandem::pipeline::sqlite

@@ -1,0 +1,84 @@
+#pragma once
+// A thin layer over the SQLite C API for the catalog: one connection, prepared
+// statements that live as long as it, and every return code turned into a
+// tandem::Error naming the database file and the step that failed:
+//   tags.sqlite: sqlite: insert tag: database or disk is full (code 13)
+// Not thread-safe: one thread uses a Database and its statements at a time.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace tandem::pipeline::sqlite {
+
+class Database {
+ public:
+  // Opens (creating if missing) the database file at `path`.
+  explicit Database(std::string path);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  // Runs SQL that returns no rows (may hold several statements).
+  void exec(const char* sql, const char* step);
+  // Runs a statement returning one integer (a PRAGMA, a count).
+  int64_t query_int(const char* sql, const char* step);
+  // Throws the Error for return code `rc` unless it is SQLITE_OK.
+  void check(int rc, const char* step) const;
+  [[noreturn]] void fail(int rc, const char* step) const;
+
+  // Rolls back the open transaction, if any (SQLite ends one itself on some
+  // errors). For error paths: never throws, the first Error is the one to see.
+  void rollback_if_open() noexcept;
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+class Statement {
+ public:
+  Statement(Database& db, const char* sql, const char* step);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Binds parameter `index` (1-based, as in ?1).
+  void bind(int index, int64_t value);
+  void bind(int index, double value);
+  void bind(int index, std::string_view text);
+  // Advances: true when a row is ready, false when the statement is done.
+  bool step();
+  // Runs a statement that returns no rows to completion.
+  void run() { step(); }
+
+  int64_t int64(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  bool is_null(int column) const;
+
+  // Resets the statement and clears its bindings when it goes out of scope,
+  // so a statement never keeps a read snapshot (which would stall WAL
+  // checkpoints) or stale values after an early return or an Error.
+  class Use {
+   public:
+    explicit Use(Statement& s);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    Statement& s_;
+  };
+
+ private:
+  Database& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  const char* step_;
+};
+
+}  // namespace tandem::pipeline::sqlite

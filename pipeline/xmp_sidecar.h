@@ -1,0 +1,32 @@
+#pragma once
+// XMP sidecars for `tandem tag --xmp`: IMG.jpg gets IMG.jpg.xmp beside it
+// (the naming darktable and digiKam use) with the tags as keywords in
+// dc:subject, which photo managers show and search. The photo itself is
+// never opened for writing.
+//
+// A sidecar may already exist (a photo manager's, or tandem's from an earlier
+// run): everything in it is kept, and so are the user's own keywords. tandem
+// records the keywords it added in its own property (Xmp.tandem.keywords,
+// namespace kTandemXmpNamespace) and replaces only those on a later run. A
+// keyword the user already had is the user's; tandem does not claim it.
+//
+// Thread-safe: calls from several threads are serialized (exiv2's XMP
+// toolkit has global state). Do not call after main() returns.
+#include <span>
+#include <string>
+
+namespace tandem::pipeline {
+
+inline constexpr const char* kTandemXmpNamespace = "http://ns.tandem.invalid/xmp/1.0/";
+
+// "IMG.jpg" -> "IMG.jpg.xmp".
+std::string xmp_sidecar_path(const std::string& image_path);
+
+// Writes (or updates) the sidecar of `image_path`, replacing it atomically.
+// `keywords` are tandem's tags for the photo, best first; `model_id` is
+// recorded as Xmp.tandem.model. Throws Error naming the sidecar if an
+// existing one cannot be parsed (it is then left as it is) or on I/O errors.
+void write_xmp_sidecar(const std::string& image_path, std::span<const std::string> keywords,
+                       const std::string& model_id);
+
+}  // namespace tandem::pipeline

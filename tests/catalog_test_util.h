@@ -1,0 +1,82 @@
+#pragma once
+// Synthetic catalog records for the catalog and export tests: deterministic
+// (a function of the index and a version), with failures, files without
+// tags, and awkward paths among them. And the stock sqlite3 tool, to read a
+// catalog as any other program would.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "pipeline/catalog.h"
+#include "temp_dir.h"
+
+namespace tandem::testing {
+
+inline const std::vector<std::string> kSomeLabels = {"person", "dog",    "bicycle", "traffic light",
+                                                     "café",   "cat",    "giraffe", "tie"};
+
+// Record `i` of a collection; `version` changes size, mtime and tags as if
+// the file had been edited between runs.
+inline pipeline::FileRecord synthetic_record(int i, int version, const std::string& model = "centernet") {
+  pipeline::FileRecord r;
+  r.path = fmt::format("/photos/{}/IMG_{:04d}{}.jpg", i % 7 == 3 ? "Ürlaub, 2023" : "roll" + std::to_string(i % 5),
+                       i, i % 13 == 4 ? " \"copy\"" : "");
+  r.model_id = model;
+  r.size = 100000 + 37 * i + version;
+  r.mtime_ns = 1700000000000000000 + int64_t(i) * 1000000007 + version * 1000;
+  r.content_hash = fmt::format("{:016x}", uint64_t(i) * 0x9E3779B97F4A7C15ull + uint64_t(version));
+  r.ok = i % 11 != 5;
+  if (!r.ok) {
+    r.error_kind = "decode";
+    r.error = fmt::format("JPEG: premature end of data (byte {})", 1000 + i);
+    return r;
+  }
+  r.width = 640 + i % 3;
+  r.height = 480 - version;
+  int ntags = (i + version) % 6;
+  for (int k = 0; k < ntags; ++k)
+    r.tags.push_back({kSomeLabels[size_t(i + k + version) % kSomeLabels.size()],
+                      0.9f / float(k + 1) - 0.001f * float(i % 17)});
+  r.decode_ms = 3.25 + i % 4;
+  r.infer_ms = 11.5 + version;
+  return r;
+}
+
+inline std::vector<pipeline::FileRecord> synthetic_records(int n, int version) {
+  std::vector<pipeline::FileRecord> out;
+  for (int i = 0; i < n; ++i) out.push_back(synthetic_record(i, version));
+  return out;
+}
+
+// Everything a record says except its timings, as one comparable line.
+inline std::string content_of(const pipeline::FileRecord& r) {
+  std::string s = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}x{}|", r.path, r.model_id, r.size, r.mtime_ns,
+                              r.content_hash, r.ok, r.error_kind, r.error, r.width, r.height);
+  for (const auto& t : r.tags) s += fmt::format("{}={:a};", t.label, t.score);
+  return s;
+}
+
+inline std::vector<std::string> contents_of(const std::vector<pipeline::FileRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) out.push_back(content_of(r));
+  return out;
+}
+
+// In the catalog's order (bytewise by path).
+inline std::vector<pipeline::FileRecord> sorted_by_path(std::vector<pipeline::FileRecord> v) {
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return v;
+}
+
+// The sqlite3 tool's output for `sql` on the database at `path`.
+inline std::string sqlite3_cli(const std::string& path, const std::string& sql) {
+  int status = 0;
+  std::string out = capture_command("sqlite3 " + shell_quote(path) + " " + shell_quote(sql), &status);
+  EXPECT_EQ(status, 0) << sql;
+  return out;
+}
+
+}  // namespace tandem::testing
