@@ -10,9 +10,13 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "pipeline/catalog.h"
+#include "pipeline/exports.h"
 #include "pipeline/model_store.h"
 #include "pipeline/tag_summary.h"
 #include "pipeline/tagger.h"
+#include "pipeline/walk.h"
+#include "pipeline/xmp_sidecar.h"
 #include "profile/session.h"
 
 namespace tandem::cli {
@@ -27,47 +31,42 @@ struct TagOptions {
   int top = 5;
   float min_score = -1.f;
   bool json = false;
+  std::string catalog, jsonl, csv;
+  bool xmp = false, force = false;
   CommonOptions common;
 };
 
 struct Inputs {
   std::vector<pipeline::InputFile> files;
-  int64_t ignored = 0;
+  int64_t ignored = 0;   // not images, duplicates, what could not be listed
+  int64_t skipped = 0;   // up to date in the catalog
 };
 
-int64_t mtime_ns(const std::filesystem::directory_entry& e, std::error_code& ec) {
-  auto t = e.last_write_time(ec);
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-// Regular files under the paths, sorted; what cannot be listed is reported.
-Inputs collect(const std::vector<std::string>& paths) {
-  namespace fs = std::filesystem;
-  Inputs in;
-  auto add = [&](const fs::directory_entry& e) {
-    std::error_code ec;
-    if (!e.is_regular_file(ec)) return;
-    int64_t size = int64_t(e.file_size(ec));
-    in.files.push_back({e.path().string(), ec ? 0 : size, mtime_ns(e, ec)});
-  };
+// Images under the paths (absolute, so a catalog matches however the folder
+// was named), less those the catalog already has for this model.
+Inputs collect(const std::vector<std::string>& paths, pipeline::Catalog* catalog, const std::string& model_id,
+               bool force) {
+  std::vector<std::string> roots;
   for (const std::string& p : paths) {
     std::error_code ec;
-    fs::directory_entry root(p, ec);
-    if (ec || !root.exists(ec)) {
-      fmt::print(stderr, "tandem: {}: not found\n", p);
+    std::filesystem::path abs = std::filesystem::absolute(p, ec);
+    roots.push_back(ec ? p : abs.lexically_normal().string());
+  }
+  pipeline::WalkResult w = pipeline::walk(roots);
+  for (const auto& p : w.problems) fmt::print(stderr, "tandem: {}: {}\n", p.path, p.reason);
+  Inputs in;
+  in.ignored = int64_t(w.problems.size() + w.duplicates.size());
+  for (const pipeline::WalkedFile& f : w.files) {
+    if (f.kind == pipeline::FileKind::other) {
       ++in.ignored;
       continue;
     }
-    if (!root.is_directory(ec)) {
-      add(root);
+    if (catalog && !force && catalog->up_to_date(f.path, f.size, f.mtime_ns, model_id)) {
+      ++in.skipped;
       continue;
     }
-    for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
-         !ec && it != end; it.increment(ec))
-      add(*it);
-    if (ec) fmt::print(stderr, "tandem: {}: {}\n", p, ec.message());
+    in.files.push_back({f.path, f.size, f.mtime_ns});
   }
-  std::sort(in.files.begin(), in.files.end(), [](auto& a, auto& b) { return a.path < b.path; });
   return in;
 }
 
@@ -103,21 +102,41 @@ int tag_command(TagOptions& o) {
     mo.threads = std::max(1, int(std::thread::hardware_concurrency()) - pipeline::default_decoders(true));
   std::unique_ptr<pipeline::TagModel> model = pipeline::load_tag_model(mo);
 
-  Inputs in = collect(o.paths);
+  std::unique_ptr<pipeline::Catalog> catalog;
+  if (!o.catalog.empty()) catalog = std::make_unique<pipeline::Catalog>(o.catalog);
+  Inputs in = collect(o.paths, catalog.get(), model->id(), o.force);
   pipeline::TaggerOptions to;
   to.decoders = o.decoders;
   to.batch = o.batch > 0 ? o.batch : (on_cpu ? 8 : 128);
   pipeline::Tagger tagger(*model, to);
+  // Per-file lines on stdout unless the results go to files only.
+  bool print = o.json || (o.catalog.empty() && o.jsonl.empty() && o.csv.empty());
+  std::vector<pipeline::FileRecord> kept;  // for exports without a catalog
   pipeline::TagStats stats;
   {
     ProgressPrinter progress(tagger.progress());
     stats = tagger.run(in.files, [&](std::vector<pipeline::TagRecord>& group) {
-      for (const auto& r : group) print_record(r, o.json);
-      std::fflush(stdout);
+      if (catalog) catalog->write(group);
+      if (o.xmp)
+        for (const auto& r : group) {
+          if (!r.ok) continue;
+          std::vector<std::string> words;
+          for (const auto& t : r.tags) words.push_back(t.label);
+          pipeline::write_xmp_sidecar(r.path, words, r.model_id);
+        }
+      if (print) {
+        for (const auto& r : group) print_record(r, o.json);
+        std::fflush(stdout);
+      }
+      if (!catalog && (!o.jsonl.empty() || !o.csv.empty())) kept.insert(kept.end(), group.begin(), group.end());
     });
   }
+  if (catalog) kept = catalog->records(model->id());
+  else std::sort(kept.begin(), kept.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  if (!o.jsonl.empty()) pipeline::write_jsonl(o.jsonl, kept);
+  if (!o.csv.empty()) pipeline::write_csv(o.csv, kept);
   pipeline::diagnose(stats, on_cpu);
-  fmt::print(stderr, "{}", pipeline::format_summary(stats, 0, in.ignored));
+  fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored));
   return stats.failed ? 1 : 0;
 }
 
@@ -139,6 +158,12 @@ void add_tag_command(CLI::App& app) {
   sub->add_option("--min-score", o->min_score, "Drop tags scoring below (default 0.25 detector, 0.05 classifier)")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_flag("--json", o->json, "One JSON object per photo and line on stdout");
+  sub->add_option("--catalog", o->catalog,
+                  "SQLite catalog of results (survives crashes; a re-run skips files already tagged)");
+  sub->add_option("--jsonl", o->jsonl, "Also write the results as JSON lines to FILE");
+  sub->add_option("--csv", o->csv, "Also write the results as CSV to FILE");
+  sub->add_flag("--xmp", o->xmp, "Write tags as keywords into XMP sidecars (IMG.jpg.xmp; photos are never touched)");
+  sub->add_flag("--force", o->force, "Tag again files the catalog already has");
   add_common_options(sub, o->common);
   on_run(sub, [o] { return tag_command(*o); });
 }

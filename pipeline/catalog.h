@@ -16,17 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/tag_score.h"
+
 namespace tandem::pipeline {
 
 namespace sqlite {
 class Database;
 class Statement;
 }  // namespace sqlite
-
-struct TagScore {
-  std::string label;
-  float score = 0;
-};
 
 struct FileRecord {
   std::string path;  // as the caller names it; the catalog compares bytes

@@ -17,13 +17,9 @@
 #include "core/device.h"
 #include "graph/session.h"
 #include "image/image.h"
+#include "pipeline/tag_score.h"
 
 namespace tandem::pipeline {
-
-struct TagScore {
-  std::string label;
-  float score = 0;
-};
 
 struct TagModelOptions {
   std::string model;  // path or installed name (resolved by the caller)

@@ -93,7 +93,7 @@ class DecoderThread {
  private:
   void one(const InputFile& f) {
     TagRecord r;
-    r.path = f.path, r.size = f.size, r.mtime_ns = f.mtime_ns;
+    r.path = f.path, r.size = f.size, r.mtime_ns = f.mtime_ns, r.model_id = model_.id();
     Clock::time_point t0 = Clock::now();
     try {
       TANDEM_ZONE_CAT("read", "tag");

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "image/image.h"
+#include "pipeline/catalog.h"
 #include "pipeline/tag_model.h"
 
 namespace tandem::pipeline {
@@ -31,18 +32,8 @@ struct InputFile {
   int64_t mtime_ns = 0;
 };
 
-struct TagRecord {
-  std::string path;
-  int64_t size = 0, mtime_ns = 0;
-  std::string content_hash;  // XXH3-128 of the file's bytes, hex; empty when unreadable
-  bool ok = false;
-  std::string error_kind;  // unreadable, empty, unsupported, corrupt, too_large, failed
-  std::string error;
-  std::vector<TagScore> tags;
-  int width = 0, height = 0;  // upright full size
-  double decode_ms = 0;       // read + decode + resize of this file
-  double infer_ms = 0;        // its share of its batch's inference
-};
+// A file's result as the catalog stores it (model_id is the model's id()).
+using TagRecord = FileRecord;
 
 struct TaggerOptions {
   int decoders = 0;  // decoder threads; 0 = one per core
