@@ -13,7 +13,6 @@
 #include "cli/common.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
-#include "cuda/device_buffer.h"
 #endif
 #include "pipeline/model_store.h"
 #include "cpu/cpu_backend.h"
@@ -68,25 +67,27 @@ double percentile(std::vector<double> v, double p) {
 // per-run copy too.
 class DeviceInputs {
  public:
-  std::vector<Tensor> place(std::vector<Tensor> host, const Device& d) {
-#ifdef TANDEM_HAVE_CUDA
-    if (d.kind != DeviceKind::cuda) return host;
-    cuda::set_device(d.index);
+  DeviceInputs() = default;
+  DeviceInputs(const DeviceInputs&) = delete;
+  DeviceInputs& operator=(const DeviceInputs&) = delete;
+  ~DeviceInputs() {
+    for (void* p : held_) backend_->deallocate(p);
+  }
+  std::vector<Tensor> place(std::vector<Tensor> host, Backend& backend) {
+    if (backend.device().is_cpu()) return host;
+    backend_ = &backend;
     for (Tensor& t : host) {
-      buffers_.emplace_back(t.bytes(), "cudaMalloc(bench input)", ErrorContext{});
-      cuda::upload(cuda::context(d.index), buffers_.back().get(), t.raw(), t.bytes());
-      t = Tensor::wrap(t.desc(), buffers_.back().get(), d);
+      held_.push_back(backend.allocate(t.bytes()));
+      backend.copy_from_host(held_.back(), t.raw(), t.bytes());
+      t = Tensor::wrap(t.desc(), held_.back(), backend.device());
     }
-#else
-    (void)d;
-#endif
+    backend.synchronize();
     return host;
   }
 
  private:
-#ifdef TANDEM_HAVE_CUDA
-  std::vector<cuda::DeviceBuffer> buffers_;
-#endif
+  Backend* backend_ = nullptr;
+  std::vector<void*> held_;
 };
 
 // Where the time of one run goes: op types by total, then the slowest steps.
@@ -128,9 +129,9 @@ int bench_command(BenchOptions& o) {
   std::vector<Tensor> inputs;
   uint64_t seed = 1;
   for (const TensorDesc& d : s.input_descs()) inputs.push_back(make_input(d, o.batch, seed++));
-  Device device = resolve_device(o.common);
+  const Device device = s.options().device;
   DeviceInputs on_device;
-  if (!o.host_input) inputs = on_device.place(std::move(inputs), device);
+  if (!o.host_input) inputs = on_device.place(std::move(inputs), s.backend());
   uint64_t t0 = profile::now_ns();
   s.run(inputs);
   double first_ms = double(profile::now_ns() - t0) / 1e6;

@@ -48,12 +48,8 @@ float reduce_row(BlockReduction r, const float* x, int64_t n) {
     return float(r == BlockReduction::mean ? total / double(n) : total);
   }
   float acc = init(r);
-  bool nan = false;
-  for (int64_t i = 0; i < n; ++i) {
-    nan |= std::isnan(x[i]);
-    acc = r == BlockReduction::max ? std::max(acc, x[i]) : std::min(acc, x[i]);
-  }
-  return nan ? std::numeric_limits<float>::quiet_NaN() : acc;
+  for (int64_t i = 0; i < n; ++i) acc = combine(r, acc, x[i]);
+  return acc;
 }
 
 // Columns [c0, c1) of an [extent, inner] block: y[c] = reduce over e of x[e, c].

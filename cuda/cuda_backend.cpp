@@ -44,15 +44,11 @@ KernelPlan CudaBackend::prepare(const OpDesc& op) {
   }
 }
 
-void* CudaBackend::allocate(size_t bytes) {
-  void* p = nullptr;
-  check_cuda(cudaMallocAsync(&p, bytes ? bytes : 256, ctx_.stream), "cudaMallocAsync");
-  return p;
-}
+// Through device_alloc, so the arena, inputs and scratch count in
+// device_bytes() with the kernels' own buffers.
+void* CudaBackend::allocate(size_t bytes) { return device_alloc(ctx_, bytes); }
 
-void CudaBackend::deallocate(void* ptr) {
-  if (ptr) cudaFreeAsync(ptr, ctx_.stream);  // never throws: called from destructors
-}
+void CudaBackend::deallocate(void* ptr) { device_free(ctx_, ptr); }  // never throws: called from destructors
 
 void* CudaBackend::staging(size_t bytes) {
   if (bytes > staging_bytes_) {

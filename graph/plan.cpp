@@ -259,18 +259,26 @@ void* ExecutionPlan::input_pointer(size_t index, const Tensor& t) {
   return buf;
 }
 
-void ExecutionPlan::launch_steps(const std::vector<void*>& ptr) {
+void ExecutionPlan::launch_steps(const std::vector<void*>& ptr, std::vector<double>* step_ms) {
   RunContext rc{scratch_, stats_.scratch_bytes};
   std::vector<const void*> in;
   std::vector<void*> out;
-  for (Step& st : steps_) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& st = steps_[i];
     if (!st.kernel) continue;
     in.clear();
     out.clear();
     for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
     for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
-    TANDEM_ZONE_AT(st.zone);
-    st.kernel->run(in.data(), out.data(), rc);
+    auto t0 = std::chrono::steady_clock::now();
+    {
+      TANDEM_ZONE_AT(st.zone);
+      st.kernel->run(in.data(), out.data(), rc);
+    }
+    if (step_ms) {
+      backend_.synchronize();
+      (*step_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
   }
 }
 
@@ -334,22 +342,8 @@ std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
 std::vector<double> ExecutionPlan::time_steps(const std::vector<Tensor>& inputs) {
   std::vector<void*> ptr = bind(inputs);
   backend_.synchronize();
-  RunContext rc{scratch_, stats_.scratch_bytes};
   std::vector<double> ms(steps_.size(), 0.0);
-  std::vector<const void*> in;
-  std::vector<void*> out;
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    Step& st = steps_[i];
-    if (!st.kernel) continue;
-    in.clear();
-    out.clear();
-    for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
-    for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
-    auto t0 = std::chrono::steady_clock::now();
-    st.kernel->run(in.data(), out.data(), rc);
-    backend_.synchronize();
-    ms[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
+  launch_steps(ptr, &ms);
   ++runs_;
   return ms;
 }

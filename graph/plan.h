@@ -87,7 +87,8 @@ class ExecutionPlan {
   // Checks the inputs and returns every slot's address for this run.
   std::vector<void*> bind(const std::vector<Tensor>& inputs);
   std::vector<Tensor> fetch_outputs(const std::vector<void*>& ptr);
-  void launch_steps(const std::vector<void*>& ptr);
+  // Enqueues every step; with step_ms, waits after each and records its time.
+  void launch_steps(const std::vector<void*>& ptr, std::vector<double>* step_ms = nullptr);
 };
 
 // Assigns arena offsets to slots of Kind::arena by greedy best fit over their
