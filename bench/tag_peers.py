@@ -360,6 +360,9 @@ def run_tandem(name, a, cuda, timeout):
         return {**r, "error": last_error_line(p.stderr or p.stdout)}
     ok_lines = sum(1 for line in p.stdout.splitlines() if line.startswith("{") and '"ok":true' in line)
     done = int(counts.group(1)) + int(counts.group(2)) if counts else ok_lines
+    if not done:
+        return {**r, "error": "no image counted: neither a summary line (\"tagged N images, F failed\") "
+                              "nor per-file JSON lines; last line: " + last_error_line(p.stderr)}
     r.update({"files": done, "seconds": round(seconds, 3), "img_per_s": round(done / seconds, 3),
               "steady_img_per_s": float(rate.group(2)) if rate else None,
               "failed": int(counts.group(2)) if counts else None, "json_ok_lines": ok_lines})
