@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/half.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
 #endif
@@ -31,6 +32,7 @@ struct BenchOptions {
   double min_seconds = 0;
   std::vector<std::string> outputs;  // TF.js: tensors to compute instead of the signature's
   bool host_input = false;  // GPU: copy the input from host memory at every run
+  bool low_input = false;   // fp16/bf16: the input in that type (SessionOptions::low_precision_inputs)
   int per_op = 0;           // print the slowest op types and steps, each timed alone
   CommonOptions common;
 };
@@ -47,9 +49,12 @@ Tensor make_input(const TensorDesc& d, int64_t batch, uint64_t seed) {
     throw Error("model has a fixed batch of " + std::to_string(d.shape[0]) + ", --batch " + std::to_string(batch) + " asked");
   Tensor t = Tensor::empty(d.dtype, s);
   std::mt19937 rng{static_cast<uint32_t>(seed)};
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
   if (d.dtype == DType::f32) {
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  } else if (d.dtype == DType::f16 || d.dtype == DType::bf16) {
+    auto* h = static_cast<uint16_t*>(t.raw());
+    for (int64_t i = 0; i < t.numel(); ++i) h[i] = d.dtype == DType::f16 ? float_to_f16(u(rng)) : float_to_bf16(u(rng));
   } else {
     std::memset(t.raw(), 0, t.bytes());
   }
@@ -125,7 +130,7 @@ int bench_command(BenchOptions& o) {
   load.tfjs.outputs = o.outputs;
   // TF.js converters fix the batch to 1; the convolutional part rarely cares.
   load.tfjs.dynamic_batch = o.batch != 1;
-  Session s = open_model(o.model, o.common, load);
+  Session s = open_model(o.model, o.common, load, o.low_input);
   std::vector<Tensor> inputs;
   uint64_t seed = 1;
   for (const TensorDesc& d : s.input_descs()) inputs.push_back(make_input(d, o.batch, seed++));
@@ -174,6 +179,7 @@ int bench_command(BenchOptions& o) {
                        {{"p50", percentile(ms, 50)}, {"p90", percentile(ms, 90)}, {"p99", percentile(ms, 99)}, {"min", percentile(ms, 0)}}}};
   j["precision"] = o.common.precision;
   j["input"] = device.is_cpu() || o.host_input ? "host" : "device";
+  j["input_dtype"] = std::string(dtype_name(s.input_descs().empty() ? DType::f32 : s.input_descs()[0].dtype));
 #ifdef TANDEM_HAVE_CUDA
   if (device.kind == DeviceKind::cuda) {
     // What tandem holds on the device: weights, arena, inputs, scratch.
@@ -200,6 +206,8 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--warmup", o->warmup, "Untimed runs first (the first compiles)")->check(CLI::PositiveNumber);
   sub->add_flag("--host-input", o->host_input,
                 "GPU: copy the batch from host memory at every run (default: uploaded once)");
+  sub->add_flag("--low-precision-input", o->low_input,
+                "fp16/bf16: take the input in that type, as a half model in PyTorch does (no float32 copy, no cast)");
   sub->add_option("--per-op", o->per_op, "After timing, run each step alone and print the N slowest")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--min-seconds", o->min_seconds, "Keep running until this much time has passed");

@@ -31,8 +31,10 @@ Device resolve_device(const CommonOptions& opts) {
   return Device::cpu();
 }
 
-Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load) {
+Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load,
+                   bool low_precision_inputs) {
   SessionOptions so;
+  so.low_precision_inputs = low_precision_inputs;
   so.device = resolve_device(opts);
   so.precision = parse_precision(opts.precision);
   so.threads = opts.threads;

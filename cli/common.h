@@ -22,7 +22,9 @@ void add_common_options(CLI::App* sub, CommonOptions& opts);
 Device resolve_device(const CommonOptions& opts);
 
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
-Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load = {});
+// low_precision_inputs: see SessionOptions.
+Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load = {},
+                   bool low_precision_inputs = false);
 
 // "data/out:0" -> "data_out_0": a file name safe on every filesystem.
 std::string sanitize_name(const std::string& name);

@@ -77,6 +77,10 @@ struct KernelPlan {
   // accumulated with oneDNN's sum post-op). The kernel does not read the
   // input through its own pointer.
   int inplace_input = -1;
+  // keeps_constant[i]: input i is a constant the kernel converted and keeps
+  // its own copy of at prepare (weights in its layout and precision); run()
+  // never reads it, so the executor need not hold it on the device too.
+  std::vector<bool> keeps_constant;
 };
 
 // Device work recorded once and replayed with one launch (a CUDA graph): the

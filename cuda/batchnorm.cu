@@ -77,6 +77,7 @@ KernelPlan make_batchnorm(const OpDesc& op, Context& c) {
   Layout l = nhwc ? Layout::nhwc : Layout::plain;
   plan.input_layouts = {l, Layout::plain, Layout::plain, Layout::plain, Layout::plain};
   plan.output_layouts = {l};
+  plan.keeps_constant = {false, true, true, true, true};  // folded into scale and shift above
   return plan;
 }
 

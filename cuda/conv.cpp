@@ -411,6 +411,7 @@ KernelPlan make_conv(const OpDesc& op, Context& c) {
   plan.kernel = std::move(kernel);
   if (op.inputs.size() > 3) plan.input_layouts[3] = Layout::nhwc;
   plan.output_layouts = {Layout::nhwc};
+  plan.keeps_constant = {false, true};  // the weights, converted to KRSC at prepare
   return plan;
 }
 

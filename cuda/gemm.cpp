@@ -132,8 +132,11 @@ KernelPlan make_gemm(const OpDesc& op, Context& c) {
     epi->act = act;
   }
   if (epi) epi->rows = p.m, epi->cols = p.n;
+  bool bias_kept = bool(bias);
   auto k = std::make_unique<MatmulKernel>(c, s, std::move(bias), epi, epi_c, op.context());
-  return plain_plan(std::move(k), op.inputs.size());
+  KernelPlan plan = plain_plan(std::move(k), op.inputs.size());
+  if (bias_kept) plan.keeps_constant = {false, false, true};  // folded into the uploaded bias
+  return plan;
 }
 
 bool all_ones(const Shape& s) {

@@ -33,6 +33,7 @@ int fuse_conv_epilogues(Graph& g);
 // Makes a float32 graph compute in `to` (f16 or bf16): inputs cast down,
 // float constants converted (shape arguments excepted), outputs cast back to
 // float32. Run after fusion; infer_and_fold afterwards re-derives dtypes.
-void lower_precision(Graph& g, DType to);
+// With inputs_too, float32 graph inputs themselves become `to` (no cast).
+void lower_precision(Graph& g, DType to, bool inputs_too = false);
 
 }  // namespace tandem

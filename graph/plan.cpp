@@ -35,7 +35,10 @@ class ExecutionPlan::Builder {
         throw e.with_context(g_.context(NodeId(n)));
       }
     }
-    for (ValueId v : g_.outputs) p_.output_slots_.push_back(slot_in_layout(slot_of(v), Layout::plain, g_.value(v).name));
+    for (ValueId v : g_.outputs) {
+      p_.output_slots_.push_back(slot_in_layout(slot_of(v), Layout::plain, g_.value(v).name));
+      materialize(p_.output_slots_.back());
+    }
     finish_lifetimes();
   }
 
@@ -76,21 +79,39 @@ class ExecutionPlan::Builder {
     p_.input_names_.push_back(val.name);
   }
 
-  // Device copy of a constant; on the CPU the host tensor itself.
+  // A constant's slot. On the CPU it is the host tensor itself; elsewhere
+  // the device copy is made by materialize(), for the steps that read it.
   int constant_slot(const Tensor& t) {
     Slot s;
     s.kind = Slot::Kind::constant;
     s.desc = t.desc();
-    Backend& b = p_.backend_;
-    if (b.device().is_cpu()) {
+    if (p_.backend_.device().is_cpu()) {
       Tensor keep = t;
       s.storage = std::shared_ptr<void>(keep.raw(), [keep](void*) mutable { keep = Tensor(); });
     } else {
-      void* d = b.allocate(t.bytes());
-      b.copy_from_host(d, t.raw(), t.bytes());
-      s.storage = std::shared_ptr<void>(d, [&b](void* ptr) { b.deallocate(ptr); });
+      s.pending = t;
     }
     return new_slot(std::move(s));
+  }
+
+  // Makes sure a constant slot that a step reads at run time is on the device.
+  void materialize(int slot) {
+    Slot& s = p_.slots_[size_t(slot)];
+    if (s.kind != Slot::Kind::constant || s.storage) return;
+    Backend& b = p_.backend_;
+    void* d = b.allocate(std::max<size_t>(s.pending.bytes(), 1));
+    s.storage = std::shared_ptr<void>(d, [&b](void* ptr) { b.deallocate(ptr); });
+    b.copy_from_host(d, s.pending.raw(), s.pending.bytes());
+    s.pending = Tensor();
+  }
+
+  // The host value of a constant slot, wherever it is now.
+  Tensor constant_value(const Slot& s) {
+    if (s.pending.defined()) return s.pending;
+    if (p_.backend_.device().is_cpu()) return Tensor::wrap(s.desc, s.storage.get());
+    Tensor host = Tensor::empty(s.desc);
+    p_.backend_.copy_to_host(host.raw(), s.storage.get(), s.desc.bytes());
+    return host;
   }
 
   int slot_of(ValueId v) {
@@ -110,9 +131,7 @@ class ExecutionPlan::Builder {
     int out;
     if (src.kind == Slot::Kind::constant) {
       // Weights in another layout: convert once, now.
-      Tensor host = Tensor::empty(src.desc);
-      p_.backend_.copy_to_host(host.raw(), src.storage.get(), src.desc.bytes());
-      out = constant_slot(reorder_tensor(p_.backend_, host, layout));
+      out = constant_slot(reorder_tensor(p_.backend_, constant_value(src), layout));
     } else {
       out = add_reorder_step(slot, layout, what);
     }
@@ -134,6 +153,7 @@ class ExecutionPlan::Builder {
     out.layout = layout;
     d.outputs = {out};
     KernelPlan kp = p_.backend_.prepare(d);
+    materialize(slot);
     Slot s;
     s.desc = out;
     int o = new_slot(std::move(s));
@@ -173,9 +193,11 @@ class ExecutionPlan::Builder {
     if (!p_.backend_.supports(d))
       throw Error::unsupported("unsupported op on " + p_.backend_.name(), d.context());
     KernelPlan kp = p_.backend_.prepare(d);
-    for (size_t i = 0; i < in_slots.size(); ++i)
-      if (in_slots[i] >= 0)
-        in_slots[i] = slot_in_layout(in_slots[i], kp.input_layouts[i], g_.value(n.inputs[i]).name);
+    for (size_t i = 0; i < in_slots.size(); ++i) {
+      if (in_slots[i] < 0) continue;
+      in_slots[i] = slot_in_layout(in_slots[i], kp.input_layouts[i], g_.value(n.inputs[i]).name);
+      if (i >= kp.keeps_constant.size() || !kp.keeps_constant[i]) materialize(in_slots[i]);
+    }
     Step st{n.name, n.op_type, std::move(kp.kernel), in_slots, {}};
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       Slot s;
@@ -225,19 +247,28 @@ ExecutionPlan::ExecutionPlan(const Graph& g, Backend& backend) : backend_(backen
   Builder(*this, g).build();
   for (const Slot& s : slots_)
     if (s.kind == Slot::Kind::arena) stats_.unplanned_bytes += s.desc.bytes();
+  add_scratch_slots();
   stats_.arena_bytes = plan_memory(slots_);
-  for (const Step& st : steps_)
-    if (st.kernel) stats_.scratch_bytes = std::max(stats_.scratch_bytes, st.kernel->scratch_bytes());
   stats_.steps = int(steps_.size());
   for (Step& st : steps_) st.zone = profile::dynamic_location(st.op_type + " " + st.node, "op");
   arena_ = backend_.allocate(std::max<size_t>(stats_.arena_bytes, 64));
-  try {
-    scratch_ = backend_.allocate(std::max<size_t>(stats_.scratch_bytes, 64));
-  } catch (...) {
-    // No destructor runs for a half-built plan, and the session retries a
-    // smaller batch after out of memory: give the arena back now.
-    backend_.deallocate(arena_);
-    throw;
+}
+
+// A kernel's scratch is an arena slot live during its step only, so it
+// shares memory with values that are dead then (conv1's packed input with
+// the deeper layers' activations) instead of adding the largest scratch on
+// top of the arena.
+void ExecutionPlan::add_scratch_slots() {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& st = steps_[i];
+    size_t bytes = st.kernel ? st.kernel->scratch_bytes() : 0;
+    if (bytes == 0) continue;
+    Slot s;
+    s.desc = TensorDesc{DType::u8, Shape{int64_t(bytes)}};
+    s.first_step = s.last_step = int(i);
+    slots_.push_back(std::move(s));
+    st.scratch = int(slots_.size() - 1);
+    stats_.scratch_bytes = std::max(stats_.scratch_bytes, bytes);
   }
 }
 
@@ -245,7 +276,6 @@ ExecutionPlan::~ExecutionPlan() {
   recording_.reset();  // it refers to the kernels and buffers below
   steps_.clear();  // kernels may refer to memory below
   if (arena_) backend_.deallocate(arena_);
-  if (scratch_) backend_.deallocate(scratch_);
   for (void* p : device_inputs_)
     if (p) backend_.deallocate(p);
 }
@@ -260,7 +290,6 @@ void* ExecutionPlan::input_pointer(size_t index, const Tensor& t) {
 }
 
 void ExecutionPlan::launch_steps(const std::vector<void*>& ptr, std::vector<double>* step_ms) {
-  RunContext rc{scratch_, stats_.scratch_bytes};
   std::vector<const void*> in;
   std::vector<void*> out;
   for (size_t i = 0; i < steps_.size(); ++i) {
@@ -270,6 +299,8 @@ void ExecutionPlan::launch_steps(const std::vector<void*>& ptr, std::vector<doub
     out.clear();
     for (int s : st.inputs) in.push_back(s >= 0 ? ptr[size_t(s)] : nullptr);
     for (int s : st.outputs) out.push_back(ptr[size_t(s)]);
+    RunContext rc;
+    if (st.scratch >= 0) rc = {ptr[size_t(st.scratch)], slots_[size_t(st.scratch)].desc.bytes()};
     auto t0 = std::chrono::steady_clock::now();
     {
       TANDEM_ZONE_AT(st.zone);

@@ -19,6 +19,10 @@ struct Slot {
   TensorDesc desc;
   int input_index = -1;          // Kind::input: index into run()'s inputs
   std::shared_ptr<void> storage; // Kind::constant: device copy of the value
+  // Kind::constant, off the CPU: the value, until a step that reads it on
+  // the device asks for the copy (a kernel that keeps its own converted
+  // copy never does, so such weights are not held twice).
+  Tensor pending;
   int view_of = -1;              // Kind::view: slot whose memory this reuses
   size_t offset = 0;             // Kind::arena: byte offset in the arena
   int first_step = -1, last_step = -1;  // lifetime, in steps
@@ -30,12 +34,13 @@ struct Step {
   std::unique_ptr<Kernel> kernel;  // null for pure views
   std::vector<int> inputs, outputs;  // slots; -1 for an omitted optional input
   const profile::SourceLocation* zone = nullptr;  // trace zone "op_type node"
+  int scratch = -1;  // arena slot lent to the kernel as its scratch, if it needs one
 };
 
 struct PlanStats {
   size_t arena_bytes = 0;
   size_t unplanned_bytes = 0;  // what the arena would be without reuse
-  size_t scratch_bytes = 0;
+  size_t scratch_bytes = 0;  // the largest one step borrows (from the arena)
   int reorders = 0;
   int steps = 0;
 };
@@ -71,7 +76,6 @@ class ExecutionPlan {
   std::vector<std::string> input_names_;
   PlanStats stats_;
   void* arena_ = nullptr;
-  void* scratch_ = nullptr;
   // On a device other than the CPU: one device buffer per input, which host
   // inputs are copied into at each run.
   std::vector<void*> device_inputs_;
@@ -83,6 +87,7 @@ class ExecutionPlan {
   int runs_ = 0;
   std::string source_;
 
+  void add_scratch_slots();
   void* input_pointer(size_t index, const Tensor& t);
   // Checks the inputs and returns every slot's address for this run.
   std::vector<void*> bind(const std::vector<Tensor>& inputs);

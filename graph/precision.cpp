@@ -46,7 +46,7 @@ std::unordered_set<ValueId> shape_argument_constants(const Graph& g) {
 
 }  // namespace
 
-void lower_precision(Graph& g, DType to) {
+void lower_precision(Graph& g, DType to, bool inputs_too) {
   check(to == DType::f16 || to == DType::bf16, "lower_precision: f16 or bf16 only");
   std::unordered_set<ValueId> keep = shape_argument_constants(g);
   // A graph input the session specialized into a constant (a scalar) still
@@ -61,6 +61,10 @@ void lower_precision(Graph& g, DType to) {
   std::vector<Node> casts;
   for (ValueId& in : g.inputs) {
     if (g.value(in).dtype != DType::f32) continue;
+    if (inputs_too && !g.value(in).constant) {
+      g.value(in).dtype = to;
+      continue;
+    }
     // The graph input keeps its id and float32 type; its readers read the cast.
     Value low = g.value(in);
     low.name += "/lowered";

@@ -101,9 +101,21 @@ std::vector<std::string> Session::output_names() const {
   return r;
 }
 
+DType Session::low_dtype() const {
+  switch (options_.precision) {
+    case Precision::fp16: return DType::f16;
+    case Precision::bf16: return DType::bf16;
+    default: return DType::f32;
+  }
+}
+
 std::vector<TensorDesc> Session::input_descs() const {
   std::vector<TensorDesc> r;
-  for (ValueId v : graph_.inputs) r.push_back({graph_.value(v).dtype, graph_.value(v).shape});
+  for (ValueId v : graph_.inputs) {
+    DType t = graph_.value(v).dtype;
+    if (t == DType::f32 && options_.low_precision_inputs && low_dtype() != DType::f32) t = low_dtype();
+    r.push_back({t, graph_.value(v).shape});
+  }
   return r;
 }
 
@@ -131,7 +143,7 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std:
   }
   g.allow_tf32 = options_.precision == Precision::tf32;
   if (options_.precision == Precision::fp16 || options_.precision == Precision::bf16) {
-    lower_precision(g, options_.precision == Precision::fp16 ? DType::f16 : DType::bf16);
+    lower_precision(g, low_dtype(), options_.low_precision_inputs);
     infer_and_fold(g, cpu::cpu_backend());
     g.compact();
   }

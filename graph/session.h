@@ -41,6 +41,10 @@ struct SessionOptions {
   // fp16/bf16 run the graph in that type (graph/precision.cpp), tf32 lets
   // matrix units round float32 products.
   Precision precision = Precision::fp32;
+  // fp16/bf16: float inputs are taken in that type instead of float32 (the
+  // caller converts, as PyTorch's half model takes a half tensor): no float32
+  // copy of the batch on the device and no cast step. input_descs() says so.
+  bool low_precision_inputs = false;
   // Runs on this backend instead of the device's (not owned; must outlive
   // the session): for embedders with their own backend, and tests.
   Backend* backend = nullptr;
@@ -73,6 +77,8 @@ class Session {
   StepTimes time_steps(const std::vector<Tensor>& inputs);
 
   std::vector<std::string> input_names() const;
+  // f16 or bf16 for those precisions, else f32.
+  DType low_dtype() const;
   std::vector<std::string> output_names() const;
   // Declared input types; -1 extents are dynamic.
   std::vector<TensorDesc> input_descs() const;
