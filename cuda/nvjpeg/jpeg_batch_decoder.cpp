@@ -63,8 +63,14 @@ JpegBatchDecoder::JpegBatchDecoder(int device, const GpuPreprocessParams& p, con
 
 void JpegBatchDecoder::open() {
   set_device(device_);
-  check_nvjpeg(api_->CreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, 0, &handle_),
-               "nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE)");
+  // Chroma upsampled as libjpeg-turbo does (closer to the CPU path) where
+  // the library knows the flag; plain otherwise.
+  if (api_->CreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, kFlagsUpsamplingWithInterpolation, &handle_) !=
+      NVJPEG_STATUS_SUCCESS) {
+    handle_ = nullptr;
+    check_nvjpeg(api_->CreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, kFlagsDefault, &handle_),
+                 "nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE)");
+  }
   check_nvjpeg(api_->JpegStateCreate(handle_, &state_), "nvjpegJpegStateCreate");
   check_nvjpeg(api_->JpegStreamCreate(handle_, &parser_), "nvjpegJpegStreamCreate");
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags(JPEG decoder)");

@@ -5,6 +5,12 @@
 // counterpart of image::decode_image + image::Preprocessor for the JPEGs the
 // engines take (baseline, single scan; not progressive).
 //
+// Images are decoded at full size. nvJPEG's hardware downscale
+// (nvjpegDecodeParamsSetScaleFactor, "works only with the hardware decoder
+// backend" in nvjpeg.h 12.x) reaches the batched path only through
+// nvjpegDecodeBatchedEx with per-image decode params, and its output would
+// not be the full-size pixels the CPU reference resizes; it is left out.
+//
 // Thread-safety: none. One decoder belongs to one thread (it owns an nvJPEG
 // handle, decode state, stream and buffers); make one per decoding thread.
 #include <cstdint>

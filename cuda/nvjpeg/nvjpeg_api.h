@@ -74,6 +74,13 @@ typedef enum {
   NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN = 0xc2
 } nvjpegJpegEncoding_t;
 
+// nvjpegCreateEx flags (nvjpeg.h 12.x #defines). UPSAMPLING_WITH_INTERPOLATION
+// (nvJPEG >= 12.1) upsamples chroma with libjpeg's triangle ("fancy")
+// filter instead of replicating samples, as NVIDIA's nvImageCodec enables
+// by default to match libjpeg.
+constexpr unsigned kFlagsDefault = 0;
+constexpr unsigned kFlagsUpsamplingWithInterpolation = 1u << 5;
+
 // Output descriptor: device pointers and row pitches in bytes.
 typedef struct {
   unsigned char* channel[kMaxComponent];
