@@ -1,0 +1,119 @@
+#pragma once
+// Decodes groups of JPEGs on the GPU's hardware JPEG engines (nvJPEG's
+// batched API with NVJPEG_BACKEND_HARDWARE) and turns each into a network
+// input (cuda/jpeg_preprocess.h) written to a host buffer: the GPU
+// counterpart of image::decode_image + image::Preprocessor for the JPEGs the
+// engines take (baseline, single scan; not progressive).
+//
+// Images are decoded at full size. nvJPEG's hardware downscale
+// (nvjpegDecodeParamsSetScaleFactor, "works only with the hardware decoder
+// backend" in nvjpeg.h 12.x) reaches the batched path only through
+// nvjpegDecodeBatchedEx with per-image decode params, and its output would
+// not be the full-size pixels the CPU reference resizes; it is left out.
+//
+// Thread-safety: none. One decoder belongs to one thread (it owns an nvJPEG
+// handle, decode state, stream and buffers); make one per decoding thread.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cuda/device_buffer.h"
+#include "cuda/jpeg_preprocess.h"
+#include "cuda/nvjpeg/nvjpeg_api.h"
+#include "cuda/nvjpeg/resample_plan.h"
+
+namespace tandem::cuda {
+
+struct DecodeJob {
+  std::span<const uint8_t> jpeg;  // must stay valid until decode() returns
+  int orientation = 1;            // EXIF 1..8, read by the caller
+  float* out = nullptr;           // host (ideally pinned): 3 * crop * crop floats, planes R, G, B
+};
+
+struct DecodeResult {
+  bool ok = false;
+  std::string error;                   // why not, when !ok
+  int full_width = 0, full_height = 0;  // upright size at full resolution (after orientation)
+};
+
+class JpegBatchDecoder {
+ public:
+  // A decoder on GPU `device`, or null with the reason in *why_not when
+  // there is no such GPU, no libnvjpeg, or no hardware JPEG engine (nvJPEG
+  // refuses the hardware backend). Never throws for "not available";
+  // throws tandem::Error only for invalid params.
+  static std::unique_ptr<JpegBatchDecoder> create(int device, const GpuPreprocessParams& p,
+                                                  std::string* why_not = nullptr);
+  ~JpegBatchDecoder();
+  JpegBatchDecoder(const JpegBatchDecoder&) = delete;
+  JpegBatchDecoder& operator=(const JpegBatchDecoder&) = delete;
+
+  const GpuPreprocessParams& params() const { return params_; }
+  // Floats decode() writes to each job's out.
+  size_t output_size() const { return 3 * size_t(params_.crop) * size_t(params_.crop); }
+
+  // Whether the hardware engines can decode these bytes (a baseline JPEG,
+  // 1 or 3 components, within max_pixels). False, never an exception, for
+  // progressive files and for bytes that are not a JPEG at all.
+  bool hardware_supports(std::span<const uint8_t> jpeg);
+
+  // Decodes the jobs as one batch (a file the batch cannot take fails alone,
+  // see DecodeResult) and writes each good one's floats to its out. Returns
+  // when all output is written. Throws tandem::Error only when the GPU
+  // itself fails (a CUDA error), not for a bad file.
+  std::vector<DecodeResult> decode(const std::vector<DecodeJob>& jobs);
+
+ private:
+  // What the header says, for a file the engines can take.
+  struct Header {
+    int width = 0, height = 0;  // as stored
+    bool gray = false;
+  };
+  // A geometry's filter weights, uploaded once: [h start | h weights |
+  // v start | v length | v weights].
+  struct CachedPlan {
+    PreprocessPlan plan;
+    std::vector<int32_t> host;  // the upload's source, alive while it runs
+    DeviceBuffer device;
+    DeviceAxis horizontal, vertical;
+  };
+  // One job the header check let through.
+  struct Slot {
+    size_t job = 0;
+    std::span<const uint8_t> jpeg;
+    Header header;
+    size_t offset = 0, pitch = 0;  // its RGB image in decoded_
+    const CachedPlan* plan = nullptr;
+    bool decoded = false;
+  };
+
+  JpegBatchDecoder(int device, const GpuPreprocessParams& p, const nvjpeg::NvjpegApi* api);
+  void open();  // creates the handle, state, stream and parser; throws
+  // Parses the header; false (with the reason) when the engines cannot take it.
+  bool inspect(std::span<const uint8_t> jpeg, Header& h, std::string& why_not);
+  const CachedPlan& plan_for(int width, int height, int orientation);
+  void reserve_buffers(std::vector<Slot>& slots);
+  void decode_slots(std::vector<Slot>& slots, std::vector<DecodeResult>& results);
+  bool decode_batch(const std::vector<Slot*>& batch, std::string& error);
+  void preprocess_slots(const std::vector<Slot>& slots, const std::vector<DecodeJob>& jobs);
+
+  int device_;
+  GpuPreprocessParams params_;
+  const nvjpeg::NvjpegApi* api_;
+  nvjpeg::nvjpegHandle_t handle_ = nullptr;
+  nvjpeg::nvjpegJpegState_t state_ = nullptr;
+  nvjpeg::nvjpegJpegStream_t parser_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  int initialized_batch_ = 0;  // batch size nvjpegDecodeBatchedInitialize was last called with; 0: none
+
+  DeviceBuffer decoded_;  // the batch's RGB images, each 256-byte aligned
+  DeviceBuffer temp_;     // one image's horizontal pass (images run in stream order)
+  DeviceBuffer outputs_;  // the batch's float planes, copied to the jobs' out
+  std::map<std::tuple<int, int, int>, CachedPlan> plans_;  // by (stored width, height, orientation)
+};
+
+}  // namespace tandem::cuda
