@@ -7,7 +7,8 @@ the GPU machine (its python3 has torch + torchvision + onnx).
 
 Per model, always in this order, each engine in its own subprocess (so peak
 GPU memory is its own): tandem (`bench MODEL.onnx --device cuda --precision
-fp16 --batch B`), PyTorch eager, torch.compile (default mode). Weights are
+fp16 --batch B --low-precision-input`: the batch is given in fp16, as
+PyTorch's side gets it), PyTorch eager, torch.compile (default mode). Weights are
 torchvision's architecture with seeded random weights (no trained weights
 can be fetched there); the ONNX file tandem reads is exported from that same
 fp32 model. Timing: warmup, then N runs of one batch; img/s = B*N / total,
@@ -74,6 +75,8 @@ def worker_torch(name, batch, iters, warmup, compiled):
 def run_tandem(tandem, onnx_path, batch, iters, warmup, precision):
     cmd = [tandem, "bench", onnx_path, "--device", "cuda", "--precision", precision, "--batch", str(batch),
            "--iterations", str(iters), "--warmup", str(warmup)]
+    if precision in ("fp16", "bf16"):
+        cmd.append("--low-precision-input")  # the batch in half, as PyTorch's side gets it
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return {"error": (r.stderr or r.stdout).strip().splitlines()[-1][:300]}

@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "pipeline/catalog.h"
+#include "pipeline/gpu_jpeg.h"
 #include "pipeline/exports.h"
 #include "pipeline/model_store.h"
 #include "pipeline/tag_summary.h"
@@ -33,6 +34,9 @@ struct TagOptions {
   bool json = false;
   std::string catalog, jsonl, csv;
   bool xmp = false, force = false;
+  std::string nvjpeg = "auto";  // GPU JPEG decoding: auto, on, off
+  int gpu_decoders = 2;
+  bool decode_only = false;
   CommonOptions common;
 };
 
@@ -88,6 +92,26 @@ void print_record(const pipeline::TagRecord& r, bool json) {
   fmt::print("{}: {}\n", r.path, tags.empty() ? "(no tags)" : tags);
 }
 
+// nvJPEG decoders for --nvjpeg: none with "off", on the CPU or for a model
+// without torchvision preprocessing; with "on" their absence is an error.
+std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> open_gpu_decoders(const TagOptions& o, Device device,
+                                                                        const pipeline::TagModel& model) {
+  std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> r;
+  check(o.nvjpeg == "auto" || o.nvjpeg == "on" || o.nvjpeg == "off", "--nvjpeg takes auto, on or off");
+  if (o.nvjpeg == "off" || o.gpu_decoders == 0) return r;
+  std::string why;
+  if (device.is_cpu()) why = "inference runs on the CPU";
+  else if (!model.preprocess_config()) why = "the model's input is not torchvision's Resize+CenterCrop";
+  for (int i = 0; why.empty() && i < o.gpu_decoders; ++i)
+    if (auto d = pipeline::open_gpu_jpeg_decoder(device.index, *model.preprocess_config(), &why)) r.push_back(std::move(d));
+  if (!why.empty()) {
+    check(o.nvjpeg != "on", "--nvjpeg on: no GPU JPEG decoder: " + why);
+    if (!device.is_cpu()) fmt::print(stderr, "tandem: JPEGs decode on the CPU only: {}\n", why);
+    r.clear();
+  }
+  return r;
+}
+
 int tag_command(TagOptions& o) {
   profile::TraceSession trace(o.common.trace_path);
   pipeline::TagModelOptions mo;
@@ -102,15 +126,19 @@ int tag_command(TagOptions& o) {
     mo.threads = std::max(1, int(std::thread::hardware_concurrency()) - pipeline::default_decoders(true));
   std::unique_ptr<pipeline::TagModel> model = pipeline::load_tag_model(mo);
 
+  std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> gpu = open_gpu_decoders(o, mo.device, *model);
+  if (o.decode_only) o.catalog.clear(), o.jsonl.clear(), o.csv.clear(), o.xmp = false;
   std::unique_ptr<pipeline::Catalog> catalog;
   if (!o.catalog.empty()) catalog = std::make_unique<pipeline::Catalog>(o.catalog);
   Inputs in = collect(o.paths, catalog.get(), model->id(), o.force);
   pipeline::TaggerOptions to;
   to.decoders = o.decoders;
   to.batch = o.batch > 0 ? o.batch : (on_cpu ? 8 : 128);
+  for (auto& d : gpu) to.gpu_decoders.push_back(d.get());
+  to.decode_only = o.decode_only;
   pipeline::Tagger tagger(*model, to);
   // Per-file lines on stdout unless the results go to files only.
-  bool print = o.json || (o.catalog.empty() && o.jsonl.empty() && o.csv.empty());
+  bool print = o.json || (!o.decode_only && o.catalog.empty() && o.jsonl.empty() && o.csv.empty());
   std::vector<pipeline::FileRecord> kept;  // for exports without a catalog
   pipeline::TagStats stats;
   {
@@ -164,6 +192,14 @@ void add_tag_command(CLI::App& app) {
   sub->add_option("--csv", o->csv, "Also write the results as CSV to FILE");
   sub->add_flag("--xmp", o->xmp, "Write tags as keywords into XMP sidecars (IMG.jpg.xmp; photos are never touched)");
   sub->add_flag("--force", o->force, "Tag again files the catalog already has");
+  sub->add_option("--nvjpeg", o->nvjpeg,
+                  "Decode baseline JPEGs on the GPU's JPEG engines too: auto (when inference runs on a GPU with "
+                  "them), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  sub->add_option("--gpu-decoders", o->gpu_decoders, "GPU JPEG decoder threads (each its own nvJPEG state and stream)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--decode-only", o->decode_only,
+                "Read, decode and fill batches, run no network and store nothing: the decoders' ceiling");
   add_common_options(sub, o->common);
   on_run(sub, [o] { return tag_command(*o); });
 }

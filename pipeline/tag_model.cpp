@@ -66,6 +66,7 @@ class Classifier final : public TagModel {
   int decode_min_height() const override { return config_.resize; }
   Shape batch_shape(int64_t n) const override { return {n, 3, config_.crop, config_.crop}; }
   std::unique_ptr<SlotWriter> make_writer() const override { return std::make_unique<ClassifierWriter>(config_); }
+  const image::PreprocessConfig* preprocess_config() const override { return &config_; }
   Backend& backend() const override { return session_.backend(); }
 
   std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,

@@ -35,12 +35,16 @@ void diagnose(TagStats& s, bool inference_on_cpu) {
 
 std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) {
   const StageTimes& t = s.time;
-  std::string out = fmt::format("tagged {} images, {} failed, {} up to date (skipped), {} not images\n", s.tagged,
-                                s.failed, skipped, ignored);
+  std::string out = fmt::format("{} {} images, {} failed, {} up to date (skipped), {} not images\n",
+                                s.decode_only ? "decoded (no inference)" : "tagged", s.tagged, s.failed, skipped, ignored);
   for (const auto& [kind, n] : s.failures) out += fmt::format("  failed: {} {}\n", n, kind);
   double wall = std::max(s.wall_s, 1e-9);
   out += fmt::format("{:.1f} s, {:.1f} images/s; {} decoders, {} batches ({} partial)\n", s.wall_s,
                      double(s.tagged + s.failed) / wall, s.decoders, s.batches, s.partial_batches);
+  if (s.gpu_decoders > 0)
+    out += fmt::format("GPU JPEG decoders ({}): {} images ({:.0f}%), {} files handed to the CPU decoders; {:.1f} s busy\n",
+                       s.gpu_decoders, s.gpu_decoded, 100.0 * double(s.gpu_decoded) / double(std::max<int64_t>(1, s.tagged)),
+                       s.gpu_refused, t.gpu_decode);
   out += fmt::format("thread time: read {:.1f} s, decode {:.1f} s, resize {:.1f} s, waiting for a batch slot {:.1f} s; "
                      "inference {:.1f} s (waiting for images {:.1f} s); write {:.1f} s\n",
                      t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);

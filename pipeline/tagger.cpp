@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "core/error.h"
 #include "image/decode.h"
+#include "image/exif_orientation.h"
 #include "pipeline/batch_ring.h"
 #include "pipeline/bounded_queue.h"
 #include "profile/zone.h"
@@ -44,6 +46,14 @@ std::string decode_error_kind(const std::vector<uint8_t>& bytes, const std::stri
 struct SlotMeta {
   TagRecord record;
   bool filled = false;  // false: the slot's input could not be written
+  bool skip = false;    // the GPU could not decode it: a CPU decoder does, and reports it
+};
+
+// A file a GPU decoder read but hands to the CPU decoders (the engines do
+// not take it), with its bytes, so it is not read twice.
+struct Handoff {
+  TagRecord record;
+  std::vector<uint8_t> bytes;
 };
 
 // Work shared by the stages of one run.
@@ -52,7 +62,11 @@ struct Run {
   BatchRing ring;
   std::vector<std::vector<SlotMeta>> meta;  // [buffer][slot]
   BoundedQueue<std::vector<TagRecord>> done{64};
+  BoundedQueue<Handoff> handoff{64};
   std::atomic<size_t> next_file{0};
+  Clock::time_point start = Clock::now();
+  std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
+  std::atomic<int> gpu_threads_running{0};
   std::mutex time_mutex;
   StageTimes time;
   std::mutex error_mutex;
@@ -63,13 +77,53 @@ struct Run {
     std::lock_guard<std::mutex> lock(error_mutex);
     if (!error) error = e;
     stop = true;
+    handoff.close();
+  }
+  // Images per second decoded so far, CPU and GPU together.
+  double decode_rate() const {
+    double s = seconds_since(start);
+    return s > 0 ? double(cpu_done + gpu_done) / s : 0;
+  }
+  // The last GPU decoder to finish closes the hand-off queue: the CPU
+  // decoders, out of files, wait on it until then.
+  void gpu_thread_finished() {
+    if (--gpu_threads_running == 0) handoff.close();
   }
   void add_time(const StageTimes& t) {
     std::lock_guard<std::mutex> lock(time_mutex);
     time.read += t.read, time.decode += t.decode, time.resize += t.resize, time.slot_wait += t.slot_wait;
+    time.gpu_decode += t.gpu_decode;
     time.infer += t.infer, time.batch_wait += t.batch_wait, time.write += t.write, time.write_wait += t.write_wait;
   }
 };
+
+// A record that never reached a batch goes straight to the writer.
+void report_failure(Run& run, TagRecord r, const std::string& kind, const std::string& message,
+                    Clock::time_point t0) {
+  r.ok = false, r.error_kind = kind, r.error = message;
+  r.decode_ms = 1e3 * seconds_since(t0);
+  std::vector<TagRecord> one;
+  one.push_back(std::move(r));
+  run.done.push(std::move(one));
+}
+
+// Reads a file into `bytes` and starts its record (with the content hash);
+// nothing, the failure reported, when it cannot be read.
+std::optional<TagRecord> read_input(const InputFile& f, const std::string& model_id, int64_t max_bytes,
+                                    std::vector<uint8_t>& bytes, Run& run) {
+  Clock::time_point t0 = Clock::now();
+  TagRecord r;
+  r.path = f.path, r.size = f.size, r.mtime_ns = f.mtime_ns, r.model_id = model_id;
+  try {
+    TANDEM_ZONE_CAT("read", "tag");
+    image::read_file_into(bytes, f.path, max_bytes);
+  } catch (const std::exception& e) {
+    report_failure(run, std::move(r), "unreadable", e.what(), t0);
+    return std::nullopt;
+  }
+  r.content_hash = hash_hex(bytes);
+  return r;
+}
 
 class DecoderThread {
  public:
@@ -83,7 +137,21 @@ class DecoderThread {
   void operator()(int index) {
     TANDEM_THREAD_NAME("decoder-" + std::to_string(index));
     try {
-      for (size_t i; !run_.stop && (i = run_.next_file++) < files_.size();) one(files_[i]);
+      while (!run_.stop) {
+        if (std::optional<Handoff> h = run_.handoff.try_pop()) {
+          decode(std::move(h->record), h->bytes, Clock::now());
+          continue;
+        }
+        size_t i = run_.next_file++;
+        if (i < files_.size()) {
+          one(files_[i]);
+          continue;
+        }
+        // Out of files; what the GPU decoders refuse still comes until they finish.
+        std::optional<Handoff> h = run_.handoff.pop();
+        if (!h) break;
+        decode(std::move(h->record), h->bytes, Clock::now());
+      }
     } catch (...) {
       run_.fail(std::current_exception());
     }
@@ -92,24 +160,21 @@ class DecoderThread {
 
  private:
   void one(const InputFile& f) {
-    TagRecord r;
-    r.path = f.path, r.size = f.size, r.mtime_ns = f.mtime_ns, r.model_id = model_.id();
     Clock::time_point t0 = Clock::now();
-    try {
-      TANDEM_ZONE_CAT("read", "tag");
-      image::read_file_into(bytes_, f.path, opt_.max_file_bytes);
-    } catch (const std::exception& e) {
-      return failed(std::move(r), "unreadable", e.what(), t0);
-    }
-    r.content_hash = hash_hex(bytes_);
+    std::optional<TagRecord> r = read_input(f, model_.id(), opt_.max_file_bytes, bytes_, run_);
+    time_.read += seconds_since(t0);
+    if (r) decode(std::move(*r), bytes_, t0);
+  }
+
+  // Decodes a file's bytes into a batch slot; t0: when work on it began.
+  void decode(TagRecord r, const std::vector<uint8_t>& bytes, Clock::time_point t0) {
     Clock::time_point t1 = Clock::now();
-    time_.read += std::chrono::duration<double>(t1 - t0).count();
     try {
       TANDEM_ZONE_CAT("decode", "tag");
-      image::decode_image_into(img_, bytes_, opt_, f.path);
+      image::decode_image_into(img_, bytes, opt_, r.path);
     } catch (const std::exception& e) {
       time_.decode += seconds_since(t1);
-      return failed(std::move(r), decode_error_kind(bytes_, e.what()), e.what(), t0);
+      return failed(std::move(r), decode_error_kind(bytes, e.what()), e.what(), t0);
     }
     Clock::time_point t2 = Clock::now();
     time_.decode += std::chrono::duration<double>(t2 - t1).count();
@@ -118,6 +183,7 @@ class DecoderThread {
     Clock::time_point t3 = Clock::now();
     time_.slot_wait += std::chrono::duration<double>(t3 - t2).count();
     SlotMeta& m = run_.meta[size_t(c.buffer)][size_t(c.slot)];
+    m.skip = false;
     try {
       TANDEM_ZONE_CAT("resize", "tag");
       writer_->write(img_, buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats());
@@ -130,14 +196,11 @@ class DecoderThread {
     r.decode_ms = 1e3 * (std::chrono::duration<double>(t2 - t0).count() + seconds_since(t3));
     m.record = std::move(r);
     run_.ring.commit(c);
+    ++run_.cpu_done;
   }
 
   void failed(TagRecord r, const std::string& kind, const std::string& message, Clock::time_point t0) {
-    r.ok = false, r.error_kind = kind, r.error = message;
-    r.decode_ms = 1e3 * seconds_since(t0);
-    std::vector<TagRecord> one;
-    one.push_back(std::move(r));
-    run_.done.push(std::move(one));
+    report_failure(run_, std::move(r), kind, message, t0);
   }
 
   TagModel& model_;
@@ -151,6 +214,137 @@ class DecoderThread {
   StageTimes time_;
 };
 
+// Feeds one GPU JPEG decoder: takes the next files in a group, reads them,
+// sends those the engines take through the GPU straight into batch slots
+// and hands the rest (progressive JPEGs, other formats, files the GPU failed
+// on) to the CPU decoders. The group is as large as the decoder does in
+// about kGroupSeconds at its measured rate, and never more than its share
+// of the files left, so the GPU cannot hold the tail of the run while the
+// CPU decoders idle.
+class GpuDecoderThread {
+ public:
+  GpuDecoderThread(TagModel& model, GpuJpegDecoder& decoder, const TaggerOptions& o, Run& run,
+                   float* const* buffers, const std::vector<InputFile>& files)
+      : model_(model), dec_(decoder), run_(run), buffers_(buffers), files_(files),
+        max_group_(size_t(std::max(1, o.batch))), max_bytes_(o.decode.max_file_bytes) {}
+
+  void operator()(int index) {
+    TANDEM_THREAD_NAME("gpu-decoder-" + std::to_string(index));
+    try {
+      while (!run_.stop && group()) {
+      }
+    } catch (...) {
+      run_.fail(std::current_exception());
+    }
+    run_.add_time(time_);
+    run_.gpu_thread_finished();
+  }
+
+ private:
+  static constexpr double kGroupSeconds = 0.1;
+  static constexpr size_t kFirstGroup = 8;
+
+  size_t group_size() const {
+    size_t want = rate_ > 0 ? size_t(rate_ * kGroupSeconds) : kFirstGroup;
+    want = std::clamp<size_t>(want, 1, max_group_);
+    size_t next = std::min(run_.next_file.load(), files_.size());
+    double all = run_.decode_rate();
+    if (rate_ > 0 && all > 0) {
+      double share = std::min(1.0, rate_ / all);
+      want = std::min(want, std::max<size_t>(1, size_t(std::ceil(double(files_.size() - next) * share))));
+    }
+    return want;
+  }
+
+  // One group; false when no file is left.
+  bool group() {
+    size_t want = group_size();
+    std::vector<TagRecord> records;
+    Clock::time_point t0 = Clock::now();
+    for (size_t k = 0; k < want; ++k) {
+      size_t i = run_.next_file++;
+      if (i >= files_.size()) break;
+      if (bytes_.size() <= records.size()) bytes_.resize(records.size() + 1);
+      std::vector<uint8_t>& b = bytes_[records.size()];
+      std::optional<TagRecord> r = read_input(files_[i], model_.id(), max_bytes_, b, run_);
+      if (!r) continue;
+      if (!dec_.supports(b)) {
+        hand_off(std::move(*r), std::move(b));
+        continue;
+      }
+      records.push_back(std::move(*r));
+    }
+    if (records.empty()) {
+      time_.gpu_decode += seconds_since(t0);
+      return run_.next_file.load() < files_.size();
+    }
+    std::vector<BatchRing::Claim> claims;
+    std::vector<GpuJpegDecoder::Job> jobs;
+    for (size_t k = 0; k < records.size(); ++k) {
+      claims.push_back(run_.ring.claim());
+      const BatchRing::Claim& c = claims.back();
+      jobs.push_back({bytes_[k], image::read_jpeg_orientation(bytes_[k]),
+                      buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats()});
+    }
+    std::vector<GpuJpegDecoder::Result> results;
+    try {
+      TANDEM_ZONE_CAT("gpu decode", "tag");
+      results = dec_.decode(jobs);
+    } catch (...) {
+      for (const BatchRing::Claim& c : claims) commit(c, nullptr);
+      throw;
+    }
+    double ms = 1e3 * seconds_since(t0) / double(records.size());
+    std::vector<size_t> refused;
+    for (size_t k = 0; k < records.size(); ++k) {
+      if (!results[k].ok) {
+        refused.push_back(k);
+        commit(claims[k], nullptr);
+        continue;
+      }
+      records[k].width = results[k].width, records[k].height = results[k].height;
+      records[k].decode_ms = ms;
+      commit(claims[k], &records[k]);
+    }
+    int64_t decoded = int64_t(records.size() - refused.size());
+    run_.gpu_done += decoded;
+    // The CPU decoders give the file its definitive result.
+    for (size_t k : refused) hand_off(std::move(records[k]), std::move(bytes_[k]));
+    double s = seconds_since(t0);
+    time_.gpu_decode += s;
+    if (decoded > 0) {
+      double r = double(decoded) / s;
+      rate_ = rate_ > 0 ? 0.7 * rate_ + 0.3 * r : r;
+    }
+    return true;
+  }
+
+  // Commits a claimed slot, holding `r`'s image, or nothing to report.
+  void commit(const BatchRing::Claim& c, TagRecord* r) {
+    SlotMeta& m = run_.meta[size_t(c.buffer)][size_t(c.slot)];
+    m.filled = r != nullptr;
+    m.skip = r == nullptr;
+    if (r) m.record = std::move(*r);
+    run_.ring.commit(c);
+  }
+
+  void hand_off(TagRecord r, std::vector<uint8_t> bytes) {
+    ++run_.gpu_refused;
+    run_.handoff.push(Handoff{std::move(r), std::move(bytes)});
+  }
+
+  TagModel& model_;
+  GpuJpegDecoder& dec_;
+  Run& run_;
+  float* const* buffers_;
+  const std::vector<InputFile>& files_;
+  const size_t max_group_;
+  const int64_t max_bytes_;
+  std::vector<std::vector<uint8_t>> bytes_;  // one per file of a group, reused
+  double rate_ = 0;                          // images/s, smoothed over groups
+  StageTimes time_;
+};
+
 }  // namespace
 
 int default_decoders(bool inference_on_cpu) {
@@ -161,13 +355,16 @@ int default_decoders(bool inference_on_cpu) {
 Tagger::Tagger(TagModel& model, const TaggerOptions& options) : model_(model), options_(options) {
   check(options_.batch >= 1, "tag: batch must be at least 1");
   check(options_.buffers >= 2, "tag: at least two batch buffers (one filling while one runs)");
-  if (options_.decoders <= 0) options_.decoders = default_decoders(model.backend().device().is_cpu());
+  if (options_.decoders <= 0)  // without inference the decoders have every core
+    options_.decoders = default_decoders(model.backend().device().is_cpu() && !options_.decode_only);
 }
 
 TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<void(std::vector<TagRecord>&)>& sink) {
   TagStats stats;
   stats.files = int64_t(files.size());
   stats.decoders = options_.decoders;
+  stats.gpu_decoders = int(options_.gpu_decoders.size());
+  stats.decode_only = options_.decode_only;
   progress_.total = int64_t(files.size());
   Clock::time_point start = Clock::now();
 
@@ -221,8 +418,8 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
         std::vector<std::pair<int, int>> sizes;
         for (int s = 0; s < b->count; ++s) sizes.push_back({meta[size_t(s)].record.width, meta[size_t(s)].record.height});
         Tensor batch = Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[size_t(b->buffer)]);
-        std::vector<std::vector<TagScore>> tags;
-        {
+        std::vector<std::vector<TagScore>> tags(size_t(b->count));
+        if (!options_.decode_only) {
           TANDEM_ZONE_CAT("inference", "tag");
           tags = model_.tag(batch, b->count, sizes);
         }
@@ -230,8 +427,9 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
         std::vector<TagRecord> out;
         for (int s = 0; s < b->count; ++s) {
           SlotMeta& m = meta[size_t(s)];
+          if (m.skip) continue;
           TagRecord r = std::move(m.record);
-          if (m.filled) r.ok = true, r.tags = std::move(tags[size_t(s)]), r.infer_ms = ms;
+          if (m.filled) r.ok = true, r.tags = std::move(tags[size_t(s)]), r.infer_ms = options_.decode_only ? 0 : ms;
           out.push_back(std::move(r));
         }
         ++stats.batches;
@@ -249,6 +447,11 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   });
 
   std::vector<std::thread> decoders;
+  run.gpu_threads_running = int(options_.gpu_decoders.size());
+  if (options_.gpu_decoders.empty()) run.handoff.close();
+  for (size_t g = 0; g < options_.gpu_decoders.size(); ++g)
+    decoders.emplace_back(GpuDecoderThread(model_, *options_.gpu_decoders[g], options_, run, buffers.data(), files),
+                          int(g));
   for (int d = 0; d < options_.decoders; ++d)
     decoders.emplace_back(DecoderThread(model_, options_, run, buffers.data(), files), d);
   for (std::thread& d : decoders) d.join();
@@ -260,6 +463,8 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
 
   stats.wall_s = seconds_since(start);
   stats.time = run.time;
+  stats.gpu_decoded = run.gpu_done;
+  stats.gpu_refused = run.gpu_refused;
   stats.failed = progress_.failed;
   stats.tagged = progress_.done - progress_.failed;
   return stats;

@@ -22,6 +22,7 @@
 
 #include "image/image.h"
 #include "pipeline/catalog.h"
+#include "pipeline/gpu_jpeg.h"
 #include "pipeline/tag_model.h"
 
 namespace tandem::pipeline {
@@ -41,12 +42,20 @@ struct TaggerOptions {
   int buffers = 3;   // batch buffers in flight (filling, ready, running)
   std::chrono::milliseconds stall{200};  // flush a partial batch after this long without a new image
   image::DecodeOptions decode;           // limits; the model sets the DCT-scaling target
+  // GPU JPEG decoders (not owned), one thread each, sharing the files with
+  // the CPU decoders: each takes the next files when it is free, in groups
+  // sized by its measured rate, so the GPU takes what it can and never holds
+  // the tail. Files the engines refuse (progressive) go to the CPU decoders.
+  std::vector<GpuJpegDecoder*> gpu_decoders;
+  // Decode and fill batches, but run no network: the decoders' ceiling.
+  bool decode_only = false;
 };
 
 // Seconds of thread time per stage, summed over the stage's threads.
 struct StageTimes {
   double read = 0, decode = 0, resize = 0;  // decoder threads
   double slot_wait = 0;                     // decoders blocked on a free batch slot (inference behind)
+  double gpu_decode = 0;                    // GPU decoder threads: reading, decoding on the GPU
   double infer = 0, batch_wait = 0;         // inference thread: running, waiting for a batch
   double write = 0, write_wait = 0;         // writer thread: in the sink, waiting for records
 };
@@ -56,6 +65,10 @@ struct TagStats {
   std::map<std::string, int64_t> failures;  // by error_kind
   int64_t batches = 0, partial_batches = 0;
   int decoders = 0;
+  int gpu_decoders = 0;
+  int64_t gpu_decoded = 0;  // images the GPU decoded (the rest: the CPU decoders)
+  int64_t gpu_refused = 0;  // files a GPU decoder handed to the CPU (progressive, ...)
+  bool decode_only = false;
   double wall_s = 0;
   StageTimes time;
   // "decode", "inference" or "write": the stage whose threads were busiest

@@ -1,0 +1,56 @@
+#include "pipeline/gpu_jpeg.h"
+
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/nvjpeg/jpeg_batch_decoder.h"
+#endif
+
+namespace tandem::pipeline {
+
+#ifdef TANDEM_HAVE_CUDA
+namespace {
+
+class NvjpegDecoder final : public GpuJpegDecoder {
+ public:
+  explicit NvjpegDecoder(std::unique_ptr<cuda::JpegBatchDecoder> d) : d_(std::move(d)) {}
+
+  bool supports(std::span<const uint8_t> jpeg) override { return d_->hardware_supports(jpeg); }
+
+  std::vector<Result> decode(const std::vector<Job>& jobs) override {
+    std::vector<cuda::DecodeJob> in;
+    in.reserve(jobs.size());
+    for (const Job& j : jobs) in.push_back({j.jpeg, j.orientation, j.out});
+    std::vector<Result> out;
+    for (cuda::DecodeResult& r : d_->decode(in)) out.push_back({r.ok, std::move(r.error), r.full_width, r.full_height});
+    return out;
+  }
+
+ private:
+  std::unique_ptr<cuda::JpegBatchDecoder> d_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::PreprocessConfig& config,
+                                                      std::string* why_not) {
+  if (config.filter != image::ResampleFilter::bilinear) {
+    if (why_not) *why_not = "the GPU decoder resizes with the bilinear filter only";
+    return nullptr;
+  }
+  cuda::GpuPreprocessParams p;
+  p.resize = config.resize, p.crop = config.crop;
+  for (int c = 0; c < 3; ++c) p.mean[c] = config.mean[size_t(c)], p.std[c] = config.std[size_t(c)];
+  auto d = cuda::JpegBatchDecoder::create(device, p, why_not);
+  if (!d) return nullptr;
+  return std::make_unique<NvjpegDecoder>(std::move(d));
+}
+
+#else
+
+std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int, const image::PreprocessConfig&, std::string* why_not) {
+  if (why_not) *why_not = "tandem was built without CUDA";
+  return nullptr;
+}
+
+#endif
+
+}  // namespace tandem::pipeline

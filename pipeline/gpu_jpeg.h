@@ -1,0 +1,42 @@
+#pragma once
+// The GPU's JPEG decoder as the tagger sees it: groups of JPEG files in,
+// network inputs (resized, cropped, normalized planes) out. In CUDA builds
+// this is nvJPEG on the hardware JPEG engines (cuda/nvjpeg), loaded at run
+// time; elsewhere, or without libnvjpeg or engines, there is none.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "image/preprocess.h"
+
+namespace tandem::pipeline {
+
+class GpuJpegDecoder {
+ public:
+  struct Job {
+    std::span<const uint8_t> jpeg;
+    int orientation = 1;  // EXIF 1..8
+    float* out = nullptr; // 3 * crop * crop floats (a batch slot)
+  };
+  struct Result {
+    bool ok = false;
+    std::string error;
+    int width = 0, height = 0;  // upright, full size
+  };
+  virtual ~GpuJpegDecoder() = default;
+  // Whether the engines take this file (baseline JPEG); never throws.
+  virtual bool supports(std::span<const uint8_t> jpeg) = 0;
+  // Decodes the jobs as one group; a bad file fails alone. Throws only when
+  // the GPU itself fails.
+  virtual std::vector<Result> decode(const std::vector<Job>& jobs) = 0;
+};
+
+// A decoder on GPU `device` producing `config`'s network input, or null with
+// the reason (no CUDA build, no GPU, no libnvjpeg, no hardware engines).
+// Each decoder is used by one thread.
+std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::PreprocessConfig& config,
+                                                      std::string* why_not);
+
+}  // namespace tandem::pipeline
