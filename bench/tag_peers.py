@@ -53,7 +53,7 @@ import tempfile
 import threading
 import time
 
-PEERS = ["tandem-decode", "tandem-tag", "torch-dataloader", "torch-nvjpeg", "pillow-draft", "pillow-full"]
+PEERS = ["tandem-decode", "tandem-decode-cpu", "tandem-tag", "tandem-tag-cpu-decode", "torch-dataloader", "torch-nvjpeg", "pillow-draft", "pillow-full"]
 SLOW_PEERS = {"torch-dataloader", "torch-nvjpeg", "pillow-full"}
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 RESIZE, CROP, BATCH = 256, 224, 64
@@ -345,7 +345,9 @@ def run_tandem(name, a, cuda, timeout):
     tmp = tempfile.mkdtemp(prefix="tag_peers_")
     cmd = [a.tandem, "tag", a.directory, "--json", "--model", a.model]
     cmd += ["--device", "cuda", "--precision", "fp16"] if cuda else ["--device", "cpu"]
-    cmd += ["--decode-only"] if name == "tandem-decode" else ["--catalog", os.path.join(tmp, "cat.sqlite")]
+    cmd += ["--decode-only"] if name.startswith("tandem-decode") else ["--catalog", os.path.join(tmp, "cat.sqlite")]
+    if name in ("tandem-decode-cpu", "tandem-tag-cpu-decode"):
+        cmd += ["--nvjpeg", "off"]  # the CPU decoders alone: what nvJPEG adds
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp)
@@ -354,7 +356,7 @@ def run_tandem(name, a, cuda, timeout):
     finally:
         seconds = time.perf_counter() - t0
         shutil.rmtree(tmp, ignore_errors=True)
-    r = {"command": " ".join(cmd)}
+    r = {"command": " ".join(cmd), "summary": [l for l in p.stderr.splitlines() if l.strip()][-6:]}
     counts, rate = SUMMARY_COUNTS.search(p.stderr), SUMMARY_RATE.search(p.stderr)
     if p.returncode != 0 and not counts:
         return {**r, "error": last_error_line(p.stderr or p.stdout)}

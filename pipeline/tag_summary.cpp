@@ -35,8 +35,9 @@ void diagnose(TagStats& s, bool inference_on_cpu) {
 
 std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) {
   const StageTimes& t = s.time;
-  std::string out = fmt::format("{} {} images, {} failed, {} up to date (skipped), {} not images\n",
-                                s.decode_only ? "decoded (no inference)" : "tagged", s.tagged, s.failed, skipped, ignored);
+  std::string out = fmt::format("{} {} images, {} failed, {} up to date (skipped), {} not images{}\n",
+                                s.decode_only ? "decoded" : "tagged", s.tagged, s.failed, skipped, ignored,
+                                s.decode_only ? " (--decode-only: no inference)" : "");
   for (const auto& [kind, n] : s.failures) out += fmt::format("  failed: {} {}\n", n, kind);
   double wall = std::max(s.wall_s, 1e-9);
   out += fmt::format("{:.1f} s, {:.1f} images/s; {} decoders, {} batches ({} partial)\n", s.wall_s,
