@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -156,8 +157,11 @@ std::vector<std::string> imagenet_labels_from_darknet(const std::string& shortna
 
 std::vector<std::string> imagenet_labels() {
   std::string why;
+  // A copy of torchvision's _meta.py elsewhere (a machine whose torchvision
+  // is not Debian's): TANDEM_TORCHVISION_META names it.
+  const char* meta = std::getenv("TANDEM_TORCHVISION_META");
   try {
-    return imagenet_labels_from_torchvision(kTorchvisionMetaPath);
+    return imagenet_labels_from_torchvision(meta && *meta ? meta : kTorchvisionMetaPath);
   } catch (const Error& e) {
     why = e.what();
   }
