@@ -10,7 +10,9 @@
 namespace tandem {
 
 namespace {
-constexpr size_t kAlign = 64;
+// cudaMalloc's alignment: GPU kernels may need 128 bytes (Hopper's tensor
+// memory accelerator) or pick slower code for less; the CPU wants 64.
+constexpr size_t kAlign = 256;
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 bool lifetimes_overlap(const Slot& a, const Slot& b) {
