@@ -39,6 +39,11 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) 
                                 s.decode_only ? "decoded" : "tagged", s.tagged, s.failed, skipped, ignored,
                                 s.decode_only ? " (--decode-only: no inference)" : "");
   for (const auto& [kind, n] : s.failures) out += fmt::format("  failed: {} {}\n", n, kind);
+  constexpr size_t kListed = 20;
+  for (size_t i = 0; i < s.failed_files.size() && i < kListed; ++i)
+    out += fmt::format("    [{}] {}\n", s.failed_files[i].first, s.failed_files[i].second);
+  if (s.failed > int64_t(kListed))
+    out += fmt::format("    ... and {} more (the catalog or --jsonl has every one)\n", s.failed - int64_t(kListed));
   double wall = std::max(s.wall_s, 1e-9);
   out += fmt::format("{:.1f} s, {:.1f} images/s; {} decoders, {} batches ({} partial)\n", s.wall_s,
                      double(s.tagged + s.failed) / wall, s.decoders, s.batches, s.partial_batches);

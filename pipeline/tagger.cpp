@@ -398,7 +398,10 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
       t.write += seconds_since(w1);
       for (const TagRecord& r : *group) {
         ++progress_.done;
-        if (!r.ok) ++progress_.failed, ++stats.failures[r.error_kind];
+        if (r.ok) continue;
+        ++progress_.failed, ++stats.failures[r.error_kind];
+        if (stats.failed_files.size() < TagStats::kMaxFailedListed)
+          stats.failed_files.emplace_back(r.error_kind, r.error.rfind(r.path, 0) == 0 ? r.error : r.path + ": " + r.error);
       }
     }
     run.add_time(t);

@@ -63,6 +63,9 @@ struct StageTimes {
 struct TagStats {
   int64_t files = 0, tagged = 0, failed = 0;
   std::map<std::string, int64_t> failures;  // by error_kind
+  // The first kMaxFailedListed failed files: kind, and the message naming the file.
+  static constexpr size_t kMaxFailedListed = 50;
+  std::vector<std::pair<std::string, std::string>> failed_files;
   int64_t batches = 0, partial_batches = 0;
   int decoders = 0;
   int gpu_decoders = 0;
