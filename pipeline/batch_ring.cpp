@@ -1,5 +1,7 @@
 #include "pipeline/batch_ring.h"
 
+#include <string>
+
 #include "core/error.h"
 
 namespace tandem::pipeline {
@@ -11,17 +13,37 @@ BatchRing::BatchRing(int buffers, int slots_per_batch) : slots_(slots_per_batch)
 BatchRing::Claim BatchRing::claim() {
   std::unique_lock<std::mutex> lock(mutex_);
   check(!finished_, "batch ring: claim after finish");
-  for (;;) {
-    if (filling_ < 0) {
-      for (size_t i = 0; i < buffers_.size(); ++i)
-        if (buffers_[i].state == State::free) {
-          buffers_[i] = Buffer{State::filling, 0, 0, false, {}, next_order_++};
-          filling_ = int(i);
-          break;
-        }
-    }
-    if (filling_ >= 0) break;
-    changed_.wait(lock);
+  changed_.wait(lock, [&] { return can_claim(1); });
+  return claim_locked();
+}
+
+std::vector<BatchRing::Claim> BatchRing::claim(int n) {
+  check(n >= 1 && n <= slots_, "batch ring: a claim of " + std::to_string(n) + " slots in batches of " +
+                                   std::to_string(slots_));
+  std::unique_lock<std::mutex> lock(mutex_);
+  check(!finished_, "batch ring: claim after finish");
+  changed_.wait(lock, [&] { return can_claim(n); });
+  std::vector<Claim> claims;
+  for (int i = 0; i < n; ++i) claims.push_back(claim_locked());
+  return claims;
+}
+
+bool BatchRing::can_claim(int n) const {
+  if (filling_ >= 0 && slots_ - buffers_[size_t(filling_)].claimed >= n) return true;
+  // n <= slots_: a fresh buffer holds what the filling one lacks.
+  for (const Buffer& b : buffers_)
+    if (b.state == State::free) return true;
+  return false;
+}
+
+BatchRing::Claim BatchRing::claim_locked() {
+  if (filling_ < 0) {
+    for (size_t i = 0; i < buffers_.size(); ++i)
+      if (buffers_[i].state == State::free) {
+        buffers_[i] = Buffer{State::filling, 0, 0, false, {}, next_order_++};
+        filling_ = int(i);
+        break;
+      }
   }
   Buffer& b = buffers_[size_t(filling_)];
   Claim c{filling_, b.claimed++};

@@ -30,6 +30,12 @@ class BatchRing {
   // A free slot; blocks while none is. Every claim must be committed, also
   // when filling it failed (the slot then holds garbage the caller ignores).
   Claim claim();
+  // `n` (1..slots_per_batch) slots at once: what is left of the filling
+  // buffer and, when that is short, the next free buffer. Blocks holding
+  // none until all n can be had: a caller that held some while waiting for
+  // the rest could hold an uncommitted slot in every buffer (several GPU
+  // decoders claiming groups at once do), and then no batch could complete.
+  std::vector<Claim> claim(int n);
   void commit(const Claim& c);
 
   // The next batch to run: full, or partial once no slot was claimed for
@@ -52,6 +58,10 @@ class BatchRing {
     long order = 0;       // sequence number: batches run in the order they filled
   };
 
+  // Whether n slots can be claimed now without waiting; then claim_locked()
+  // n times gives them.
+  bool can_claim(int n) const;
+  Claim claim_locked();
   // The batch taken next under the lock, if any is due.
   std::optional<Batch> due(std::chrono::milliseconds stall);
   void close(Buffer& b);

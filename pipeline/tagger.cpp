@@ -278,11 +278,11 @@ class GpuDecoderThread {
       time_.gpu_decode += seconds_since(t0);
       return run_.next_file.load() < files_.size();
     }
-    std::vector<BatchRing::Claim> claims;
+    // All the group's slots at once (never some held while waiting for more).
+    std::vector<BatchRing::Claim> claims = run_.ring.claim(int(records.size()));
     std::vector<GpuJpegDecoder::Job> jobs;
     for (size_t k = 0; k < records.size(); ++k) {
-      claims.push_back(run_.ring.claim());
-      const BatchRing::Claim& c = claims.back();
+      const BatchRing::Claim& c = claims[k];
       jobs.push_back({bytes_[k], image::read_jpeg_orientation(bytes_[k]),
                       buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats()});
     }
