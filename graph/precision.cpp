@@ -4,10 +4,13 @@
 // argument (Resize's scales, see ops::value_inputs) stay float32, as do
 // values the executor folds anyway. BatchNorm folding and epilogue fusion run
 // before this, in float32, so folded weights round once.
+#include <algorithm>
 #include <unordered_set>
+#include <vector>
 
 #include "core/half.h"
 #include "graph/passes.h"
+#include "ops/gemm.h"
 #include "ops/schema.h"
 #include "ops/shape_ops.h"
 
@@ -44,11 +47,45 @@ std::unordered_set<ValueId> shape_argument_constants(const Graph& g) {
   return r;
 }
 
+// Matrix products whose result is a graph output (a classifier's last
+// Gemm): they stay float32, reading their activations through a cast up.
+// Logits rounded to 11 (fp16) or 8 (bf16) significant bits reorder classes
+// whose scores lie close together; a float32 head costs one small GEMM.
+std::vector<NodeId> float32_heads(const Graph& g) {
+  std::vector<NodeId> heads;
+  for (ValueId out : g.outputs) {
+    NodeId p = g.value(out).producer;
+    if (p < 0) continue;
+    const std::string& op = g.nodes[size_t(p)].op_type;
+    if (op == "Gemm" || op == "MatMul" || op == ops::kFusedGemmOp) heads.push_back(p);
+  }
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+  return heads;
+}
+
+// Constants every reader of which is a head: they keep their float32 values.
+std::unordered_set<ValueId> head_only_constants(const Graph& g, const std::vector<NodeId>& heads) {
+  std::unordered_set<ValueId> read_by_head, read_elsewhere;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (g.nodes[n].dead) continue;
+    bool head = std::binary_search(heads.begin(), heads.end(), NodeId(n));
+    for (ValueId v : g.nodes[n].inputs)
+      if (v != kNoValue && g.value(v).constant) (head ? read_by_head : read_elsewhere).insert(v);
+  }
+  std::unordered_set<ValueId> r;
+  for (ValueId v : read_by_head)
+    if (!read_elsewhere.count(v)) r.insert(v);
+  return r;
+}
+
 }  // namespace
 
 void lower_precision(Graph& g, DType to, bool inputs_too) {
   check(to == DType::f16 || to == DType::bf16, "lower_precision: f16 or bf16 only");
   std::unordered_set<ValueId> keep = shape_argument_constants(g);
+  const std::vector<NodeId> heads = float32_heads(g);
+  for (ValueId v : head_only_constants(g, heads)) keep.insert(v);
   // A graph input the session specialized into a constant (a scalar) still
   // takes f32 from the caller; it is cast below like any input, and the cast
   // folds.
@@ -75,9 +112,25 @@ void lower_precision(Graph& g, DType to, bool inputs_too) {
     g.replace_uses(in, low_id);
     casts.push_back(cast_node(g.value(in).name + "/to_low", in, low_id, to));
   }
+  for (NodeId h : heads) {
+    // Each activation (non-constant) input is read through a cast up.
+    for (size_t i = 0; i < g.nodes[size_t(h)].inputs.size(); ++i) {
+      ValueId in = g.nodes[size_t(h)].inputs[i];
+      if (in == kNoValue || g.value(in).constant) continue;
+      Value up = g.value(in);
+      up.name += "/head_f32";
+      up.dtype = DType::f32;
+      up.producer = -1;
+      up.constant.reset();
+      ValueId up_id = g.add_value(up);
+      g.nodes[size_t(h)].inputs[i] = up_id;
+      casts.push_back(cast_node(up.name, in, up_id, DType::f32));
+    }
+  }
   for (ValueId& out : g.outputs) {
     const Value& v = g.value(out);
     if (v.dtype != DType::f32 || v.is_constant()) continue;
+    if (std::binary_search(heads.begin(), heads.end(), v.producer)) continue;  // float32 already
     Value high = v;
     high.name = v.name;
     g.value(out).name += "/low";

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/half.h"
 #include "graph/session.h"
 #include "tests/graph_builder.h"
 #include "tests/op_harness.h"
@@ -111,4 +112,29 @@ TEST(Session, Bf16PrecisionTakesScalarInputsAsF32) {
   ASSERT_EQ(out.desc(), in.desc());
   // Three roundings to 8 significant bits (x, s, the sum), each <= |v| * 2^-9.
   for (int64_t i = 0; i < in.numel(); ++i) EXPECT_NEAR(out.scalar_at(i), in.scalar_at(i) + 1.3, 0.03);
+}
+
+// A Gemm whose result is a graph output (a classifier's head) stays float32
+// under bf16: only its activation input is rounded (by the graph's cast
+// down at the input), its weights and bias are not, so it matches a float32
+// Gemm on the rounded input far closer than bf16 weights could (2^-9).
+TEST(Session, LowPrecisionKeepsTheOutputGemmInFloat32) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {4, 64});
+  Tensor w = random_tensor({64, 10}, 31, -1.f, 1.f), bias = random_tensor({10}, 32, -1.f, 1.f);
+  b.output(b.node("Gemm", {x, b.constant("w", w), b.constant("b", bias)}));
+  SessionOptions o;
+  o.precision = Precision::bf16;
+  Tensor in = random_tensor({4, 64}, 33, -2.f, 2.f);
+  Tensor got = Session(b.g, o).run({in})[0];
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 10; ++c) {
+      double want = bias.data<float>()[c], scale = 0;
+      for (int64_t k = 0; k < 64; ++k) {
+        double xr = bf16_to_float(float_to_bf16(in.data<float>()[r * 64 + k]));
+        want += xr * w.data<float>()[k * 10 + c];
+        scale += std::fabs(xr * w.data<float>()[k * 10 + c]);
+      }
+      EXPECT_NEAR(got.data<float>()[r * 10 + c], want, 1e-5 * scale) << r << "," << c;
+    }
 }
