@@ -84,6 +84,17 @@ struct Run {
     double s = seconds_since(start);
     return s > 0 ? double(cpu_done + gpu_done) / s : 0;
   }
+  // How long the inference thread waits for a partial batch's next image
+  // before it runs it: the configured stall, or three times the interval
+  // between images at the rate seen so far when that is longer (a loaded
+  // machine's slow decoders would otherwise flush batches that were about to
+  // fill, and a batch runs at full shape, padding included), at most 2 s.
+  std::chrono::milliseconds stall(std::chrono::milliseconds configured) const {
+    double rate = decode_rate();
+    if (rate <= 0) return configured;
+    auto interval = std::chrono::milliseconds(int64_t(std::min(2000.0, 3000.0 / rate)));
+    return std::max(configured, interval);
+  }
   // The last GPU decoder to finish closes the hand-off queue: the CPU
   // decoders, out of files, wait on it until then.
   void gpu_thread_finished() {
@@ -413,7 +424,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
     try {
       for (;;) {
         Clock::time_point i0 = Clock::now();
-        std::optional<BatchRing::Batch> b = run.ring.take(options_.stall);
+        std::optional<BatchRing::Batch> b = run.ring.take(run.stall(options_.stall));
         t.batch_wait += seconds_since(i0);
         if (!b) break;
         Clock::time_point i1 = Clock::now();
