@@ -1,6 +1,7 @@
 #include "pipeline/batch_ring.h"
 
 #include "core/error.h"
+#include "profile/zone.h"
 
 namespace tandem::pipeline {
 
@@ -21,6 +22,7 @@ BatchRing::Claim BatchRing::claim() {
         }
     }
     if (filling_ >= 0) break;
+    TANDEM_ZONE_CAT("batch slot wait", "wait.queue");  // every buffer claimed or in flight
     changed_.wait(lock);
   }
   Buffer& b = buffers_[size_t(filling_)];
@@ -74,6 +76,7 @@ std::optional<BatchRing::Batch> BatchRing::take(std::chrono::milliseconds stall)
       return std::nullopt;
     }
     // Wake for commits, or in time to flush a stalled partial batch.
+    TANDEM_ZONE_CAT("batch wait", "wait.queue");
     changed_.wait_for(lock, stall);
   }
 }
