@@ -62,7 +62,7 @@ std::string format_diff(const ProfileSummary& a, const ProfileSummary& b, size_t
   const std::vector<StageDiff> diffs = diff_stages(a, b);
   for (size_t i = 0; i < diffs.size() && i < top; ++i) {
     const StageDiff& d = diffs[i];
-    const std::string name = d.name.size() <= 40 ? d.name : d.name.substr(0, 37) + "...";
+    const std::string name = shorten_name(d.name, 40);
     out += fmt::format("  {:<40} {:>10} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7} {:>8} {:>8} {:>6.1f}% {:>6.1f}%\n",
                        name, format_duration(d.a.total_ns), format_duration(d.b.total_ns),
                        signed_duration(d.delta_total_ns()), ratio(double(d.a.total_ns), double(d.b.total_ns)),

@@ -21,6 +21,10 @@ namespace tandem::profile {
 // "12.3 ms", "4.56 s", "789 ns": three significant digits or so.
 std::string format_duration(uint64_t ns);
 
+// At most `width` (>= 8) characters: the head and the tail of a long name with
+// "..." between, since op zones ("Conv /layer2/layer2.1/conv2/Conv") differ at the end.
+std::string shorten_name(const std::string& name, size_t width);
+
 std::string format_summary(const ProfileSummary& s);
 // A few lines: the overall split, the top stages, the verdict.
 std::string format_summary_short(const ProfileSummary& s);

@@ -10,10 +10,6 @@ constexpr size_t kStageRows = 40;  // summary.txt; summary.json has every stage
 constexpr size_t kShortStageRows = 5;
 constexpr size_t kNameWidth = 40;
 
-std::string fit(const std::string& name, size_t width) {
-  return name.size() <= width ? name : name.substr(0, width - 3) + "...";
-}
-
 std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 
 std::string split_header(const char* first) {
@@ -23,7 +19,7 @@ std::string split_header(const char* first) {
 }
 
 std::string split_row(const std::string& name, const TimeSplit& split) {
-  std::string r = fmt::format("  {:<20} {:>10}", fit(name, 20), format_duration(split.total()));
+  std::string r = fmt::format("  {:<20} {:>10}", shorten_name(name, 20), format_duration(split.total()));
   for (Activity a : kAllActivities) r += fmt::format(" {:>10}", pct(split.share(a)));
   return r + "\n";
 }
@@ -33,7 +29,7 @@ std::string stage_table(const ProfileSummary& s, size_t rows) {
                                 kNameWidth, "activity", "count", "total", "self", "mean", "p50", "p99", "share");
   for (size_t i = 0; i < s.stages.size() && i < rows; ++i) {
     const StageSummary& st = s.stages[i];
-    out += fmt::format("  {:<{}} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}\n", fit(st.name, kNameWidth),
+    out += fmt::format("  {:<{}} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}\n", shorten_name(st.name, kNameWidth),
                        kNameWidth, activity_label(st.activity), st.count, format_duration(st.total_ns),
                        format_duration(st.self_ns), format_duration(st.mean_ns), format_duration(st.p50_ns),
                        format_duration(st.p99_ns), pct(st.share));
@@ -53,6 +49,12 @@ std::string overhead_line(const ProfileSummary& s) {
 }
 
 }  // namespace
+
+std::string shorten_name(const std::string& name, size_t width) {
+  if (name.size() <= width) return name;
+  const size_t head = (width - 3) / 3;
+  return name.substr(0, head) + "..." + name.substr(name.size() - (width - 3 - head));
+}
 
 std::string format_duration(uint64_t ns) {
   const double v = double(ns);

@@ -119,6 +119,12 @@ TEST(ProfileSummary, StageTable) {
   EXPECT_EQ(stage(s, "batch wait").activity, Activity::wait_lock);
 }
 
+TEST(ProfileSummary, ShortenNameKeepsHeadAndTail) {
+  EXPECT_EQ(profile::shorten_name("short", 10), "short");
+  EXPECT_EQ(profile::shorten_name("Conv /layer2/layer2.1/conv2/Conv", 20), "Conv ...1/conv2/Conv");  // 5 head + 3 + 12 tail
+  EXPECT_EQ(profile::shorten_name("Conv /layer2/layer2.1/conv2/Conv", 20).size(), 20u);
+}
+
 TEST(ProfileSummary, PercentilesAreNearestRank) {
   // 100 zones lasting 1..100 ns, shuffled in time order: p50 = 50, p99 = 99.
   profile::Trace t;
