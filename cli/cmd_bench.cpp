@@ -125,7 +125,7 @@ void print_per_op(const StepTimes& t, int top) {
 
 int bench_command(BenchOptions& o) {
   o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
-  profile::TraceSession trace(o.common.trace_path);
+  profile::TraceSession trace(session_outputs(o.common));
   ModelLoadOptions load;
   load.tfjs.outputs = o.outputs;
   // TF.js converters fix the batch to 1; the convolutional part rarely cares.

@@ -86,7 +86,7 @@ int classify_command(ClassifyOptions& o) {
     d.common = o.common;
     return detect_command(d);
   }
-  profile::TraceSession trace(o.common.trace_path);
+  profile::TraceSession trace(session_outputs(o.common));
   if (!o.mean.empty()) std::copy_n(o.mean.begin(), 3, o.pre.mean.begin());
   if (!o.std.empty()) std::copy_n(o.std.begin(), 3, o.pre.std.begin());
   check(o.pre.crop <= o.pre.resize, "--crop must not exceed --resize");

@@ -75,7 +75,7 @@ void print_text(const std::string& path, const std::vector<pipeline::Detection>&
 }  // namespace
 
 int detect_command(DetectOptions& o) {
-  profile::TraceSession trace(o.common.trace_path);
+  profile::TraceSession trace(session_outputs(o.common));
   pipeline::DetectorOptions dopt;
   dopt.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   dopt.device = resolve_device(o.common);

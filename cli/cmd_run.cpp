@@ -43,7 +43,7 @@ std::map<std::string, Tensor> read_inputs(const std::vector<std::string>& specs,
 
 int run_command(RunOptions& o) {
   o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
-  profile::TraceSession trace(o.common.trace_path);
+  profile::TraceSession trace(session_outputs(o.common));
   ModelLoadOptions load;
   load.tfjs.outputs = o.outputs;
   Session s = open_model(o.model, o.common, load);

@@ -14,6 +14,7 @@
 #include "pipeline/gpu_jpeg.h"
 #include "pipeline/exports.h"
 #include "pipeline/model_store.h"
+#include "pipeline/tag_profile.h"
 #include "pipeline/tag_summary.h"
 #include "pipeline/tagger.h"
 #include "pipeline/walk.h"
@@ -113,7 +114,7 @@ std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> open_gpu_decoders(const T
 }
 
 int tag_command(TagOptions& o) {
-  profile::TraceSession trace(o.common.trace_path);
+  profile::TraceSession trace(session_outputs(o.common));
   pipeline::TagModelOptions mo;
   mo.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   mo.device = resolve_device(o.common);
@@ -122,6 +123,7 @@ int tag_command(TagOptions& o) {
   mo.top = o.top;
   mo.min_score = o.min_score;
   bool on_cpu = mo.device.is_cpu();
+  trace.set_verdict([on_cpu](const profile::ProfileSummary& s) { return pipeline::tag_profile_verdict(s, on_cpu); });
   if (on_cpu && o.common.threads == 0)  // decoders take the other cores
     mo.threads = std::max(1, int(std::thread::hardware_concurrency()) - pipeline::default_decoders(true));
   std::unique_ptr<pipeline::TagModel> model = pipeline::load_tag_model(mo);

@@ -27,6 +27,7 @@ void add_classify_command(CLI::App& app);
 void add_detect_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_tag_command(CLI::App& app);
+void add_profile_diff_command(CLI::App& app);
 
 void add_all_commands(CLI::App& app) {
   add_run_command(app);
@@ -36,6 +37,7 @@ void add_all_commands(CLI::App& app) {
   add_tag_command(app);
   add_models_command(app);
   add_ops_command(app);
+  add_profile_diff_command(app);
 }
 
 }  // namespace tandem::cli

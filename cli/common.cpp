@@ -13,10 +13,17 @@ namespace tandem::cli {
 
 void add_common_options(CLI::App* sub, CommonOptions& opts) {
   sub->add_option("--trace", opts.trace_path, "Write a Chrome trace (Perfetto) of the run to FILE");
+  sub->add_option("--profile", opts.profile_dir,
+                  "Profile the run into DIR: trace.json, summary.txt (where the time went; also printed) and "
+                  "summary.json (for tandem profile-diff)");
   sub->add_option("--threads", opts.threads, "CPU compute threads (0 = all cores)")->check(CLI::NonNegativeNumber);
   sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto (default: the GPU when one is present, else the CPU)");
   sub->add_option("--precision", opts.precision, "fp32, tf32, fp16 or bf16 (inputs and outputs stay float32)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+}
+
+profile::SessionOutputs session_outputs(const CommonOptions& opts) {
+  return {opts.trace_path, opts.profile_dir};
 }
 
 Device resolve_device(const CommonOptions& opts) {

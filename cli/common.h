@@ -5,18 +5,23 @@
 
 #include "formats/load_model.h"
 #include "graph/session.h"
+#include "profile/session.h"
 
 namespace tandem::cli {
 
 struct CommonOptions {
-  std::string trace_path;  // --trace FILE: Chrome trace of the run
+  std::string trace_path;   // --trace FILE: Chrome trace of the run
+  std::string profile_dir;  // --profile DIR: trace, summary.txt, summary.json
   int threads = 0;         // --threads T: CPU compute threads (0 = all cores)
   std::string device = "auto";
   std::string precision = "fp32";
 };
 
-// Adds --trace, --threads, --device and --precision to a subcommand.
+// Adds --trace, --profile, --threads, --device and --precision to a subcommand.
 void add_common_options(CLI::App* sub, CommonOptions& opts);
+
+// What --trace and --profile ask a profile::TraceSession to write.
+profile::SessionOutputs session_outputs(const CommonOptions& opts);
 
 // The device --device names ("auto": the best one present).
 Device resolve_device(const CommonOptions& opts);

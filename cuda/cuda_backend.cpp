@@ -7,6 +7,7 @@
 
 #include "cuda/check.h"
 #include "cuda/registry.h"
+#include "profile/zone.h"
 
 namespace tandem::cuda {
 
@@ -97,7 +98,10 @@ void CudaBackend::copy_from_host(void* dst, const void* src, size_t bytes) {
   std::lock_guard<std::mutex> lock(staging_mutex_);
   // The staging buffer is reused (and may be reallocated): wait until the
   // previous copy out of it is done before touching it.
-  check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
+  {
+    TANDEM_ZONE_CAT("staging buffer wait", "wait.gpu");
+    check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
+  }
   void* pinned = staging(bytes);
   std::memcpy(pinned, src, bytes);
   check_cuda(cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, ctx_.stream), "cudaMemcpyAsync(H2D)");
@@ -106,6 +110,8 @@ void CudaBackend::copy_from_host(void* dst, const void* src, size_t bytes) {
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   std::lock_guard<std::mutex> lock(staging_mutex_);
+  // The host waits for the work before the copy, then for the copy.
+  TANDEM_ZONE_CAT("copy to host", "wait.gpu");
   check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
   void* pinned = staging(bytes);
   check_cuda(cudaMemcpyAsync(pinned, src, bytes, cudaMemcpyDeviceToHost, ctx_.stream), "cudaMemcpyAsync(D2H)");
@@ -113,7 +119,10 @@ void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, pinned, bytes);
 }
 
-void CudaBackend::synchronize() { check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize"); }
+void CudaBackend::synchronize() {
+  TANDEM_ZONE_CAT("cuda synchronize", "wait.gpu");
+  check_cuda(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");
+}
 
 // The pool keeps freed blocks (keep_pool_memory), where cudaMalloc, which
 // kernels use for their weights, cannot reach them.

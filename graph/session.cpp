@@ -11,6 +11,7 @@
 #include "graph/batch_split.h"
 #include "graph/passes.h"
 #include "ops/schema.h"
+#include "profile/zone.h"
 
 namespace tandem {
 
@@ -122,6 +123,7 @@ std::vector<TensorDesc> Session::input_descs() const {
 ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
   std::string key = plan_key(shapes, values);
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
+  TANDEM_ZONE_CAT("compile plan", "graph");
   check(shapes.size() == graph_.inputs.size(),
         "model takes " + std::to_string(graph_.inputs.size()) + " inputs, got " + std::to_string(shapes.size()),
         {graph_.source, "", "", ""});

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "profile/zone.h"
 
 namespace tandem::pipeline {
 
@@ -13,7 +14,7 @@ BatchRing::BatchRing(int buffers, int slots_per_batch) : slots_(slots_per_batch)
 BatchRing::Claim BatchRing::claim() {
   std::unique_lock<std::mutex> lock(mutex_);
   check(!finished_, "batch ring: claim after finish");
-  changed_.wait(lock, [&] { return can_claim(1); });
+  wait_to_claim(lock, 1);
   return claim_locked();
 }
 
@@ -22,10 +23,16 @@ std::vector<BatchRing::Claim> BatchRing::claim(int n) {
                                    std::to_string(slots_));
   std::unique_lock<std::mutex> lock(mutex_);
   check(!finished_, "batch ring: claim after finish");
-  changed_.wait(lock, [&] { return can_claim(n); });
+  wait_to_claim(lock, n);
   std::vector<Claim> claims;
   for (int i = 0; i < n; ++i) claims.push_back(claim_locked());
   return claims;
+}
+
+void BatchRing::wait_to_claim(std::unique_lock<std::mutex>& lock, int n) {
+  if (can_claim(n)) return;
+  TANDEM_ZONE_CAT("batch slot wait", "wait.queue");  // every buffer claimed or in flight
+  changed_.wait(lock, [&] { return can_claim(n); });
 }
 
 bool BatchRing::can_claim(int n) const {
@@ -96,6 +103,7 @@ std::optional<BatchRing::Batch> BatchRing::take(std::chrono::milliseconds stall)
       return std::nullopt;
     }
     // Wake for commits, or in time to flush a stalled partial batch.
+    TANDEM_ZONE_CAT("batch wait", "wait.queue");
     changed_.wait_for(lock, stall);
   }
 }

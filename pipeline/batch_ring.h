@@ -61,6 +61,8 @@ class BatchRing {
   // Whether n slots can be claimed now without waiting; then claim_locked()
   // n times gives them.
   bool can_claim(int n) const;
+  // Blocks (under `lock`) until n slots can be claimed; the wait is a zone.
+  void wait_to_claim(std::unique_lock<std::mutex>& lock, int n);
   Claim claim_locked();
   // The batch taken next under the lock, if any is due.
   std::optional<Batch> due(std::chrono::milliseconds stall);

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <optional>
 
+#include "profile/zone.h"
+
 namespace tandem::pipeline {
 
 template <typename T>
@@ -19,7 +21,11 @@ class BoundedQueue {
   // False when the queue was closed (the item is dropped).
   bool push(T item) {
     std::unique_lock<std::mutex> lock(mutex_);
-    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    auto room = [&] { return closed_ || items_.size() < capacity_; };
+    if (!room()) {  // the zone only when it blocks: the fast path stays free
+      TANDEM_ZONE_CAT("queue full (push waits)", "wait.queue");
+      not_full_.wait(lock, room);
+    }
     if (closed_) return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
@@ -29,7 +35,11 @@ class BoundedQueue {
   // Nothing once the queue is closed and drained.
   std::optional<T> pop() {
     std::unique_lock<std::mutex> lock(mutex_);
-    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    auto ready = [&] { return closed_ || !items_.empty(); };
+    if (!ready()) {
+      TANDEM_ZONE_CAT("queue empty (pop waits)", "wait.queue");
+      not_empty_.wait(lock, ready);
+    }
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();

@@ -126,7 +126,7 @@ std::optional<TagRecord> read_input(const InputFile& f, const std::string& model
   TagRecord r;
   r.path = f.path, r.size = f.size, r.mtime_ns = f.mtime_ns, r.model_id = model_id;
   try {
-    TANDEM_ZONE_CAT("read", "tag");
+    TANDEM_ZONE_CAT("read", "io");
     image::read_file_into(bytes, f.path, max_bytes);
   } catch (const std::exception& e) {
     report_failure(run, std::move(r), "unreadable", e.what(), t0);
@@ -402,6 +402,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
                                                       std::make_move_iterator(more->end()));
       Clock::time_point w1 = Clock::now();
       try {
+        TANDEM_ZONE_CAT("write", "io");
         if (!run.stop) sink(*group);
       } catch (...) {
         run.fail(std::current_exception());
@@ -447,6 +448,8 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
           out.push_back(std::move(r));
         }
         ++stats.batches;
+        TANDEM_COUNTER("images decoded", run.cpu_done + run.gpu_done);
+        TANDEM_COUNTER("results waiting for the writer", run.done.size());
         if (b->count < slots) ++stats.partial_batches;
         t.infer += seconds_since(i1);
         run.ring.release(b->buffer);

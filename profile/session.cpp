@@ -1,15 +1,36 @@
 #include "profile/session.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include "core/error.h"
 #include "profile/chrome_trace.h"
+#include "profile/overhead.h"
+#include "profile/summary_io.h"
 
 namespace tandem::profile {
+namespace {
 
-TraceSession::TraceSession(std::string path, const Options& options) : path_(std::move(path)) {
-  if (path_.empty()) return;
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  const ErrorContext where{path.string(), "", "", ""};
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  check(bool(file), "cannot open profile file for writing", where);
+  file << text;
+  file.close();
+  check(!file.fail(), "cannot write profile file", where);
+}
+
+}  // namespace
+
+TraceSession::TraceSession(std::string trace_file, const Options& options)
+    : TraceSession(SessionOutputs{std::move(trace_file), ""}, options) {}
+
+TraceSession::TraceSession(SessionOutputs outputs, const Options& options) : outputs_(std::move(outputs)) {
+  if (outputs_.trace_file.empty() && outputs_.profile_dir.empty()) return;
+  // Measured before the session: its zones are discarded by start().
+  if (!outputs_.profile_dir.empty()) zone_cost_ns_ = measure_zone_cost_ns();
   start(options);
   active_ = true;
 }
@@ -28,8 +49,27 @@ Trace TraceSession::finish() {
   active_ = false;
   stop();
   Trace trace = collect();
-  write_chrome_trace(trace, path_);
+  if (!outputs_.trace_file.empty()) write_chrome_trace(trace, outputs_.trace_file);
+  if (!outputs_.profile_dir.empty()) {
+    const ProfileSummary s = write_profile(trace, outputs_.profile_dir, zone_cost_ns_, verdict_);
+    std::fprintf(stderr, "%s(full profile in %s: summary.txt, summary.json, trace.json)\n",
+                 format_summary_short(s).c_str(), outputs_.profile_dir.c_str());
+  }
   return trace;
+}
+
+ProfileSummary write_profile(const Trace& trace, const std::string& dir, double zone_cost_ns,
+                             const VerdictRule& rule) {
+  const std::filesystem::path root(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  check(!ec, "cannot create the profile folder: " + ec.message(), ErrorContext{dir, "", "", ""});
+  write_chrome_trace(trace, (root / "trace.json").string());
+  ProfileSummary s = summarize(trace, zone_cost_ns);
+  s.verdict = rule ? rule(s) : generic_verdict(s);
+  write_text(root / "summary.txt", format_summary(s));
+  write_text(root / "summary.json", summary_to_json(s));
+  return s;
 }
 
 }  // namespace tandem::profile

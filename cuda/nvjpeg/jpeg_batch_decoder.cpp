@@ -4,6 +4,7 @@
 
 #include "cuda/check.h"
 #include "cuda/context.h"
+#include "profile/zone.h"
 
 namespace tandem::cuda {
 
@@ -294,6 +295,7 @@ std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>&
     reserve_buffers(slots);
     decode_slots(slots, results);
     preprocess_slots(slots, jobs);
+    TANDEM_ZONE_CAT("JPEG decoder synchronize", "wait.gpu");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(JPEG decoder)");
     for (const Slot& s : slots) results[s.job].ok = s.decoded;
   }

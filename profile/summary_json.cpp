@@ -1,0 +1,127 @@
+// summary.json: writing, reading back, and finding it in a profile folder.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "profile/summary_io.h"
+
+namespace tandem::profile {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kFormat = "tandem-profile-summary";
+constexpr int kVersion = 1;
+
+json split_json(const TimeSplit& split) {
+  json j = json::object();
+  for (Activity a : kAllActivities) j[activity_key(a)] = split[a];
+  return j;
+}
+
+TimeSplit split_from(const json& j) {
+  TimeSplit split;
+  for (Activity a : kAllActivities) split[a] = j.at(activity_key(a)).get<uint64_t>();
+  return split;
+}
+
+json stage_json(const StageSummary& st) {
+  return {{"name", st.name},         {"activity", activity_key(st.activity)},
+          {"count", st.count},       {"total_ns", st.total_ns},
+          {"self_ns", st.self_ns},   {"mean_ns", st.mean_ns},
+          {"p50_ns", st.p50_ns},     {"p99_ns", st.p99_ns},
+          {"max_ns", st.max_ns},     {"share", st.share}};
+}
+
+StageSummary stage_from(const json& j) {
+  StageSummary st;
+  st.name = j.at("name").get<std::string>();
+  st.activity = activity_from_key(j.at("activity").get<std::string>());
+  st.count = j.at("count").get<uint64_t>();
+  st.total_ns = j.at("total_ns").get<uint64_t>();
+  st.self_ns = j.at("self_ns").get<uint64_t>();
+  st.mean_ns = j.at("mean_ns").get<uint64_t>();
+  st.p50_ns = j.at("p50_ns").get<uint64_t>();
+  st.p99_ns = j.at("p99_ns").get<uint64_t>();
+  st.max_ns = j.at("max_ns").get<uint64_t>();
+  st.share = j.at("share").get<double>();
+  return st;
+}
+
+}  // namespace
+
+std::string summary_to_json(const ProfileSummary& s) {
+  json threads = json::array();
+  for (const ThreadSummary& t : s.threads)
+    threads.push_back({{"name", t.name}, {"tid", t.tid}, {"begin_ns", t.begin_ns}, {"end_ns", t.end_ns},
+                       {"split", split_json(t.split)}});
+  json stages = json::array();
+  for (const StageSummary& st : s.stages) stages.push_back(stage_json(st));
+  const Overhead& o = s.overhead;
+  json j = {{"format", kFormat},
+            {"version", kVersion},
+            {"wall_ns", s.wall_ns},
+            {"split", split_json(s.overall)},
+            {"threads", threads},
+            {"stages", stages},
+            {"overhead",
+             {{"zones", o.zones},
+              {"counters", o.counters},
+              {"dropped_zones", o.dropped_zones},
+              {"dropped_counters", o.dropped_counters},
+              {"ns_per_event", o.ns_per_event},
+              {"estimated_ns", o.estimated_ns()}}},
+            {"verdict", s.verdict}};
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+ProfileSummary summary_from_json(const std::string& text, const std::string& source) {
+  ErrorContext where;
+  where.file = source;
+  try {
+    const json j = json::parse(text);
+    check(j.value("format", "") == kFormat, "not a tandem profile summary (no \"format\": \"" +
+                                                std::string(kFormat) + "\")", where);
+    check(j.at("version").get<int>() == kVersion,
+          "summary version " + j.at("version").dump() + ", this tandem reads " + std::to_string(kVersion), where);
+    ProfileSummary s;
+    s.wall_ns = j.at("wall_ns").get<uint64_t>();
+    s.overall = split_from(j.at("split"));
+    for (const json& t : j.at("threads")) {
+      ThreadSummary ts;
+      ts.name = t.at("name").get<std::string>();
+      ts.tid = t.at("tid").get<uint32_t>();
+      ts.begin_ns = t.at("begin_ns").get<uint64_t>();
+      ts.end_ns = t.at("end_ns").get<uint64_t>();
+      ts.split = split_from(t.at("split"));
+      s.threads.push_back(std::move(ts));
+    }
+    for (const json& st : j.at("stages")) s.stages.push_back(stage_from(st));
+    const json& o = j.at("overhead");
+    s.overhead.zones = o.at("zones").get<uint64_t>();
+    s.overhead.counters = o.at("counters").get<uint64_t>();
+    s.overhead.dropped_zones = o.at("dropped_zones").get<uint64_t>();
+    s.overhead.dropped_counters = o.at("dropped_counters").get<uint64_t>();
+    s.overhead.ns_per_event = o.at("ns_per_event").get<double>();
+    s.verdict = j.at("verdict").get<std::string>();
+    return s;
+  } catch (const json::exception& e) {
+    throw Error(std::string("bad profile summary: ") + e.what(), where);
+  } catch (const Error& e) {
+    throw e.with_context(where);
+  }
+}
+
+ProfileSummary read_summary(const std::string& path) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) p /= "summary.json";
+  std::ifstream file(p, std::ios::binary);
+  check(bool(file), "cannot open profile summary", ErrorContext{p.string(), "", "", ""});
+  std::ostringstream text;
+  text << file.rdbuf();
+  return summary_from_json(text.str(), p.string());
+}
+
+}  // namespace tandem::profile
