@@ -18,14 +18,6 @@ Graph load_detector_graph(const DetectorOptions& o) {
   return load_model(o.model, lo);
 }
 
-SessionOptions session_options(const DetectorOptions& o) {
-  SessionOptions so;
-  so.device = o.device;
-  so.threads = o.threads;
-  so.precision = o.precision;
-  return so;
-}
-
 }  // namespace
 
 void DetectorInput::run(const image::Image& img, float* out) {
@@ -40,7 +32,7 @@ void DetectorInput::run(const image::Image& img, float* out) {
 }
 
 Detector::Detector(const DetectorOptions& options)
-    : options_(options), session_(load_detector_graph(options), session_options(options)) {
+    : options_(options), session_(load_detector_graph(options), SessionOptions::on(options.device, options.precision, options.threads)) {
   std::vector<TensorDesc> in = session_.input_descs();
   ErrorContext ctx{options.model, "", "", ""};
   check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[3] == 3,

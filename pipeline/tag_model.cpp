@@ -28,14 +28,6 @@ std::string model_id(const std::string& path) {
 
 namespace {
 
-SessionOptions session_options(const TagModelOptions& o) {
-  SessionOptions so;
-  so.device = o.device;
-  so.precision = o.precision;
-  so.threads = o.threads;
-  return so;
-}
-
 class ClassifierWriter final : public SlotWriter {
  public:
   explicit ClassifierWriter(const image::PreprocessConfig& c) : pre_(c) {}
@@ -48,7 +40,7 @@ class ClassifierWriter final : public SlotWriter {
 // torchvision's ImageNet recipe; the network's own input size sets the crop.
 class Classifier final : public TagModel {
  public:
-  explicit Classifier(const TagModelOptions& o) : o_(o), session_(load_model(o.model), session_options(o)) {
+  explicit Classifier(const TagModelOptions& o) : o_(o), session_(load_model(o.model), SessionOptions::on(o.device, o.precision, o.threads)) {
     ErrorContext where{o.model, "", "", ""};
     std::vector<TensorDesc> in = session_.input_descs();
     check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[1] == 3 && in[0].shape[2] > 0 &&
