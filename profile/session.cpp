@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "profile/chrome_trace.h"
 #include "profile/overhead.h"
+#include "profile/report_html.h"
 #include "profile/summary_io.h"
 
 namespace tandem::profile {
@@ -52,7 +53,7 @@ Trace TraceSession::finish() {
   if (!outputs_.trace_file.empty()) write_chrome_trace(trace, outputs_.trace_file);
   if (!outputs_.profile_dir.empty()) {
     const ProfileSummary s = write_profile(trace, outputs_.profile_dir, zone_cost_ns_, verdict_);
-    std::fprintf(stderr, "%s(full profile in %s: summary.txt, summary.json, trace.json)\n",
+    std::fprintf(stderr, "%s(full profile in %s: summary.txt, summary.json, trace.json, report.html)\n",
                  format_summary_short(s).c_str(), outputs_.profile_dir.c_str());
   }
   return trace;
@@ -69,6 +70,7 @@ ProfileSummary write_profile(const Trace& trace, const std::string& dir, double 
   s.verdict = rule ? rule(s) : generic_verdict(s);
   write_text(root / "summary.txt", format_summary(s));
   write_text(root / "summary.json", summary_to_json(s));
+  write_text(root / "report.html", report_html(trace, s));
   return s;
 }
 

@@ -8,7 +8,8 @@
 //
 // --trace FILE writes the Chrome trace alone. --profile DIR writes
 // DIR/trace.json (the same trace), DIR/summary.txt and DIR/summary.json
-// (summary.h) and prints the short summary on stderr.
+// (summary.h), DIR/report.html (report_html.h) and prints the short summary
+// on stderr.
 // If finish() was not called, the destructor does it and reports a failure on
 // stderr (a destructor cannot throw).
 #include <string>
@@ -49,7 +50,7 @@ class TraceSession {
   bool active_ = false;
 };
 
-// Writes DIR/trace.json, DIR/summary.txt and DIR/summary.json (creating DIR)
+// Writes DIR/trace.json, summary.txt, summary.json and report.html (creating DIR)
 // and returns the summary. rule: null = generic_verdict. Throws tandem::Error
 // naming the file that could not be written.
 ProfileSummary write_profile(const Trace& trace, const std::string& dir, double zone_cost_ns,

@@ -241,7 +241,7 @@ TEST(ProfileSummary, DiffOfTwoWrittenProfiles) {
   EXPECT_THROW(profile::read_summary((dir.path() / "missing").string()), tandem::Error);
 }
 
-TEST(ProfileSummary, WriteProfileWritesThreeFiles) {
+TEST(ProfileSummary, WriteProfileWritesEveryFile) {
   tandem::testing::TempDir dir("profile_files");
   const std::string out = (dir.path() / "run" / "nested").string();
   const profile::ProfileSummary s = profile::write_profile(pipeline_trace(), out, 10);
@@ -256,6 +256,9 @@ TEST(ProfileSummary, WriteProfileWritesThreeFiles) {
   EXPECT_NE(summary.find("verdict: " + s.verdict), std::string::npos);
   EXPECT_NE(summary.find("decoder-0"), std::string::npos);
   expect_same(profile::read_summary(out), s);
+  std::ifstream page(out + "/report.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), {});
+  EXPECT_NE(html.find("\"format\":\"tandem-profile-report\""), std::string::npos);
 }
 
 // A summary of the tag pipeline's threads, shares of 1000 ns lifetimes.

@@ -92,6 +92,14 @@ def check_profile(folder, min_named_threads):
     return errors
 
 
+def finish(errors, what):
+    """Prints the failures and exits 1 if there were any."""
+    for e in errors:
+        print("FAIL", e)
+    print(f"{what}: {len(errors)} failed")
+    sys.exit(1 if errors else 0)
+
+
 def main():
     tandem = sys.argv[1]
     errors = []
@@ -137,10 +145,7 @@ def main():
         if not errors:
             with open(os.path.join(tag_dir, "summary.txt")) as f:
                 print(f.read())
-    for e in errors:
-        print("FAIL", e)
-    print(f"profile e2e: {len(errors)} failed")
-    sys.exit(1 if errors else 0)
+    finish(errors, "profile e2e")
 
 
 if __name__ == "__main__":
