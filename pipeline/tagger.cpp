@@ -185,7 +185,7 @@ class DecoderThread {
       image::decode_image_into(img_, bytes, opt_, r.path);
     } catch (const std::exception& e) {
       time_.decode += seconds_since(t1);
-      return failed(std::move(r), decode_error_kind(bytes, e.what()), e.what(), t0);
+      return report_failure(run_, std::move(r), decode_error_kind(bytes, e.what()), e.what(), t0);
     }
     Clock::time_point t2 = Clock::now();
     time_.decode += std::chrono::duration<double>(t2 - t1).count();
@@ -208,10 +208,6 @@ class DecoderThread {
     m.record = std::move(r);
     run_.ring.commit(c);
     ++run_.cpu_done;
-  }
-
-  void failed(TagRecord r, const std::string& kind, const std::string& message, Clock::time_point t0) {
-    report_failure(run_, std::move(r), kind, message, t0);
   }
 
   TagModel& model_;
