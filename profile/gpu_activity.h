@@ -45,8 +45,8 @@ struct GpuApiCall {
 };
 
 struct GpuActivity {
-  bool collected = false;   // a source ran for the session
-  std::string unavailable;  // why there is no GPU activity ("" when collected)
+  bool collected = false;   // a source recorded for the session
+  std::string unavailable;  // a source ran but could not record: why ("CUPTI not available: ...")
   std::vector<std::string> names;
   std::vector<GpuStream> streams;
   std::vector<GpuApiCall> api_calls;
@@ -69,8 +69,7 @@ class GpuActivitySource {
 void set_gpu_activity_source(GpuActivitySource* source);
 
 // For TraceSession: starts the installed source (if any) for a session, and
-// stops it into `out` (out.unavailable says "no GPU activity source" when none
-// ran). Never throw.
+// stops it into `out` (left empty when no source ran). Never throw.
 void start_gpu_activity() noexcept;
 void stop_gpu_activity(GpuActivity& out) noexcept;
 
