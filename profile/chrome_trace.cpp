@@ -152,7 +152,9 @@ void append_gpu_metadata(Sink& out, const GpuActivity& gpu) {
 }
 
 std::string dims(const uint32_t d[3]) {
-  return "\"" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "\"";
+  std::string text = "\"";  // appended, not "a" + b: GCC 12 warns (-Wrestrict) on that falsely
+  text += std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
+  return text + "\"";
 }
 
 void append_gpu_op(Sink& out, const Trace& trace, const GpuOp& op, const std::string& name, const std::string& ids) {

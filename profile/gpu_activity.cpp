@@ -47,10 +47,11 @@ const char* copy_kind_name(CopyKind k) {
   return "?";
 }
 
-void set_gpu_activity_source(GpuActivitySource* source) {
+GpuActivitySource* set_gpu_activity_source(GpuActivitySource* source) {
   SourceSlot& s = slot();
   std::lock_guard lock(s.mutex);
-  if (s.source == source) return;
+  GpuActivitySource* previous = s.source;
+  if (previous == source) return previous;
   if (s.started) {
     GpuActivity discarded;  // the replaced source's records have no home
     s.source->stop(discarded);
@@ -61,6 +62,7 @@ void set_gpu_activity_source(GpuActivitySource* source) {
     s.source->start();
     s.started = true;
   }
+  return previous;
 }
 
 void start_gpu_activity() noexcept {

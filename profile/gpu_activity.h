@@ -65,8 +65,8 @@ class GpuActivitySource {
 
 // Installs the process's source (nullptr removes it); it must outlive its use.
 // Installed while a session runs, it is started at once, so a backend created
-// after --profile began still records.
-void set_gpu_activity_source(GpuActivitySource* source);
+// after --profile began still records. Returns the source it replaces.
+GpuActivitySource* set_gpu_activity_source(GpuActivitySource* source);
 
 // For TraceSession: starts the installed source (if any) for a session, and
 // stops it into `out` (left empty when no source ran). Never throw.
