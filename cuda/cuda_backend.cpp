@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cuda/check.h"
+#include "cuda/cupti_source.h"
 #include "cuda/registry.h"
 #include "profile/zone.h"
 
@@ -173,6 +174,8 @@ CudaBackend& cuda_backend(int device) {
   static std::mutex mutex;
   static std::map<int, std::unique_ptr<CudaBackend>> backends;
   std::lock_guard<std::mutex> lock(mutex);
+  // A GPU run: --profile may now record its kernels (CUPTI loads only then).
+  install_cupti_source();
   auto& b = backends[device];
   if (!b) b = std::make_unique<CudaBackend>(device);
   return *b;

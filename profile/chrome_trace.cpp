@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -134,6 +135,89 @@ void append_other_data(Sink& out, const Trace& trace) {
   out += "}";
 }
 
+// GPU device d is process kGpuPid + d, each of its streams a thread.
+constexpr uint32_t kGpuPid = 100;
+
+void append_gpu_metadata(Sink& out, const GpuActivity& gpu) {
+  uint32_t last_device = UINT32_MAX;
+  for (const GpuStream& s : gpu.streams) {  // sorted by device, then stream
+    const std::string pid = std::to_string(kGpuPid + s.device);
+    if (s.device != last_device)
+      out += R"(,{"ph":"M","name":"process_name","pid":)" + pid + R"(,"tid":0,"args":{"name":"GPU )" +
+             std::to_string(s.device) + "\"}}";
+    last_device = s.device;
+    out += R"(,{"ph":"M","name":"thread_name","pid":)" + pid + R"(,"tid":)" + std::to_string(s.stream) +
+           R"(,"args":{"name":"stream )" + std::to_string(s.stream) + "\"}}";
+  }
+}
+
+std::string dims(const uint32_t d[3]) {
+  std::string text = "\"";  // appended, not "a" + b: GCC 12 warns (-Wrestrict) on that falsely
+  text += std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
+  return text + "\"";
+}
+
+void append_gpu_op(Sink& out, const Trace& trace, const GpuOp& op, const std::string& name, const std::string& ids) {
+  const uint64_t begin = since(op.start_ns, trace.begin_ns);
+  const uint64_t dur = std::max(begin, since(op.end_ns, trace.begin_ns)) - begin;
+  out += R"(,{"ph":"X","name":)" + name + R"(,"cat":")" + gpu_op_kind_name(op.kind) + "\"" + ids;
+  out.micros(begin);
+  out += R"(,"dur":)";
+  out.micros(dur);
+  out += R"(,"args":{"correlation":)" + std::to_string(op.correlation);
+  if (op.kind == GpuOpKind::kernel && op.grid[0] != 0) out += R"(,"grid":)" + dims(op.grid) + R"(,"block":)" + dims(op.block);
+  if (op.kind != GpuOpKind::kernel) out += R"(,"bytes":)" + std::to_string(op.bytes);
+  if (op.kind == GpuOpKind::memcpy && op.end_ns > op.start_ns) {
+    out += R"(,"GB/s":)";
+    out.number(double(op.bytes) / double(op.end_ns - op.start_ns));
+  }
+  out += "}}";
+}
+
+// A flow arrow from a host call to the GPU work it launched: "s" inside the
+// call, "f" with binding point "e" at the op's start (bound to the op). Ids
+// are per arrow: one cudaGraphLaunch correlates with many kernels.
+void append_flow(Sink& out, const Trace& trace, uint64_t id, const GpuApiCall& call, const std::string& op_ids,
+                 uint64_t op_start) {
+  const std::string head = R"(,{"name":"launch","cat":"launch","id":)" + std::to_string(id);
+  out += head + R"(,"ph":"s","pid":1,"tid":)" + std::to_string(call.tid) + R"(,"ts":)";
+  out.micros(since(call.start_ns + since(call.end_ns, call.start_ns) / 2, trace.begin_ns));
+  out += "}";
+  out += head + R"(,"ph":"f","bp":"e")" + op_ids;
+  out.micros(since(op_start, trace.begin_ns));
+  out += "}";
+}
+
+void append_gpu(Sink& out, const Trace& trace) {
+  const GpuActivity& gpu = trace.gpu;
+  std::vector<std::string> names;
+  for (const std::string& n : gpu.names) names.push_back(quoted(n));
+  // The outermost call of a correlation id (a runtime call holds its driver call).
+  std::unordered_map<uint32_t, const GpuApiCall*> launch_of;
+  for (const GpuApiCall& c : gpu.api_calls) {
+    if (c.tid == 0 || c.name >= names.size()) continue;
+    out += R"(,{"ph":"X","name":)" + names[c.name] + R"(,"cat":"cuda_api","pid":1,"tid":)" + std::to_string(c.tid) +
+           R"(,"ts":)";
+    out.micros(since(c.start_ns, trace.begin_ns));
+    out += R"(,"dur":)";
+    out.micros(c.end_ns > c.start_ns ? c.end_ns - c.start_ns : 0);
+    out += R"(,"args":{"correlation":)" + std::to_string(c.correlation) + "}}";
+    auto [it, added] = launch_of.try_emplace(c.correlation, &c);
+    if (!added && c.start_ns < it->second->start_ns) it->second = &c;
+  }
+  uint64_t flow_id = 1;
+  for (const GpuStream& s : gpu.streams) {
+    const std::string ids = R"(,"pid":)" + std::to_string(kGpuPid + s.device) + R"(,"tid":)" +
+                            std::to_string(s.stream) + R"(,"ts":)";
+    for (const GpuOp& op : s.ops) {
+      if (op.name >= names.size()) continue;
+      append_gpu_op(out, trace, op, names[op.name], ids);
+      auto it = op.correlation == 0 ? launch_of.end() : launch_of.find(op.correlation);
+      if (it != launch_of.end()) append_flow(out, trace, flow_id++, *it->second, ids, op.start_ns);
+    }
+  }
+}
+
 }  // namespace
 
 void write_chrome_trace(const Trace& trace, std::ostream& os) {
@@ -142,6 +226,7 @@ void write_chrome_trace(const Trace& trace, std::ostream& os) {
   append_other_data(out, trace);
   out += ",\n\"traceEvents\":[\n";
   append_metadata(out, trace);
+  append_gpu_metadata(out, trace.gpu);
   const std::vector<std::string> heads = zone_heads(trace);
   std::vector<std::string> counter_names;
   for (const std::string& n : trace.counter_names) counter_names.push_back(quoted(n));
@@ -149,6 +234,7 @@ void write_chrome_trace(const Trace& trace, std::ostream& os) {
     append_zones(out, trace, track, heads);
     append_counters(out, trace, track, counter_names);
   }
+  append_gpu(out, trace);
   out += "\n]}\n";
 }
 

@@ -3,7 +3,10 @@
 // speedscope open):
 //   {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}
 // Zones are "X" (complete) events, counters "C" events, thread names "M"
-// metadata. ts/dur are µs since Trace::begin_ns, written with exactly three
+// metadata. GPU activity (Trace::gpu): device d is process 100 + d ("GPU d"),
+// each stream a thread ("stream 7") of kernel/memcpy/memset X events; CUDA
+// API calls are X events (cat "cuda_api") on their host thread; a flow arrow
+// (ph "s" in the call, ph "f" bp "e" on the op) joins each op to its launch. ts/dur are µs since Trace::begin_ns, written with exactly three
 // decimals (ns precision, no rounding through a double).
 #include <ostream>
 #include <string>

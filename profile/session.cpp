@@ -33,6 +33,7 @@ TraceSession::TraceSession(SessionOutputs outputs, const Options& options) : out
   // Measured before the session: its zones are discarded by start().
   if (!outputs_.profile_dir.empty()) zone_cost_ns_ = measure_zone_cost_ns();
   start(options);
+  start_gpu_activity();
   active_ = true;
 }
 
@@ -48,8 +49,12 @@ TraceSession::~TraceSession() {
 Trace TraceSession::finish() {
   if (!active_) return {};
   active_ = false;
+  // Flushed first: the GPU's last records come in while the CPU tracer still runs.
+  GpuActivity gpu;
+  stop_gpu_activity(gpu);
   stop();
   Trace trace = collect();
+  attach_gpu_activity(trace, std::move(gpu));
   if (!outputs_.trace_file.empty()) write_chrome_trace(trace, outputs_.trace_file);
   if (!outputs_.profile_dir.empty()) {
     const ProfileSummary s = write_profile(trace, outputs_.profile_dir, zone_cost_ns_, verdict_);

@@ -149,6 +149,7 @@ ProfileSummary summarize(const Trace& trace, double ns_per_event) {
   std::stable_sort(s.stages.begin(), s.stages.end(),
                    [](const StageSummary& a, const StageSummary& b) { return a.self_ns > b.self_ns; });
   s.overhead.ns_per_event = ns_per_event;
+  s.gpu = summarize_gpu(trace);
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "profile/classify.h"
+#include "profile/gpu_summary.h"
 #include "profile/trace.h"
 
 namespace tandem::profile {
@@ -49,6 +50,7 @@ struct ProfileSummary {
   TimeSplit overall;  // sum over threads (thread time, not wall time)
   std::vector<StageSummary> stages;  // largest self time first
   Overhead overhead;
+  GpuSummary gpu;  // gpu.present: GPU activity was recorded (gpu_summary.h)
   std::string verdict;
 };
 

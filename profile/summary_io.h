@@ -11,7 +11,14 @@
 //                "p50_ns", "p99_ns", "max_ns", "share"}],
 //    "overhead": {"zones", "counters", "dropped_zones", "dropped_counters",
 //                 "ns_per_event", "estimated_ns"},
+//    "gpu": {"present", "note"; when present also "span_ns", "busy_ns",
+//            "time": {"kernels_ns", "copies_only_ns", "sync_ns", "in_calls_ns",
+//                     "not_submitting_ns"},
+//            "counts": {"streams", "kernels", "copies", "memsets", "api_calls", "dropped"},
+//            "top_kernels": [{"name", "count", "total_ns", "mean_ns", "min_ns", "max_ns"}],
+//            "copies": [{"kind", "count", "bytes", "total_ns", "gb_per_s"}]},
 //    "verdict": "..."}
+// Reading back (profile-diff) takes the stages and splits; "gpu" is not read.
 #include <string>
 
 #include "profile/summary.h"

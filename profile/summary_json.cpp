@@ -49,6 +49,29 @@ StageSummary stage_from(const json& j) {
   return st;
 }
 
+json gpu_json(const GpuSummary& g) {
+  json j = {{"present", g.present}, {"note", g.note}};
+  if (!g.present) return j;
+  const GpuTime& t = g.time;
+  j["span_ns"] = g.span_ns;
+  j["busy_ns"] = t.busy_ns();
+  j["time"] = {{"kernels_ns", t.kernels_ns},        {"copies_only_ns", t.copies_only_ns}, {"sync_ns", t.sync_ns},
+               {"in_calls_ns", t.in_calls_ns},      {"not_submitting_ns", t.not_submitting_ns}};
+  j["counts"] = {{"streams", g.streams}, {"kernels", g.kernels},     {"copies", g.copies},
+                 {"memsets", g.memsets}, {"api_calls", g.api_calls}, {"dropped", g.dropped}};
+  json kernels = json::array();
+  for (const KernelStats& k : g.top_kernels)
+    kernels.push_back({{"name", k.name},     {"count", k.count},   {"total_ns", k.total_ns},
+                       {"mean_ns", k.mean_ns}, {"min_ns", k.min_ns}, {"max_ns", k.max_ns}});
+  j["top_kernels"] = kernels;
+  json copies = json::array();
+  for (const CopyStats& c : g.copies_by_kind)
+    copies.push_back({{"kind", copy_kind_name(c.kind)}, {"count", c.count}, {"bytes", c.bytes},
+                      {"total_ns", c.total_ns},         {"gb_per_s", c.gb_per_s}});
+  j["copies"] = copies;
+  return j;
+}
+
 }  // namespace
 
 std::string summary_to_json(const ProfileSummary& s) {
@@ -72,6 +95,7 @@ std::string summary_to_json(const ProfileSummary& s) {
               {"dropped_counters", o.dropped_counters},
               {"ns_per_event", o.ns_per_event},
               {"estimated_ns", o.estimated_ns()}}},
+            {"gpu", gpu_json(s.gpu)},
             {"verdict", s.verdict}};
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -48,6 +48,42 @@ std::string overhead_line(const ProfileSummary& s) {
                      o.dropped_counters);
 }
 
+std::string share_of(uint64_t part, uint64_t whole) {
+  return pct(whole == 0 ? 0.0 : double(part) / double(whole));
+}
+
+// One line: busy and the idle buckets as shares of the wall.
+std::string gpu_line(const GpuSummary& g) {
+  if (!g.present) return g.note.empty() ? "" : "GPU activity: " + g.note + "\n";
+  const GpuTime& t = g.time;
+  std::string out = fmt::format(
+      "GPU busy {} of the wall (kernels {}, copies only {}); idle {}: sync {}, in CUDA calls {}, CPU not "
+      "submitting {}\n",
+      share_of(t.busy_ns(), g.span_ns), share_of(t.kernels_ns, g.span_ns), share_of(t.copies_only_ns, g.span_ns),
+      share_of(t.idle_ns(), g.span_ns), share_of(t.sync_ns, g.span_ns), share_of(t.in_calls_ns, g.span_ns),
+      share_of(t.not_submitting_ns, g.span_ns));
+  if (!g.note.empty()) out += "GPU activity: " + g.note + "\n";
+  return out;
+}
+
+std::string gpu_tables(const GpuSummary& g) {
+  std::string out = fmt::format("GPU: {} streams, {} kernels, {} copies, {} memsets, {} CUDA calls, {} records dropped\n",
+                                g.streams, g.kernels, g.copies, g.memsets, g.api_calls, g.dropped);
+  out += gpu_line(g);
+  out += "(busy: union over streams; idle buckets: profile/gpu_summary.h)\n";
+  out += fmt::format("  {:<{}} {:>8} {:>10} {:>10} {:>10} {:>10}\n", "kernel", kNameWidth, "count", "total", "mean",
+                     "min", "max");
+  for (const KernelStats& k : g.top_kernels)
+    out += fmt::format("  {:<{}} {:>8} {:>10} {:>10} {:>10} {:>10}\n", shorten_name(k.name, kNameWidth), kNameWidth,
+                       k.count, format_duration(k.total_ns), format_duration(k.mean_ns), format_duration(k.min_ns),
+                       format_duration(k.max_ns));
+  out += fmt::format("  {:<10} {:>8} {:>12} {:>10} {:>10}\n", "copy", "count", "bytes", "total", "GB/s");
+  for (const CopyStats& c : g.copies_by_kind)
+    out += fmt::format("  {:<10} {:>8} {:>12} {:>10} {:>10.2f}\n", copy_kind_name(c.kind), c.count, c.bytes,
+                       format_duration(c.total_ns), c.gb_per_s);
+  return out;
+}
+
 }  // namespace
 
 std::string shorten_name(const std::string& name, size_t width) {
@@ -74,6 +110,8 @@ std::string format_summary(const ProfileSummary& s) {
   out += "\nstages (self: less the zones nested in it; share: total / wall, over 100% on several threads at once)\n";
   out += stage_table(s, kStageRows);
   out += "\n";
+  if (s.gpu.present) out += gpu_tables(s.gpu) + "\n";
+  else out += gpu_line(s.gpu);
   out += overhead_line(s);
   out += "verdict: " + s.verdict + "\n";
   return out;
@@ -85,6 +123,7 @@ std::string format_summary_short(const ProfileSummary& s) {
   for (Activity a : kAllActivities) out += fmt::format(" {} {}", activity_label(a), pct(s.overall.share(a)));
   out += "\n";
   out += stage_table(s, kShortStageRows);
+  out += gpu_line(s.gpu);
   out += "verdict: " + s.verdict + "\n";
   return out;
 }

@@ -90,6 +90,7 @@ struct alignas(64) ThreadBuffer {
   EventLog<CounterEvent> counters;
   // Under the tracer's registry mutex.
   uint32_t tid = 0;  // 1, 2, ... in registration order
+  uint64_t os_tid = 0;  // the system's thread id, for matching CUDA API records
   std::string name;
   std::atomic<bool> alive{true};  // false once the thread has exited
 };

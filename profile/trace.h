@@ -3,12 +3,14 @@
 // now_ns() (steady_clock) time base. Writers (Chrome JSON now; summary tables
 // and an HTML report later) and tests read only this.
 //
-// Tracks are what a viewer shows as rows. Today every track is a CPU thread
-// (pid 1); GPU activity (CUPTI kernels, copies) will be more tracks under
-// their own pid, with zones whose locations are kernel names.
+// Tracks are what a viewer shows as rows: every track is a CPU thread
+// (pid 1). GPU activity (CUPTI kernels, copies, API calls) is kept apart in
+// Trace::gpu (gpu_activity.h); writers give each device stream its own row.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "profile/gpu_activity.h"
 
 namespace tandem::profile {
 
@@ -36,6 +38,7 @@ struct CounterRecord {
 struct Track {
   uint32_t pid = 1;
   uint32_t tid = 0;
+  uint64_t os_tid = 0;               // the system's id of the thread (Linux gettid), 0 unknown
   std::string name;                  // "" when the thread was never named
   std::vector<ZoneRecord> zones;     // in begin order: parents before their children
   std::vector<CounterRecord> counters;  // in time order
@@ -49,7 +52,13 @@ struct Trace {
   std::vector<Location> locations;
   std::vector<std::string> counter_names;
   std::vector<Track> tracks;
+  GpuActivity gpu;  // empty unless a GPU activity source ran
 };
+
+// Moves `gpu` into the trace and gives each API call the profiler id of its
+// host thread (by os_tid); a thread the profiler never saw gets a new, empty
+// track named after its system id.
+void attach_gpu_activity(Trace& trace, GpuActivity gpu);
 
 // Total and self time of all zones with one name (over every track).
 // Self = total minus the time of direct children. A zone nested in a zone of

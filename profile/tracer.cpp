@@ -13,6 +13,10 @@
 
 #include "core/error.h"
 
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
 namespace tandem::profile {
 namespace detail {
 namespace {
@@ -77,6 +81,15 @@ struct ExitMark {
 };
 thread_local ExitMark t_exit_mark;
 
+// The id CUPTI reports for a thread with CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM.
+uint64_t system_thread_id() {
+#if defined(__linux__)
+  return uint64_t(::gettid());
+#else
+  return 0;
+#endif
+}
+
 ThreadBuffer* this_thread_buffer_or_register() {
   ThreadBuffer*& slot = this_thread_buffer();
   if (slot != nullptr) return slot;
@@ -84,6 +97,7 @@ ThreadBuffer* this_thread_buffer_or_register() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   buffer->tid = r.next_tid++;
+  buffer->os_tid = system_thread_id();
   slot = buffer.get();
   t_exit_mark.buffer = slot;
   r.buffers.push_back(std::move(buffer));
@@ -267,6 +281,7 @@ Track copy_thread(const ThreadBuffer& t, const TickCalibration& cal, uint64_t en
                   Interner& interner) {
   Track track;
   track.tid = t.tid;
+  track.os_tid = t.os_tid;
   track.name = t.name;
   const uint64_t zones = t.zones.published.load(std::memory_order_acquire);
   const uint64_t counters = t.counters.published.load(std::memory_order_acquire);
