@@ -4,6 +4,7 @@ in one run, each peer in its own process, on the same sorted file list:
 
   tandem-decode     (a) `tandem tag DIR --decode-only`: decoders + slot writing, no inference
   tandem-tag        (b) `tandem tag DIR --catalog TMP/cat.sqlite --json`, ResNet-50
+  tandem-tag-profile  (b) with --profile TMP/profile (issue 6: its cost)
   torch-dataloader  (c) the job as a PyTorch user writes it: an ImageFolder-like
                     Dataset (PIL open + convert RGB, no EXIF transpose),
                     Resize(256) + CenterCrop(224) + ToTensor + Normalize,
@@ -53,7 +54,7 @@ import tempfile
 import threading
 import time
 
-PEERS = ["tandem-decode", "tandem-decode-cpu", "tandem-tag", "tandem-tag-cpu-decode", "torch-dataloader", "torch-nvjpeg", "pillow-draft", "pillow-full"]
+PEERS = ["tandem-decode", "tandem-decode-cpu", "tandem-tag", "tandem-tag-cpu-decode", "tandem-tag-profile", "torch-dataloader", "torch-nvjpeg", "pillow-draft", "pillow-full"]
 SLOW_PEERS = {"torch-dataloader", "torch-nvjpeg", "pillow-full"}
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 RESIZE, CROP, BATCH = 256, 224, 64
@@ -64,6 +65,9 @@ TARGETS = [
     ("(b) >= 10 x (c)", "tandem-tag", "torch-dataloader", 10.0, "gpu"),
     ("(b) >= 4 x (d)", "tandem-tag", "torch-nvjpeg", 4.0, "gpu"),
     ("(b) >= 3 x (c)", "tandem-tag", "torch-dataloader", 3.0, "cpu"),
+    # Issue 6: tag --profile loses at most 2% of the throughput.
+    ("--profile >= 0.98 x (b)", "tandem-tag-profile", "tandem-tag", 0.98, "gpu"),
+    ("--profile >= 0.98 x (b)", "tandem-tag-profile", "tandem-tag", 0.98, "cpu"),
 ]
 
 
@@ -346,6 +350,8 @@ def run_tandem(name, a, cuda, timeout):
     cmd = [a.tandem, "tag", a.directory, "--json", "--model", a.model]
     cmd += ["--device", "cuda", "--precision", "fp16"] if cuda else ["--device", "cpu"]
     cmd += ["--decode-only"] if name.startswith("tandem-decode") else ["--catalog", os.path.join(tmp, "cat.sqlite")]
+    if name == "tandem-tag-profile":
+        cmd += ["--profile", os.path.join(tmp, "profile")]
     if name in ("tandem-decode-cpu", "tandem-tag-cpu-decode"):
         cmd += ["--nvjpeg", "off"]  # the CPU decoders alone: what nvJPEG adds
     t0 = time.perf_counter()
