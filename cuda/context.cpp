@@ -1,4 +1,5 @@
 #include "cuda/context.h"
+#include "profile/zone.h"
 
 #include <atomic>
 #include <cstdint>
@@ -17,6 +18,7 @@ namespace {
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;  // cuBLASLt's recommendation for Hopper
 
 std::unique_ptr<Context> make_context(int device) {
+  TANDEM_ZONE_CAT("create CUDA context + cuDNN/cuBLASLt handles", "cuda");
   auto c = std::make_unique<Context>();
   c->device = device;
   check_cuda(cudaSetDevice(device), "cudaSetDevice");

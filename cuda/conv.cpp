@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cuda/algo_cache.h"
+#include "profile/zone.h"
 #include "cuda/check.h"
 #include "cuda/conv_epilogue.h"
 #include "cuda/cudnn_utils.h"
@@ -215,6 +216,7 @@ class CudnnConvKernel final : public Kernel {
   void upload_weights(const Tensor& w) {
     check(w.dtype() == cs_.dtype && w.layout() == Layout::plain && w.shape().size() == 4,
           "CUDA Conv weights " + w.desc().str() + " must be plain 4-D " + std::string(dtype_name(cs_.dtype)), where_);
+    TANDEM_ZONE_CAT("upload conv weights", "cuda");
     std::vector<char> krsc = to_krsc(w, cs_.conv_c() / cs_.g.group);
     weights_ = DeviceBuffer(krsc.size(), "cudaMalloc(conv weights)", where_);
     // On the plan's stream, which need not be ordered after the legacy default stream.
@@ -226,6 +228,7 @@ class CudnnConvKernel final : public Kernel {
   // The choice cached on disk for this GPU model, cuDNN and problem when
   // there is one cuDNN still accepts; otherwise measured, and cached.
   void choose_algorithm() {
+    TANDEM_ZONE_CAT("choose conv algorithm", "cuda");
     AlgoCache* cache = algo_cache(algo_device());
     ConvProblem problem = cache ? algo_problem() : ConvProblem{};
     if (cache) {
@@ -310,6 +313,7 @@ class CudnnConvKernel final : public Kernel {
   // Times the algorithms on scratch tensors, keeps the fastest acceptable
   // one, then decides whether the fused cuDNN call can run it.
   void measure_algorithm() {
+    TANDEM_ZONE_CAT("cudnn algorithm search", "cuda");
     DeviceBuffer x(x_bytes(), "cudaMalloc(conv search input)", where_);
     DeviceBuffer y(y_bytes(), "cudaMalloc(conv search output)", where_);
     check_cuda(cudaMemsetAsync(x.get(), 0, x.bytes(), c_.stream), "cudaMemsetAsync", where_);

@@ -192,7 +192,10 @@ class ExecutionPlan::Builder {
     for (size_t i = 0; i < in_slots.size(); ++i) d.reusable.push_back(reusable(n, i, in_slots[i]));
     if (!p_.backend_.supports(d))
       throw Error::unsupported("unsupported op on " + p_.backend_.name(), d.context());
-    KernelPlan kp = p_.backend_.prepare(d);
+    KernelPlan kp = [&] {
+      TANDEM_ZONE_CAT("prepare kernel", "graph");
+      return p_.backend_.prepare(d);
+    }();
     for (size_t i = 0; i < in_slots.size(); ++i) {
       if (in_slots[i] < 0) continue;
       in_slots[i] = slot_in_layout(in_slots[i], kp.input_layouts[i], g_.value(n.inputs[i]).name);

@@ -150,6 +150,7 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std:
     g.compact();
   }
   rep.nodes_after = live_nodes(g);
+  TANDEM_ZONE_CAT("build plan (prepare kernels)", "graph");
   auto plan = std::make_unique<ExecutionPlan>(g, *backend_);
   rep.plan = plan->stats();
   report_ = rep;
