@@ -9,7 +9,8 @@ namespace tandem {
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) {
-    check(d >= 0, "negative or unknown extent in shape " + shape_str(s));
+    // The message is built only on failure: this runs in per-element loops.
+    if (d < 0) throw Error("negative or unknown extent in shape " + shape_str(s));
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
       throw Error("shape " + shape_str(s) + " has too many elements");
     n *= d;

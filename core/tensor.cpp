@@ -25,8 +25,8 @@ std::string TensorDesc::str() const {
 
 Tensor::Tensor(TensorDesc desc, std::shared_ptr<Storage> storage, size_t offset)
     : desc_(std::move(desc)), storage_(std::move(storage)), offset_(offset) {
-  check(!storage_ || offset_ + desc_.bytes() <= storage_->bytes(),
-        "tensor " + desc_.str() + " does not fit its storage");
+  if (storage_ && offset_ + desc_.bytes() > storage_->bytes())
+    throw Error("tensor " + desc_.str() + " does not fit its storage");
 }
 
 Tensor Tensor::empty(const TensorDesc& desc) {

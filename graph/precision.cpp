@@ -22,7 +22,8 @@ Tensor convert_constant(const Tensor& t, DType to) {
   Tensor r = Tensor::empty(to, t.shape());
   const float* s = t.data<float>();
   auto* d = static_cast<uint16_t*>(r.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) d[i] = to == DType::f16 ? float_to_f16(s[i]) : float_to_bf16(s[i]);
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) d[i] = to == DType::f16 ? float_to_f16(s[i]) : float_to_bf16(s[i]);
   return r;
 }
 

@@ -120,6 +120,13 @@ std::vector<TensorDesc> Session::input_descs() const {
   return r;
 }
 
+// Shapes and types inferred, constant subgraphs evaluated on the host.
+static void fold(Graph& g) {
+  TANDEM_ZONE_CAT("infer shapes + fold constants", "graph");
+  infer_and_fold(g, cpu::cpu_backend());
+  g.compact();
+}
+
 ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
   std::string key = plan_key(shapes, values);
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
@@ -127,7 +134,10 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std:
   check(shapes.size() == graph_.inputs.size(),
         "model takes " + std::to_string(graph_.inputs.size()) + " inputs, got " + std::to_string(shapes.size()),
         {graph_.source, "", "", ""});
-  Graph g = graph_;
+  Graph g = [&] {
+    TANDEM_ZONE_CAT("copy graph", "graph");
+    return graph_;
+  }();
   std::map<std::string, Shape> named;
   for (size_t i = 0; i < shapes.size(); ++i) named[g.value(g.inputs[i]).name] = shapes[i];
   CompileReport rep;
@@ -135,19 +145,20 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std:
   bind_input_shapes(g, named);
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].defined()) g.value(g.inputs[i]).constant = values[i].clone();
-  infer_and_fold(g, cpu::cpu_backend());
-  g.compact();
+  fold(g);
   if (options_.optimize) {
+    TANDEM_ZONE_CAT("fold batchnorm + fuse epilogues", "graph");
     rep.batchnorms_folded = fold_batchnorm(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
-    infer_and_fold(g, cpu::cpu_backend());
-    g.compact();
+    fold(g);
   }
   g.allow_tf32 = options_.precision == Precision::tf32;
   if (options_.precision == Precision::fp16 || options_.precision == Precision::bf16) {
-    lower_precision(g, low_dtype(), options_.low_precision_inputs);
-    infer_and_fold(g, cpu::cpu_backend());
-    g.compact();
+    {
+      TANDEM_ZONE_CAT("lower precision", "graph");
+      lower_precision(g, low_dtype(), options_.low_precision_inputs);
+    }
+    fold(g);
   }
   rep.nodes_after = live_nodes(g);
   TANDEM_ZONE_CAT("build plan (prepare kernels)", "graph");
