@@ -26,7 +26,7 @@ from collections import defaultdict
 
 def base_name(name):
     """'void ns::f<a, b<c>>(int, float)' -> 'ns::f'."""
-    s = name.strip()
+    s = name.strip().replace("(anonymous namespace)", "{anonymous}")
     out, depth = [], 0
     for ch in s:  # drop template argument lists, nested ones too
         if ch == "<":

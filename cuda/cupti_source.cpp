@@ -12,8 +12,8 @@
 // both clocks are usually CLOCK_MONOTONIC and the map is the identity; the
 // map keeps the trace right where they are not.
 #include "cuda/cupti_source.h"
+#include "profile/kernel_name.h"
 
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -61,23 +61,6 @@ CopyKind copy_kind(uint8_t k) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return CopyKind::ptop;
     default: return CopyKind::other;
   }
-}
-
-// "void cudnn::conv_kernel<float, 3>(float const*, ...)" -> "cudnn::conv_kernel<float, 3>":
-// the argument list repeats what the name already says and makes rows unreadable.
-std::string short_kernel_name(const char* mangled) {
-  if (mangled == nullptr) return "(unnamed kernel)";
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string name = status == 0 && d != nullptr ? d : mangled;
-  std::free(d);
-  int depth = 0;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '<') depth++;
-    if (name[i] == '>') depth--;
-    if (name[i] == '(' && depth == 0 && i > 0) return name.substr(0, i);
-  }
-  return name;
 }
 
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel".
@@ -241,7 +224,7 @@ class CuptiSource final : public profile::GpuActivitySource {
 
   uint32_t kernel_name(const char* mangled) {
     auto [it, added] = kernel_ids_.try_emplace(mangled != nullptr ? mangled : "", 0);
-    if (added) it->second = intern(short_kernel_name(mangled));
+    if (added) it->second = intern(profile::short_kernel_name(mangled));
     return it->second;
   }
 
