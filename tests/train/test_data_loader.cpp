@@ -36,6 +36,13 @@ class IndexDataset : public Dataset {
   int64_t n_, fail_at_, bad_label_at_;
 };
 
+// A dataset whose samples do not have the shape it declares.
+class WrongShapeDataset : public IndexDataset {
+ public:
+  using IndexDataset::IndexDataset;
+  Sample get(int64_t i) const override { return Sample{Tensor::zeros(DType::f32, {2, 6, 5}), 0}; }
+};
+
 std::vector<Batch> epoch(DataLoader& loader, int64_t e, int64_t first = 0) {
   loader.start_epoch(e, first);
   std::vector<Batch> out;
@@ -97,13 +104,19 @@ TEST(DataLoader, SameSeedGivesSameBatchesForAnyWorkerCount) {
   EXPECT_NE(DataLoader(data, options(3, 6)).order(2), serial.order(2)) << "another seed, the same order";
 }
 
-TEST(DataLoader, ResumingMidEpochGivesTheRemainingBatches) {
+TEST(DataLoader, ResumingMidEpochAndMovingToTheNextEpochGiveTheSameBatches) {
   IndexDataset data(30);
   DataLoader loader(data, options(2));
   std::vector<Batch> full = epoch(loader, 4);
   std::vector<Batch> rest = epoch(loader, 4, 3);
   expect_same_batches(rest, std::vector<Batch>(full.begin() + 3, full.end()), "resumed");
   EXPECT_EQ(rest.front().index, 3);
+  // The workers run on into the next epoch; what they made there is what a
+  // fresh loader makes.
+  std::vector<Batch> next_epoch = epoch(loader, 5);
+  DataLoader fresh(data, options(3));
+  expect_same_batches(next_epoch, epoch(fresh, 5), "epoch 5 after epoch 4");
+  EXPECT_EQ(next_epoch.back().epoch, 5);
   // Stopping in the middle of an epoch and starting another is fine.
   loader.start_epoch(5);
   ASSERT_TRUE(loader.next().has_value());
@@ -124,7 +137,7 @@ TEST(DataLoader, DropLastDropsOnlyAShortFinalBatch) {
   EXPECT_EQ(DataLoader(data, o).batches_per_epoch(), 2);
 }
 
-TEST(DataLoader, DatasetErrorsAndBadLabelsSurfaceAtTheirBatch) {
+TEST(DataLoader, DatasetErrorsBadLabelsAndShapesSurfaceAtTheirBatch) {
   for (int workers : {0, 2}) {
     LoaderOptions o = options(workers);
     o.shuffle = false;
@@ -144,6 +157,10 @@ TEST(DataLoader, DatasetErrorsAndBadLabelsSurfaceAtTheirBatch) {
     DataLoader labels(bad_label, o);
     labels.start_epoch(0);
     EXPECT_THROW(labels.next(), Error);
+    WrongShapeDataset wrong(20);
+    DataLoader shapes(wrong, o);
+    shapes.start_epoch(0);
+    EXPECT_THROW(shapes.next(), Error);
   }
   IndexDataset data(3);
   DataLoader loader(data, options(1));

@@ -43,16 +43,19 @@ std::vector<int64_t> DataLoader::order(int64_t epoch) const {
   return order;
 }
 
-Batch DataLoader::make_batch(int64_t b) const {
+Batch DataLoader::make_batch(int64_t global, OrderCache& cache) const {
   TANDEM_ZONE_CAT("make batch", "data");
+  const int64_t epoch = global / batches_per_epoch(), b = global % batches_per_epoch();
+  if (cache.epoch != epoch) cache = OrderCache{epoch, order(epoch)};
   const int64_t begin = b * options_.batch_size;
   const int64_t count = std::min(options_.batch_size, data_.size() - begin);
   Shape image = data_.image_shape();
   const int64_t pixels = shape_numel(image);
-  Batch out{Tensor::empty(DType::f32, {count, image[0], image[1], image[2]}), Tensor::empty(DType::i64, {count}), b};
+  Batch out{Tensor::empty(DType::f32, {count, image[0], image[1], image[2]}), Tensor::empty(DType::i64, {count}),
+            epoch, b};
   std::vector<float> raw(options_.augment.active() ? size_t(pixels) : 0);
   for (int64_t k = 0; k < count; ++k) {
-    int64_t i = order_[size_t(begin + k)];
+    int64_t i = cache.order[size_t(begin + k)];
     float* dst = out.images.data<float>() + k * pixels;
     int64_t label = data_.read_into(i, options_.augment.active() ? raw.data() : dst);
     check(label >= 0 && label < data_.num_classes(), "dataset sample " + std::to_string(i) + " has label " +
@@ -61,50 +64,58 @@ Batch DataLoader::make_batch(int64_t b) const {
     out.labels.data<int64_t>()[k] = label;
     if (options_.augment.active())
       augment_image(raw.data(), dst, image[0], image[1], image[2], options_.augment,
-                    mix_seed(options_.seed, uint64_t(epoch_), uint64_t(i)));
+                    mix_seed(options_.seed, uint64_t(epoch), uint64_t(i)));
   }
   return out;
 }
 
-DataLoader::Made DataLoader::make_or_capture(int64_t b) const {
+DataLoader::Made DataLoader::make_or_capture(int64_t global, OrderCache& cache) const {
   try {
-    return Made{make_batch(b), nullptr};
+    return Made{make_batch(global, cache), nullptr};
   } catch (...) {
     return Made{{}, std::current_exception()};
   }
 }
 
-void DataLoader::work(size_t worker) {
+void DataLoader::work(size_t worker, int64_t first) {
+  OrderCache cache;
   const int64_t stride = int64_t(queues_.size());
-  for (int64_t b = first_batch_ + int64_t(worker); b < batches_per_epoch(); b += stride) {
-    Made made = make_or_capture(b);
+  for (int64_t g = first + int64_t(worker);; g += stride) {
+    Made made = make_or_capture(g, cache);
     bool failed = made.error != nullptr;
     if (!queues_[worker]->push(std::move(made)) || failed) return;
   }
 }
 
 void DataLoader::start_epoch(int64_t epoch, int64_t first_batch) {
-  check(epoch >= 0 && first_batch >= 0 && first_batch <= batches_per_epoch(),
+  const int64_t per_epoch = batches_per_epoch();
+  check(epoch >= 0 && first_batch >= 0 && first_batch <= per_epoch,
         "cannot start epoch " + std::to_string(epoch) + " at batch " + std::to_string(first_batch) + " of " +
-            std::to_string(batches_per_epoch()));
-  stop();
+            std::to_string(per_epoch));
+  const int64_t first = epoch * per_epoch + first_batch;
+  if (!started_ || failure_ || first != next_) restart(first);
   started_ = true;
+  end_ = (epoch + 1) * per_epoch;
+}
+
+void DataLoader::restart(int64_t first) {
+  stop();
   failure_ = nullptr;
-  epoch_ = epoch;
-  first_batch_ = next_batch_ = first_batch;
-  order_ = order(epoch);
+  next_ = stream_start_ = first;
+  if (batches_per_epoch() == 0) return;  // nothing to make
   for (int w = 0; w < options_.workers; ++w) queues_.push_back(std::make_unique<Queue>(size_t(options_.prefetch)));
-  for (size_t w = 0; w < queues_.size(); ++w) threads_.emplace_back([this, w] { work(w); });
+  for (size_t w = 0; w < queues_.size(); ++w) threads_.emplace_back([this, w, first] { work(w, first); });
 }
 
 std::optional<Batch> DataLoader::next() {
   check(started_, "DataLoader::next() before start_epoch()");
   if (failure_) std::rethrow_exception(failure_);
-  if (next_batch_ >= batches_per_epoch()) return std::nullopt;
-  int64_t b = next_batch_++;
-  Made made = queues_.empty() ? make_or_capture(b) : *queues_[size_t(b - first_batch_) % queues_.size()]->pop();
+  if (next_ >= end_) return std::nullopt;
+  int64_t g = next_++;
+  Made made = queues_.empty() ? make_or_capture(g, serial_cache_)
+                              : *queues_[size_t(g - stream_start_) % queues_.size()]->pop();
   if (made.error) {
-    // That worker has stopped: the epoch cannot go on past this batch.
+    // That worker has stopped: the stream cannot go on past this batch.
     failure_ = made.error;
     std::rethrow_exception(failure_);
   }

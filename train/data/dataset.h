@@ -4,6 +4,7 @@
 // at once, so both must be safe to call concurrently.
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "core/tensor.h"
 
@@ -26,6 +27,9 @@ class Dataset {
   // a dataset may override it to skip get()'s allocation.
   virtual int64_t read_into(int64_t i, float* image) const {
     Sample s = get(i);
+    check(s.image.desc() == TensorDesc{DType::f32, image_shape()},
+          "dataset sample " + std::to_string(i) + " is " + s.image.desc().str() + ", expected f32" +
+              shape_str(image_shape()));
     std::memcpy(image, s.image.raw(), s.image.bytes());
     return s.label;
   }
