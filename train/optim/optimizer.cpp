@@ -1,0 +1,61 @@
+#include "train/optim/optimizer.h"
+
+#include <cstring>
+
+#include "train/named_tensors.h"
+
+namespace tandem::train {
+
+void check_parameter(const Parameter& p) {
+  const std::string who = "parameter '" + p.name + "': ";
+  check(p.value.defined() && p.grad.defined(), who + "no value or no gradient tensor");
+  ErrorContext ctx{{}, {}, {}, p.value.desc().str()};
+  check(p.value.dtype() == DType::f32 && p.grad.dtype() == DType::f32, who + "value and gradient must be f32", ctx);
+  check(p.value.shape() == p.grad.shape(), who + "gradient shape " + shape_str(p.grad.shape()) + " differs", ctx);
+  check(p.value.layout() == Layout::plain && p.grad.layout() == Layout::plain, who + "must be in plain layout", ctx);
+  check(p.value.device().is_cpu() && p.grad.device().is_cpu(), who + "this optimizer updates host parameters only",
+        ctx);
+}
+
+Optimizer::Optimizer(ParameterList params, double lr, std::vector<std::string> slot_names)
+    : params_(std::move(params)), lr_(lr), slot_names_(std::move(slot_names)) {
+  check(lr >= 0, "learning rate must be >= 0, got " + std::to_string(lr));
+  for (const Parameter* p : params_) {
+    check(p != nullptr, "optimizer given a null parameter");
+    check_parameter(*p);
+    std::vector<Tensor> s;
+    for (size_t k = 0; k < slot_names_.size(); ++k) s.push_back(Tensor::zeros(DType::f32, p->value.shape()));
+    slots_.push_back(std::move(s));
+  }
+}
+
+void Optimizer::step() {
+  for (size_t i = 0; i < params_.size(); ++i) update(i, *params_[i]);
+  ++steps_;
+}
+
+void Optimizer::zero_grad() {
+  for (Parameter* p : params_) std::memset(p->grad.raw(), 0, p->grad.bytes());
+}
+
+OptimizerState Optimizer::state() const {
+  OptimizerState s{kind(), steps_, {}};
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (size_t k = 0; k < slot_names_.size(); ++k)
+      s.slots.emplace_back(params_[i]->name + "." + slot_names_[k], slots_[i][k]);
+  return s;
+}
+
+void Optimizer::check_state(const OptimizerState& state, const ErrorContext& ctx) const {
+  check(state.kind == kind(), "optimizer state is for '" + state.kind + "', this optimizer is '" + kind() + "'", ctx);
+  check(state.steps >= 0, "optimizer state has a negative step count", ctx);
+  check_same_tensors(this->state().slots, state.slots, "optimizer state tensors", ctx);
+}
+
+void Optimizer::load_state(const OptimizerState& state, const ErrorContext& ctx) {
+  check_state(state, ctx);
+  copy_by_name(this->state().slots, state.slots, "optimizer state tensors", ctx);
+  steps_ = state.steps;
+}
+
+}  // namespace tandem::train

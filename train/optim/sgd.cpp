@@ -1,0 +1,41 @@
+#include "train/optim/sgd.h"
+
+#include <vector>
+
+namespace tandem::train {
+
+namespace {
+
+const SgdOptions& checked(const SgdOptions& o) {
+  check(o.momentum >= 0 && o.dampening >= 0 && o.weight_decay >= 0,
+        "SGD momentum, dampening and weight decay must be >= 0");
+  check(!o.nesterov || (o.momentum > 0 && o.dampening == 0), "Nesterov momentum requires a momentum and zero dampening");
+  return o;
+}
+
+std::vector<std::string> sgd_slots(const SgdOptions& o) {
+  return o.momentum != 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{};
+}
+
+}  // namespace
+
+Sgd::Sgd(ParameterList params, const SgdOptions& options)
+    : Optimizer(std::move(params), options.lr, sgd_slots(checked(options))), options_(options) {}
+
+void Sgd::update(size_t i, Parameter& p) {
+  SgdScalars s{float(-lr()),
+               float(options_.momentum),
+               float(1 - options_.dampening),
+               p.decay ? float(options_.weight_decay) : 0.0f,
+               options_.nesterov,
+               steps() == 0};
+  float* buf = options_.momentum != 0 ? slots(i)[0].data<float>() : nullptr;
+  sgd_update_array(p.value.data<float>(), p.grad.data<float>(), buf, p.value.numel(), s);
+}
+
+void sgd_update_array(float* param, const float* grad, float* buf, int64_t n, const SgdScalars& s) {
+  float unused = 0;
+  for (int64_t k = 0; k < n; ++k) sgd_update(param[k], grad[k], buf ? buf[k] : unused, s);
+}
+
+}  // namespace tandem::train
