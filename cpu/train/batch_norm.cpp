@@ -6,6 +6,9 @@
 //   saved [2, C]: the mean and biased variance the forward normalized with.
 // The running-statistics update (unbiased variance, PyTorch's momentum) is a
 // loop over C here: oneDNN's primitive only reports the batch statistics.
+// 4-D tensors are normalized in nChw16c, reordered in and out: oneDNN 2.6's
+// only NCHW batch norm is plain C++ (ncsp_bnorm), several times slower than
+// its JIT ones.
 #include "cpu/train/common.h"
 
 namespace tandem::cpu::train {
@@ -20,6 +23,10 @@ struct Entry {
   dnnl::batch_normalization_backward bwd;
 };
 
+memory::desc compute_md(const Tensor& x) {
+  return x.rank() == 4 ? md(x.dtype(), x.shape(), Layout::blocked16) : plain_md(x);
+}
+
 flags entry_flags(bool training) {
   flags f = flags::use_scale | flags::use_shift;
   return training ? f : f | flags::use_global_stats;
@@ -27,7 +34,7 @@ flags entry_flags(bool training) {
 
 const Entry& entry(Context& c, const BatchNormParams& p, const Tensor& x) {
   return c.cache.get<Entry>(cache_key("batch_norm", x, p.training, p.eps), [&] {
-    memory::desc m = plain_md(x);
+    memory::desc m = compute_md(x);
     flags f = entry_flags(p.training);
     dnnl::batch_normalization_forward::desc fd(dnnl::prop_kind::forward_training, m, p.eps, f);
     dnnl::batch_normalization_forward::primitive_desc fpd(fd, engine());
@@ -84,9 +91,12 @@ void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, co
   }
   guarded(op, x, [&] {
     const Entry& e = entry(context(ctx), p, x);
-    e.fwd.execute(stream(), {{DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_DST, plain_memory(y)},
+    memory::desc m = compute_md(x);
+    OutputMemory dst(plain_memory(y), m);
+    e.fwd.execute(stream(), {{DNNL_ARG_SRC, in_layout(plain_memory(x), m)}, {DNNL_ARG_DST, dst.get()},
                              {DNNL_ARG_SCALE, plain_memory(gamma)}, {DNNL_ARG_SHIFT, plain_memory(beta)},
                              {DNNL_ARG_MEAN, saved_row(*saved, 0)}, {DNNL_ARG_VARIANCE, saved_row(*saved, 1)}});
+    dst.finish();
     stream().wait();
   });
   if (p.training) update_running(p, *saved, count, running_mean, running_var);
@@ -105,13 +115,15 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
     GradTarget tx(dx, x.shape(), op), tg(dgamma, {x.dim(1)}, op), tb(dbeta, {x.dim(1)}, op);
     // oneDNN 2.6 refuses to run without a shift bound, though no gradient
     // depends on it: gamma stands in.
-    e.bwd.execute(stream(), {{DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_DIFF_DST, plain_memory(dy)},
+    memory::desc m = compute_md(x);
+    OutputMemory diff_src(plain_memory(tx.tensor()), m);
+    e.bwd.execute(stream(), {{DNNL_ARG_SRC, in_layout(plain_memory(x), m)},
+                             {DNNL_ARG_DIFF_DST, in_layout(plain_memory(dy), m)},
                              {DNNL_ARG_SCALE, plain_memory(gamma)}, {DNNL_ARG_SHIFT, plain_memory(gamma)},
-                             {DNNL_ARG_MEAN, saved_row(saved, 0)},
-                             {DNNL_ARG_VARIANCE, saved_row(saved, 1)},
-                             {DNNL_ARG_DIFF_SRC, plain_memory(tx.tensor())},
-                             {DNNL_ARG_DIFF_SCALE, plain_memory(tg.tensor())},
+                             {DNNL_ARG_MEAN, saved_row(saved, 0)}, {DNNL_ARG_VARIANCE, saved_row(saved, 1)},
+                             {DNNL_ARG_DIFF_SRC, diff_src.get()}, {DNNL_ARG_DIFF_SCALE, plain_memory(tg.tensor())},
                              {DNNL_ARG_DIFF_SHIFT, plain_memory(tb.tensor())}});
+    diff_src.finish();
     stream().wait();
     tx.commit();
     tg.commit();
