@@ -8,7 +8,7 @@ install(TARGETS tandem ${TANDEM_LAYERS} EXPORT tandemTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tandem)
 install(TARGETS tandem_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(dir core profile ops cpu cuda graph formats image pipeline)
+foreach(dir core profile ops cpu cuda graph formats image pipeline train)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tandem
           FILES_MATCHING PATTERN "*.h")
 endforeach()

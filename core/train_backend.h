@@ -1,0 +1,166 @@
+#pragma once
+// The training kernels of one device, as one table of function pointers (in
+// the spirit of ggml's backend tables). train/ picks the table from a
+// tensor's Device and calls through it; cpu/train/ fills the CPU table
+// (cpu_train_backend()), a CUDA table can follow with the same entries.
+//
+// Conventions, for every entry:
+//  - `ctx` is the table's own state (the CPU keeps its oneDNN primitive cache
+//    there; a GPU would keep its stream and library handles). Pass table.ctx.
+//  - Tensors live on the table's device, plain (row-major) layout, f32
+//    (labels i64). Other dtypes are Error::unsupported until a kernel has
+//    them (bf16 is the next one), so callers never get a silent conversion.
+//  - The caller allocates outputs with the same shapes the *_shape()
+//    functions below give (empty()); the kernel writes every element.
+//    A shape that does not fit is an Error naming the entry and the shape.
+//  - State a forward keeps for its backward (batch statistics, the max-pool
+//    workspace, the dropout mask, the log-probabilities) is allocated by the
+//    forward into `saved`; it is opaque: only the same table's backward reads it.
+//  - Each gradient a backward writes is a GradOut: undefined = not wanted;
+//    overwrite replaces its contents, accumulate adds to them.
+//  - Optional tensors (bias) are passed undefined when absent.
+#include <cstdint>
+#include <span>
+
+#include "core/tensor.h"
+
+namespace tandem {
+
+enum class GradMode : uint8_t { overwrite, accumulate };
+
+struct GradOut {
+  Tensor t;  // undefined: the caller does not want this gradient
+  GradMode mode = GradMode::overwrite;
+  bool wanted() const { return t.defined(); }
+};
+
+struct Conv2dParams {
+  int64_t stride[2] = {1, 1};
+  int64_t padding[2] = {0, 0};  // on both sides, as PyTorch's padding=(h, w)
+  int64_t dilation[2] = {1, 1};
+  int64_t groups = 1;
+};
+
+enum class PoolKind : uint8_t { max, avg };
+
+struct Pool2dParams {
+  PoolKind kind = PoolKind::max;
+  int64_t kernel[2] = {1, 1};
+  int64_t stride[2] = {1, 1};
+  int64_t padding[2] = {0, 0};   // on both sides, at most kernel / 2 (PyTorch's rule)
+  int64_t dilation[2] = {1, 1};  // max only
+  bool count_include_pad = true;  // avg only: PyTorch's default divides by the full window
+};
+
+struct BatchNormParams {
+  bool training = true;  // batch statistics (and running-stat update) or running statistics
+  float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+  float eps = 1e-5f;
+};
+
+enum class EltwiseKind : uint8_t { relu, leaky_relu, silu, hardswish, sigmoid, tanh };
+
+struct EltwiseParams {
+  EltwiseKind kind = EltwiseKind::relu;
+  float alpha = 0;  // leaky_relu's negative slope
+};
+
+struct DropoutParams {
+  float p = 0.5f;      // probability of zeroing an element, in [0, 1)
+  uint64_t seed = 0;   // the mask is a function of (seed, element index) only
+};
+
+struct CrossEntropyParams {
+  float label_smoothing = 0;  // in [0, 1]: the target is (1 - s) one-hot + s / K
+};
+
+// Output shapes; each throws Error (op and shape in the context) when the
+// inputs do not fit the operation.
+Shape conv2d_output_shape(const Conv2dParams& p, const Shape& x, const Shape& w);
+Shape pool2d_output_shape(const Pool2dParams& p, const Shape& x);
+Shape linear_output_shape(const Shape& x, const Shape& w);
+Shape concat_output_shape(std::span<const Tensor> xs, int64_t axis);
+// The larger of two same-rank shapes of which one broadcasts to the other
+// (extents equal, or 1 in the smaller one).
+Shape add_output_shape(const Shape& a, const Shape& b);
+
+struct TrainBackend {
+  const char* name;
+  void* ctx;
+
+  // Memory on this device. Contents of empty() are undefined.
+  Tensor (*empty)(void* ctx, DType dtype, const Shape& shape);
+  void (*fill)(void* ctx, const Tensor& t, float value);
+
+  // Conv2d. x [N, C, H, W], w [M, C/groups, KH, KW], b [M] (optional)
+  //   -> y [N, M, OH, OW] (conv2d_output_shape).
+  void (*conv2d_forward)(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w,
+                         const Tensor& b, const Tensor& y);
+  // dy [N, M, OH, OW] -> dx like x, dw like w, db [M].
+  void (*conv2d_backward)(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w,
+                          const Tensor& dy, const GradOut& dx, const GradOut& dw, const GradOut& db);
+
+  // Linear: y [N, M] = x [N, K] · w [M, K]ᵀ + b [M] (optional).
+  void (*linear_forward)(void* ctx, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y);
+  // dy [N, M] -> dx [N, K], dw [M, K], db [M].
+  void (*linear_backward)(void* ctx, const Tensor& x, const Tensor& w, const Tensor& dy,
+                          const GradOut& dx, const GradOut& dw, const GradOut& db);
+
+  // BatchNorm over channel axis 1 of x [N, C, ...] -> y like x; gamma, beta,
+  // running_mean, running_var [C]. Training: normalizes with the batch mean
+  // and biased variance, then updates the running statistics in place
+  // (variance unbiased, as PyTorch). Eval: normalizes with the running ones.
+  void (*batch_norm_forward)(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+                             const Tensor& beta, const Tensor& running_mean, const Tensor& running_var,
+                             const Tensor& y, Tensor* saved);
+  // dy like x -> dx like x, dgamma [C], dbeta [C] (saved: from the forward,
+  // which must have had the same params.training).
+  void (*batch_norm_backward)(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+                              const Tensor& saved, const Tensor& dy, const GradOut& dx,
+                              const GradOut& dgamma, const GradOut& dbeta);
+
+  // Activation, element-wise: x (any shape) -> y like x.
+  void (*eltwise_forward)(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& y);
+  // dy like x -> dx like x (from x, not y).
+  void (*eltwise_backward)(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& dy,
+                           const GradOut& dx);
+
+  // Max or average pooling: x [N, C, H, W] -> y [N, C, OH, OW] (pool2d_output_shape).
+  // saved: the max-pool workspace (the argmax); undefined for average pooling.
+  void (*pool2d_forward)(void* ctx, const Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved);
+  // dy [N, C, OH, OW] -> dx [N, C, H, W] (its shape tells x's).
+  void (*pool2d_backward)(void* ctx, const Pool2dParams& p, const Tensor& saved, const Tensor& dy,
+                          const GradOut& dx);
+
+  // y = a + b, same rank; one of a, b has y's shape (add_output_shape), the
+  // other broadcasts along its extents of 1 (a residual, a bias).
+  void (*add_forward)(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y);
+  // dst = src summed over the axes where dst has extent 1 (same rank): add's
+  // backward; with equal shapes, a copy (or, accumulating, dst += src).
+  void (*sum_to)(void* ctx, const Tensor& src, const GradOut& dst);
+
+  // Concatenation of xs along `axis` -> y (concat_output_shape).
+  void (*concat_forward)(void* ctx, int64_t axis, std::span<const Tensor> xs, const Tensor& y);
+  // dy -> dxs[i], the slice of dy along `axis` of extent extents[i].
+  void (*concat_backward)(void* ctx, int64_t axis, const Tensor& dy, std::span<const int64_t> extents,
+                          std::span<const GradOut> dxs);
+
+  // Inverted dropout: y = x * keep / (1 - p), keep ~ Bernoulli(1 - p), a
+  // function of (p.seed, element index): the same on every device and run.
+  // saved: the keep mask.
+  void (*dropout_forward)(void* ctx, const DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved);
+  // dy like x -> dx like x.
+  void (*dropout_backward)(void* ctx, const DropoutParams& p, const Tensor& saved, const Tensor& dy,
+                           const GradOut& dx);
+
+  // Softmax cross-entropy: logits [N, K], labels i64 [N] in [0, K) (else
+  // Error) -> loss [] = mean over the batch of -sum_k target_k log softmax_k.
+  // saved: the log-probabilities [N, K].
+  void (*cross_entropy_forward)(void* ctx, const CrossEntropyParams& p, const Tensor& logits,
+                                const Tensor& labels, const Tensor& loss, Tensor* saved);
+  // dloss [] -> dlogits [N, K].
+  void (*cross_entropy_backward)(void* ctx, const CrossEntropyParams& p, const Tensor& saved,
+                                 const Tensor& labels, const Tensor& dloss, const GradOut& dlogits);
+};
+
+}  // namespace tandem

@@ -1,0 +1,138 @@
+#pragma once
+// What the CPU training kernels share: the table's context (a primitive
+// cache), input checks and oneDNN error wrapping, oneDNN memory over plain
+// tensors, and where a backward writes a gradient.
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/train_backend.h"
+#include "cpu/dnnl_utils.h"
+
+namespace tandem::cpu::train {
+
+// Primitives built once per shape and attributes and kept: building one (and
+// choosing its implementation) costs far more than running a small one.
+// Keys start with the op's name, so one key never holds two entry types.
+// Entries are never evicted: a training run sees a handful of shapes.
+class PrimitiveCache {
+ public:
+  template <typename T, typename Build>
+  const T& get(const std::string& key, Build&& build) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) it = entries_.emplace(key, std::make_shared<T>(build())).first;
+    return *static_cast<const T*>(it->second.get());
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<void>> entries_;
+};
+
+// The CPU table's `ctx`.
+struct Context {
+  PrimitiveCache cache;
+};
+
+inline Context& context(void* ctx) { return *static_cast<Context*>(ctx); }
+
+// "conv2d|f32[2,3,8,8]|1|..." from the values that select a primitive.
+inline void append_key(std::string& k, const Tensor& t) { k += t.desc().str(); }
+inline void append_key(std::string& k, const Shape& s) { k += shape_str(s); }
+inline void append_key(std::string& k, DType t) { k += dtype_name(t); }
+void append_key(std::string& k, float v);  // exact (hex), so nearby values never share a key
+template <typename T>
+void append_key(std::string& k, const T& v) { k += std::to_string(v); }
+template <typename... T>
+std::string cache_key(const char* op, const T&... parts) {
+  std::string k = op;
+  ((k += '|', append_key(k, parts)), ...);
+  return k;
+}
+
+ErrorContext op_context(const char* op, const Tensor& t);
+// Each defined tensor must be a plain f32 host tensor; bf16 is not yet here.
+void require_f32(const char* op, std::initializer_list<const Tensor*> tensors);
+void require_shape(const char* op, const Tensor& t, const Shape& want, const char* what);
+
+// Runs `fn`, turning oneDNN's exceptions into tandem::Error naming the op.
+template <typename F>
+auto guarded(const char* op, const Tensor& t, F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    throw Error(std::string("oneDNN: ") + e.what(), op_context(op, t));
+  }
+}
+
+// A plain (row-major) descriptor and memory over a host tensor; `dims`
+// re-reads the same bytes with other extents (grouped conv weights).
+dnnl::memory::desc plain_md(const Tensor& t);
+dnnl::memory::desc plain_md(DType dtype, const dnnl::memory::dims& dims);
+dnnl::memory plain_memory(const Tensor& t);
+dnnl::memory plain_memory(const Tensor& t, const dnnl::memory::dims& dims);
+
+// `m` itself when a primitive wants its layout, else a reordered copy.
+dnnl::memory in_layout(const dnnl::memory& m, const dnnl::memory::desc& want);
+
+// A primitive's output bound to a plain memory: written in place when the
+// layouts agree, else into a temporary that finish() reorders into it.
+class OutputMemory {
+ public:
+  OutputMemory(const dnnl::memory& user, const dnnl::memory::desc& want);
+  const dnnl::memory& get() const { return prim_; }
+  void finish();
+
+ private:
+  dnnl::memory user_, prim_;
+};
+
+// Where a backward writes one gradient of shape `shape`: into the
+// destination (overwrite), into a temporary that commit() adds to it
+// (accumulate: oneDNN's backward primitives only overwrite), or into a
+// scratch tensor that is dropped (not wanted, but the primitive writes it).
+class GradTarget {
+ public:
+  GradTarget(const GradOut& g, const Shape& shape, const char* op);
+  const Tensor& tensor() const { return write_; }
+  void commit();
+
+ private:
+  GradOut out_;
+  Tensor write_;
+};
+
+// dst[i] += src[i].
+void add_into(float* dst, const float* src, int64_t n);
+
+// Kernel entries of the CPU table, one file each under cpu/train/.
+void conv2d_forward(void*, const Conv2dParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+void conv2d_backward(void*, const Conv2dParams&, const Tensor&, const Tensor&, const Tensor&,
+                     const GradOut&, const GradOut&, const GradOut&);
+void linear_forward(void*, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+void linear_backward(void*, const Tensor&, const Tensor&, const Tensor&, const GradOut&, const GradOut&,
+                     const GradOut&);
+void batch_norm_forward(void*, const BatchNormParams&, const Tensor&, const Tensor&, const Tensor&,
+                        const Tensor&, const Tensor&, const Tensor&, Tensor*);
+void batch_norm_backward(void*, const BatchNormParams&, const Tensor&, const Tensor&, const Tensor&,
+                         const Tensor&, const GradOut&, const GradOut&, const GradOut&);
+void eltwise_forward(void*, const EltwiseParams&, const Tensor&, const Tensor&);
+void eltwise_backward(void*, const EltwiseParams&, const Tensor&, const Tensor&, const GradOut&);
+void pool2d_forward(void*, const Pool2dParams&, const Tensor&, const Tensor&, Tensor*);
+void pool2d_backward(void*, const Pool2dParams&, const Tensor&, const Tensor&, const GradOut&);
+void add_forward(void*, const Tensor&, const Tensor&, const Tensor&);
+void sum_to(void*, const Tensor&, const GradOut&);
+void concat_forward(void*, int64_t, std::span<const Tensor>, const Tensor&);
+void concat_backward(void*, int64_t, const Tensor&, std::span<const int64_t>, std::span<const GradOut>);
+void dropout_forward(void*, const DropoutParams&, const Tensor&, const Tensor&, Tensor*);
+void dropout_backward(void*, const DropoutParams&, const Tensor&, const Tensor&, const GradOut&);
+void cross_entropy_forward(void*, const CrossEntropyParams&, const Tensor&, const Tensor&, const Tensor&,
+                           Tensor*);
+void cross_entropy_backward(void*, const CrossEntropyParams&, const Tensor&, const Tensor&, const Tensor&,
+                            const GradOut&);
+
+}  // namespace tandem::cpu::train

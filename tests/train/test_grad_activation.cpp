@@ -1,0 +1,69 @@
+// Activations: fp32 forward and gradient against float64 textbook
+// definitions and their central finite differences (tolerances in
+// tests/train/grad_check.h). Inputs are distinct values kept away from the
+// kinks (relu's 0; hardswish's -3 and 3 lie outside their range) so a
+// finite-difference step never crosses one.
+//   relu max(x, 0); leaky_relu x or a x; silu x / (1 + e^-x);
+//   hardswish x * min(max(x + 3, 0), 6) / 6; sigmoid 1 / (1 + e^-x); tanh.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/train/grad_check.h"
+#include "train/functional.h"
+
+using namespace tandem;
+using namespace tandem::testing;
+
+namespace {
+
+double textbook(const EltwiseParams& p, double x) {
+  switch (p.kind) {
+    case EltwiseKind::relu: return std::max(x, 0.0);
+    case EltwiseKind::leaky_relu: return x > 0 ? x : p.alpha * x;
+    case EltwiseKind::silu: return x / (1 + std::exp(-x));
+    case EltwiseKind::hardswish: return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+    case EltwiseKind::sigmoid: return 1 / (1 + std::exp(-x));
+    case EltwiseKind::tanh: return std::tanh(x);
+  }
+  return NAN;
+}
+
+// `gap`: spacing of the distinct inputs (range about +-numel * gap / 2).
+void run(const std::string& what, const EltwiseParams& p, double gap) {
+  GradCase g;
+  g.what = what;
+  g.inputs = {distinct_tensor({2, 3, 4, 5}, 5, gap)};
+  g.op = [&](const std::vector<train::Var>& v) { return train::activation(v[0], p); };
+  g.reference = [&](const std::vector<Doubles>& in) {
+    Doubles y(in[0].size());
+    for (size_t i = 0; i < y.size(); ++i) y[i] = textbook(p, in[0][i]);
+    return y;
+  };
+  check_gradients(g);
+}
+
+}  // namespace
+
+// 120 values 0.05 apart span [-3, 3]; 0.07 apart, [-4.2, 4.2] (past hardswish's
+// kinks, which land between grid points).
+TEST(GradActivation, Relu) { run("relu", {EltwiseKind::relu}, 0.05); }
+TEST(GradActivation, LeakyRelu) { run("leaky_relu 0.1", {EltwiseKind::leaky_relu, 0.1f}, 0.05); }
+TEST(GradActivation, Silu) { run("silu", {EltwiseKind::silu}, 0.07); }
+TEST(GradActivation, Hardswish) { run("hardswish", {EltwiseKind::hardswish}, 0.07); }
+TEST(GradActivation, Sigmoid) { run("sigmoid", {EltwiseKind::sigmoid}, 0.07); }
+TEST(GradActivation, Tanh) { run("tanh", {EltwiseKind::tanh}, 0.05); }
+
+TEST(GradActivation, NamedShortcuts) {
+  train::Var x(distinct_tensor({7}, 3, 0.5));
+  Doubles v = to_doubles(x.value());
+  auto check_one = [&](const train::Var& y, EltwiseParams p) {
+    for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(y.value().scalar_at(int64_t(i)), textbook(p, v[i]), 1e-6);
+  };
+  check_one(train::relu(x), {EltwiseKind::relu});
+  check_one(train::leaky_relu(x), {EltwiseKind::leaky_relu, 0.01f});
+  check_one(train::silu(x), {EltwiseKind::silu});
+  check_one(train::hardswish(x), {EltwiseKind::hardswish});
+  check_one(train::sigmoid(x), {EltwiseKind::sigmoid});
+  check_one(train::tanh(x), {EltwiseKind::tanh});
+}

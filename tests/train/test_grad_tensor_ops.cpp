@@ -1,0 +1,105 @@
+// add (with broadcasting), concat and flatten: fp32 forward and gradients
+// against float64 definitions and their central finite differences
+// (tolerances in tests/train/grad_check.h). Add's gradient for a broadcast
+// input is dy summed over the broadcast axes; concat's is dy's slice.
+#include <gtest/gtest.h>
+
+#include "tests/train/grad_check.h"
+#include "train/functional.h"
+
+using namespace tandem;
+using namespace tandem::testing;
+
+namespace {
+
+// y = a + b with b (or a) broadcast along its extents of 1; same rank.
+Doubles reference_add(const Shape& sa, const Shape& sb, const std::vector<Doubles>& in) {
+  Shape y = broadcast_shapes(sa, sb);
+  auto index = [&](const Shape& s, int64_t flat) {
+    int64_t r = 0, stride = 1;
+    for (size_t d = y.size(); d-- > 0;) {
+      int64_t coord = flat % y[d];
+      flat /= y[d];
+      r += (s[d] == 1 ? 0 : coord) * stride;
+      stride *= s[d];
+    }
+    return size_t(r);
+  };
+  Doubles out(size_t(shape_numel(y)));
+  for (int64_t i = 0; i < shape_numel(y); ++i) out[size_t(i)] = in[0][index(sa, i)] + in[1][index(sb, i)];
+  return out;
+}
+
+void run_add(const Shape& sa, const Shape& sb) {
+  GradCase g;
+  g.what = "add " + shape_str(sa) + " + " + shape_str(sb);
+  g.inputs = {random_tensor(sa, 1), random_tensor(sb, 2)};
+  g.op = [](const std::vector<train::Var>& v) { return train::add(v[0], v[1]); };
+  g.reference = [&](const std::vector<Doubles>& in) { return reference_add(sa, sb, in); };
+  check_gradients(g);
+}
+
+}  // namespace
+
+TEST(GradAdd, SameShape) { run_add({2, 3, 4, 5}, {2, 3, 4, 5}); }
+TEST(GradAdd, ChannelBias) { run_add({2, 3, 4, 5}, {1, 3, 1, 1}); }
+TEST(GradAdd, BroadcastFirst) { run_add({1, 3, 1, 5}, {2, 3, 4, 5}); }
+TEST(GradAdd, BatchBroadcast) { run_add({4, 6}, {1, 6}); }
+
+TEST(GradAdd, ShapesNeitherMatchesIsAnError) {
+  train::Var a(random_tensor({2, 1}, 1)), b(random_tensor({1, 3}, 2)), c(random_tensor({3}, 3));
+  EXPECT_THROW(train::add(a, b), Error);
+  EXPECT_THROW(train::add(a, c), Error);  // ranks differ
+}
+
+TEST(GradConcat, Channels) {
+  GradCase g;
+  g.what = "concat of [2,2,3,3], [2,1,3,3], [2,3,3,3] on channels";
+  g.inputs = {random_tensor({2, 2, 3, 3}, 1), random_tensor({2, 1, 3, 3}, 2), random_tensor({2, 3, 3, 3}, 3)};
+  g.op = [](const std::vector<train::Var>& v) { return train::concat(v, 1); };
+  g.reference = [](const std::vector<Doubles>& in) {
+    Doubles y;
+    for (size_t n = 0; n < 2; ++n)
+      for (size_t part = 0; part < 3; ++part) {
+        size_t block = in[part].size() / 2;
+        y.insert(y.end(), in[part].begin() + long(n * block), in[part].begin() + long((n + 1) * block));
+      }
+    return y;
+  };
+  check_gradients(g);
+}
+
+TEST(GradConcat, LastAxisAndPartlyFrozen) {
+  GradCase g;
+  g.what = "concat of [3,2] and [3,4] on axis -1, second frozen";
+  g.inputs = {random_tensor({3, 2}, 1), random_tensor({3, 4}, 2)};
+  g.differentiable = {true, false};
+  g.op = [](const std::vector<train::Var>& v) { return train::concat(v, -1); };
+  g.reference = [](const std::vector<Doubles>& in) {
+    Doubles y;
+    for (size_t r = 0; r < 3; ++r) {
+      y.insert(y.end(), in[0].begin() + long(r * 2), in[0].begin() + long(r * 2 + 2));
+      y.insert(y.end(), in[1].begin() + long(r * 4), in[1].begin() + long(r * 4 + 4));
+    }
+    return y;
+  };
+  check_gradients(g);
+}
+
+TEST(GradConcat, MismatchedExtentsAreAnError) {
+  std::vector<train::Var> xs{train::Var(random_tensor({2, 2, 3, 3}, 1)), train::Var(random_tensor({2, 2, 4, 3}, 2))};
+  EXPECT_THROW(train::concat(xs, 1), Error);
+}
+
+TEST(GradFlatten, KeepsValuesAndBatch) {
+  GradCase g;
+  g.what = "flatten [2,3,4,5] from 1";
+  g.inputs = {random_tensor({2, 3, 4, 5}, 1)};
+  g.op = [](const std::vector<train::Var>& v) {
+    train::Var y = train::flatten(v[0]);
+    EXPECT_EQ(y.shape(), (Shape{2, 60}));
+    return y;
+  };
+  g.reference = [](const std::vector<Doubles>& in) { return in[0]; };
+  check_gradients(g);
+}

@@ -1,0 +1,79 @@
+// A tiny CNN (conv, BN, ReLU, max pool, a strided ResNet BasicBlock with a
+// downsample, a dilated depthwise conv, hardswish, average and global
+// pooling, flatten, linear, SiLU, dropout(0), linear) against Debian's
+// PyTorch 1.13 (tests/train/tiny_cnn_torch.py): the same weights (our
+// seeded init, loaded by state_dict name, strictly) and batch give the same
+// cross-entropy (label smoothing 0.1), parameter gradients and updated
+// running statistics, each within 1e-4 of the tensor's largest magnitude
+// (plus 1e-4 relative). Skipped without /usr/bin/python3 or torch.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "tests/numpy_ref.h"
+#include "tests/train/grad_check.h"
+#include "train/functional.h"
+#include "train/layers.h"
+
+using namespace tandem;
+using namespace tandem::testing;
+using namespace tandem::train;
+
+namespace {
+
+void build(Sequential& net, Rng& rng) {
+  net.emplace<Conv2d>(1, 4, 3, Conv2dOptions{.padding = 1, .bias = false}, rng);  // BN follows: a bias gets 0
+  net.emplace<BatchNorm2d>(4);
+  net.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
+  net.emplace<Pool2d>(max_pool_params(2, 2));
+  net.emplace<BasicBlock>(4, 8, 2, rng);
+  net.emplace<Conv2d>(8, 8, 3, Conv2dOptions{.padding = 2, .dilation = 2, .groups = 8}, rng);
+  net.emplace<Activation>(EltwiseParams{EltwiseKind::hardswish});
+  net.emplace<Pool2d>(avg_pool_params(3, 1, 1));
+  net.emplace<GlobalAvgPool2d>();
+  net.emplace<Flatten>();
+  net.emplace<Linear>(8, 16, true, rng);
+  net.emplace<Activation>(EltwiseParams{EltwiseKind::silu});
+  net.emplace<Dropout>(0.f, rng);
+  net.emplace<Linear>(16, 10, true, rng);
+}
+
+// Runs the PyTorch side; false when torch is missing.
+bool run_torch(const std::string& dir) {
+  std::string cmd = std::string(kReferencePython) + " " TANDEM_SOURCE_DIR "/tests/train/tiny_cnn_torch.py " + dir;
+  int rc = std::system(cmd.c_str());
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return false;
+  check(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "PyTorch reference failed: " + cmd);
+  return true;
+}
+
+}  // namespace
+
+TEST(TorchTinyCnn, SameLossGradientsAndRunningStats) {
+  if (!have_reference_python()) GTEST_SKIP() << kReferencePython << " missing";
+  Rng rng(2024);
+  Sequential net;
+  build(net, rng);
+  std::string dir = make_temp_dir();
+  for (Parameter* p : net.parameters()) write_npy(dir + "/" + p->name + ".npy", p->value);
+  for (Buffer* b : net.buffers()) write_npy(dir + "/" + b->name + ".npy", b->value);
+  Tensor x = random_tensor({6, 1, 12, 12}, 99, -2, 2);
+  Tensor labels = Tensor::from_vector(std::vector<int64_t>{3, 0, 9, 3, 7, 1}, {6});
+  write_npy(dir + "/x.npy", x);
+  write_npy(dir + "/labels.npy", labels);
+  if (!run_torch(dir)) GTEST_SKIP() << "torch missing";
+
+  Var loss = cross_entropy(net(Var(x)), labels, 0.1f);
+  backward(loss);
+  expect_near_scaled(loss.value(), to_doubles(read_npy(dir + "/loss.npy", DType::f32)), 1e-4, 1e-4, "loss");
+  for (Parameter* p : net.parameters())
+    expect_near_scaled(p->grad, to_doubles(read_npy(dir + "/grad." + p->name + ".npy", DType::f32)), 1e-4, 1e-4,
+                       "gradient of " + p->name);
+  for (Buffer* b : net.buffers()) {
+    DType t = b->value.dtype();
+    expect_near_scaled(b->value, to_doubles(read_npy(dir + "/after." + b->name + ".npy", t)), 1e-4, 1e-4,
+                       "buffer " + b->name);
+  }
+  (void)std::system(("rm -rf " + dir).c_str());
+}

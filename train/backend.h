@@ -1,0 +1,19 @@
+#pragma once
+// The training-kernel table of a device (core/train_backend.h).
+#include <initializer_list>
+
+#include "core/train_backend.h"
+#include "train/autograd.h"
+
+namespace tandem::train {
+
+// Throws Error::unsupported for a device without training kernels.
+const TrainBackend& train_backend(Device device);
+// The table of the device all defined `vars` live on; throws Error when they
+// are on different devices. `op` names the caller in the error.
+const TrainBackend& train_backend(const char* op, std::initializer_list<const Var*> vars);
+
+// An uninitialized f32 tensor on the table's device.
+inline Tensor empty_f32(const TrainBackend& be, const Shape& shape) { return be.empty(be.ctx, DType::f32, shape); }
+
+}  // namespace tandem::train

@@ -1,0 +1,51 @@
+#pragma once
+// Differentiable ops on Vars: each runs its forward kernel on the device
+// table of its inputs (train/backend.h) and records its backward on the tape
+// (train/autograd.h) when grad mode is on and an input requires a gradient.
+// Tensors are f32 and plain; shapes as in core/train_backend.h. An absent
+// optional input (a bias) is an undefined Var.
+#include <span>
+
+#include "core/train_backend.h"
+#include "train/autograd.h"
+
+namespace tandem::train {
+
+// x [N, C, H, W], w [M, C/groups, KH, KW], b [M] -> [N, M, OH, OW].
+Var conv2d(const Var& x, const Var& w, const Var& b, const Conv2dParams& p = {});
+// x [N, K], w [M, K], b [M] -> x·wᵀ + b [N, M].
+Var linear(const Var& x, const Var& w, const Var& b);
+// x [N, C, ...]; gamma, beta, running statistics [C]. Training updates the
+// running statistics in place.
+Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
+               const Tensor& running_var, const BatchNormParams& p);
+
+Var activation(const Var& x, const EltwiseParams& p);
+Var relu(const Var& x);
+Var leaky_relu(const Var& x, float negative_slope = 0.01f);
+Var silu(const Var& x);
+Var hardswish(const Var& x);
+Var sigmoid(const Var& x);
+Var tanh(const Var& x);
+
+// x [N, C, H, W] -> [N, C, OH, OW].
+Var pool2d(const Var& x, const Pool2dParams& p);
+Pool2dParams max_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0, int64_t dilation = 1);
+Pool2dParams avg_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0, bool count_include_pad = true);
+// x [N, C, H, W] -> the mean of each plane, [N, C, 1, 1].
+Var global_avg_pool2d(const Var& x);
+
+// a + b; one has the result's shape, the other broadcasts (same rank).
+Var add(const Var& a, const Var& b);
+Var concat(std::span<const Var> xs, int64_t axis = 1);
+// Same values, new shape (same element count).
+Var reshape(const Var& x, const Shape& shape);
+// [N, d1, d2, ...] -> [N, d1 * d2 * ...] from start_dim on.
+Var flatten(const Var& x, int64_t start_dim = 1);
+// Identity unless training (and p > 0).
+Var dropout(const Var& x, float p, uint64_t seed, bool training);
+
+// logits [N, K], labels i64 [N] -> the mean softmax cross-entropy [].
+Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing = 0);
+
+}  // namespace tandem::train

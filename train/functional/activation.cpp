@@ -1,0 +1,34 @@
+// Element-wise activations and their backward (from the input values).
+#include "train/backend.h"
+#include "train/functional.h"
+
+namespace tandem::train {
+
+namespace {
+
+struct ActivationFn : GradFn {
+  explicit ActivationFn(const EltwiseParams& p) : params(p) {}
+  const char* name() const override { return "activation"; }
+  void backward(const Tensor& dy, std::span<const GradOut> d) override {
+    backend->eltwise_backward(backend->ctx, params, inputs[0].value(), dy, d[0]);
+  }
+  EltwiseParams params;
+};
+
+}  // namespace
+
+Var activation(const Var& x, const EltwiseParams& p) {
+  const TrainBackend& be = train_backend("activation", {&x});
+  Tensor y = empty_f32(be, x.shape());
+  be.eltwise_forward(be.ctx, p, x.value(), y);
+  return record<ActivationFn>(std::move(y), be, {x}, p);
+}
+
+Var relu(const Var& x) { return activation(x, {EltwiseKind::relu}); }
+Var leaky_relu(const Var& x, float negative_slope) { return activation(x, {EltwiseKind::leaky_relu, negative_slope}); }
+Var silu(const Var& x) { return activation(x, {EltwiseKind::silu}); }
+Var hardswish(const Var& x) { return activation(x, {EltwiseKind::hardswish}); }
+Var sigmoid(const Var& x) { return activation(x, {EltwiseKind::sigmoid}); }
+Var tanh(const Var& x) { return activation(x, {EltwiseKind::tanh}); }
+
+}  // namespace tandem::train

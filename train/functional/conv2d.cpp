@@ -1,0 +1,27 @@
+// conv2d and its backward (data, weights and bias gradients in one call).
+#include "train/backend.h"
+#include "train/functional.h"
+
+namespace tandem::train {
+
+namespace {
+
+struct Conv2dFn : GradFn {
+  explicit Conv2dFn(const Conv2dParams& p) : params(p) {}
+  const char* name() const override { return "conv2d"; }
+  void backward(const Tensor& dy, std::span<const GradOut> d) override {
+    backend->conv2d_backward(backend->ctx, params, inputs[0].value(), inputs[1].value(), dy, d[0], d[1], d[2]);
+  }
+  Conv2dParams params;
+};
+
+}  // namespace
+
+Var conv2d(const Var& x, const Var& w, const Var& b, const Conv2dParams& p) {
+  const TrainBackend& be = train_backend("conv2d", {&x, &w, &b});
+  Tensor y = empty_f32(be, conv2d_output_shape(p, x.shape(), w.shape()));
+  be.conv2d_forward(be.ctx, p, x.value(), w.value(), b.defined() ? b.value() : Tensor(), y);
+  return record<Conv2dFn>(std::move(y), be, {x, w, b}, p);
+}
+
+}  // namespace tandem::train

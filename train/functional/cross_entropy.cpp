@@ -1,0 +1,30 @@
+// Softmax cross-entropy with label smoothing, and its backward.
+#include "train/backend.h"
+#include "train/functional.h"
+
+namespace tandem::train {
+
+namespace {
+
+struct CrossEntropyFn : GradFn {
+  CrossEntropyFn(const CrossEntropyParams& p, Tensor l, Tensor s)
+      : params(p), labels(std::move(l)), log_probs(std::move(s)) {}
+  const char* name() const override { return "cross_entropy"; }
+  void backward(const Tensor& dy, std::span<const GradOut> d) override {
+    backend->cross_entropy_backward(backend->ctx, params, log_probs, labels, dy, d[0]);
+  }
+  CrossEntropyParams params;
+  Tensor labels, log_probs;
+};
+
+}  // namespace
+
+Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing) {
+  const TrainBackend& be = train_backend("cross_entropy", {&logits});
+  CrossEntropyParams p{label_smoothing};
+  Tensor loss = empty_f32(be, {}), saved;
+  be.cross_entropy_forward(be.ctx, p, logits.value(), labels, loss, &saved);
+  return record<CrossEntropyFn>(std::move(loss), be, {logits}, p, labels, std::move(saved));
+}
+
+}  // namespace tandem::train

@@ -1,0 +1,27 @@
+#include "train/layers/basic_block.h"
+
+#include "train/functional.h"
+
+namespace tandem::train {
+
+BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride, Rng& rng) {
+  Conv2dOptions c3{.stride = stride, .padding = 1, .bias = false};
+  conv1_ = &add_module("conv1", std::make_unique<Conv2d>(in, out, 3, c3, rng));
+  bn1_ = &add_module("bn1", std::make_unique<BatchNorm2d>(out));
+  conv2_ = &add_module("conv2", std::make_unique<Conv2d>(out, out, 3, Conv2dOptions{.padding = 1, .bias = false}, rng));
+  bn2_ = &add_module("bn2", std::make_unique<BatchNorm2d>(out));
+  if (stride != 1 || in != out) {
+    auto down = std::make_unique<Sequential>();
+    down->emplace<Conv2d>(in, out, 1, Conv2dOptions{.stride = stride, .bias = false}, rng);
+    down->emplace<BatchNorm2d>(out);
+    downsample_ = &add_module("downsample", std::move(down));
+  }
+}
+
+Var BasicBlock::forward(const Var& x) {
+  Var y = relu(bn1_->forward(conv1_->forward(x)));
+  y = bn2_->forward(conv2_->forward(y));
+  return relu(add(y, downsample_ ? downsample_->forward(x) : x));
+}
+
+}  // namespace tandem::train

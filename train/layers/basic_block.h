@@ -1,0 +1,24 @@
+#pragma once
+#include "train/layers/batch_norm.h"
+#include "train/layers/conv2d.h"
+#include "train/layers/sequential.h"
+
+namespace tandem::train {
+
+// torchvision's ResNet BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + s(x)),
+// 3x3 convs without bias (conv1 strided); s is the identity, or
+// "downsample" = conv1x1(stride) + BN when the stride or width changes.
+class BasicBlock : public Module {
+ public:
+  BasicBlock(int64_t in, int64_t out, int64_t stride, Rng& rng);
+  Var forward(const Var& x) override;
+
+ private:
+  Conv2d* conv1_;
+  BatchNorm2d* bn1_;
+  Conv2d* conv2_;
+  BatchNorm2d* bn2_;
+  Sequential* downsample_ = nullptr;
+};
+
+}  // namespace tandem::train

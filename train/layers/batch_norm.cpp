@@ -1,0 +1,31 @@
+#include "train/layers/batch_norm.h"
+
+#include "train/functional.h"
+
+namespace tandem::train {
+
+namespace {
+
+Tensor filled(int64_t n, float v) { return Tensor::from_vector(std::vector<float>(size_t(n), v), {n}); }
+
+}  // namespace
+
+BatchNorm2d::BatchNorm2d(int64_t channels, float eps, float momentum) : eps_(eps), momentum_(momentum) {
+  check(channels > 0, "BatchNorm2d(" + std::to_string(channels) + "): channels must be positive");
+  weight_ = &add_parameter("weight", filled(channels, 1), false);
+  bias_ = &add_parameter("bias", filled(channels, 0), false);
+  running_mean_ = &add_buffer("running_mean", filled(channels, 0));
+  running_var_ = &add_buffer("running_var", filled(channels, 1));
+  batches_ = &add_buffer("num_batches_tracked", Tensor::zeros(DType::i64, {}));
+}
+
+Var BatchNorm2d::forward(const Var& x) {
+  check(x.defined() && x.value().rank() == 4, "BatchNorm2d wants x [N, C, H, W]",
+        {"", "", "BatchNorm2d", x.defined() ? shape_str(x.shape()) : ""});
+  BatchNormParams p{training(), momentum_, eps_};
+  Var y = batch_norm(x, Var::of(*weight_), Var::of(*bias_), running_mean_->value, running_var_->value, p);
+  if (training()) ++*batches_->value.data<int64_t>();
+  return y;
+}
+
+}  // namespace tandem::train

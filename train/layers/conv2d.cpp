@@ -1,0 +1,25 @@
+#include "train/layers/conv2d.h"
+
+#include "train/functional.h"
+
+namespace tandem::train {
+
+Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, Rng& rng) {
+  check(in > 0 && out > 0 && kernel > 0 && o.groups > 0 && in % o.groups == 0 && out % o.groups == 0,
+        "Conv2d(" + std::to_string(in) + ", " + std::to_string(out) + ", kernel " + std::to_string(kernel) +
+            ", groups " + std::to_string(o.groups) + "): channels must be positive multiples of groups");
+  params_ = {{o.stride, o.stride}, {o.padding, o.padding}, {o.dilation, o.dilation}, o.groups};
+  int64_t fan_in = in / o.groups * kernel * kernel;
+  weight_ = &add_parameter("weight", Tensor::empty(DType::f32, {out, in / o.groups, kernel, kernel}), true);
+  default_init(weight_->value, fan_in, rng);
+  if (o.bias) {
+    bias_ = &add_parameter("bias", Tensor::empty(DType::f32, {out}), false);
+    default_init(bias_->value, fan_in, rng);
+  }
+}
+
+Var Conv2d::forward(const Var& x) {
+  return conv2d(x, Var::of(*weight_), bias_ ? Var::of(*bias_) : Var(), params_);
+}
+
+}  // namespace tandem::train

@@ -1,0 +1,26 @@
+#pragma once
+#include "core/train_backend.h"
+#include "train/layers/init.h"
+#include "train/layers/module.h"
+
+namespace tandem::train {
+
+struct Conv2dOptions {
+  int64_t stride = 1, padding = 0, dilation = 1, groups = 1;
+  bool bias = true;
+};
+
+// PyTorch's nn.Conv2d with a square kernel: weight [out, in/groups, k, k],
+// bias [out], both U(±1/sqrt(fan_in)), fan_in = in/groups * k * k.
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, Rng& rng);
+  Var forward(const Var& x) override;
+
+ private:
+  Conv2dParams params_;
+  Parameter* weight_;
+  Parameter* bias_ = nullptr;
+};
+
+}  // namespace tandem::train

@@ -1,0 +1,53 @@
+#include "train/layers/module.h"
+
+namespace tandem::train {
+
+ParameterList Module::parameters() {
+  ParameterList r;
+  for (Parameter& p : params_) r.push_back(&p);
+  for (auto& c : children_) {
+    ParameterList sub = c->parameters();
+    r.insert(r.end(), sub.begin(), sub.end());
+  }
+  return r;
+}
+
+std::vector<Buffer*> Module::buffers() {
+  std::vector<Buffer*> r;
+  for (Buffer& b : buffers_) r.push_back(&b);
+  for (auto& c : children_) {
+    std::vector<Buffer*> sub = c->buffers();
+    r.insert(r.end(), sub.begin(), sub.end());
+  }
+  return r;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& c : children_) c->train(on);
+}
+
+Parameter& Module::add_parameter(const std::string& name, Tensor value, bool decay) {
+  Tensor grad = Tensor::zeros(value.dtype(), value.shape());
+  params_.push_back(Parameter{name, std::move(value), std::move(grad), decay});
+  return params_.back();
+}
+
+Buffer& Module::add_buffer(const std::string& name, Tensor value) {
+  buffers_.push_back(Buffer{name, std::move(value)});
+  return buffers_.back();
+}
+
+void Module::adopt(const std::string& name, std::unique_ptr<Module> m) {
+  m->prefix_names(name + ".");
+  m->train(training_);
+  children_.push_back(std::move(m));
+}
+
+void Module::prefix_names(const std::string& prefix) {
+  for (Parameter& p : params_) p.name = prefix + p.name;
+  for (Buffer& b : buffers_) b.name = prefix + b.name;
+  for (auto& c : children_) c->prefix_names(prefix);
+}
+
+}  // namespace tandem::train

@@ -1,0 +1,29 @@
+#pragma once
+#include <memory>
+#include <utility>
+
+#include "train/layers/module.h"
+
+namespace tandem::train {
+
+// nn.Sequential: children named "0", "1", ... run in order.
+class Sequential : public Module {
+ public:
+  template <typename M>
+  M& add(std::unique_ptr<M> m) {
+    M& r = add_module(std::to_string(layers_.size()), std::move(m));
+    layers_.push_back(&r);
+    return r;
+  }
+  template <typename M, typename... Args>
+  M& emplace(Args&&... args) {
+    return add(std::make_unique<M>(std::forward<Args>(args)...));
+  }
+  Var forward(const Var& x) override;
+  size_t size() const { return layers_.size(); }
+
+ private:
+  std::vector<Module*> layers_;
+};
+
+}  // namespace tandem::train

@@ -1,0 +1,55 @@
+#pragma once
+// Layers without parameters: activations, pooling, flatten, dropout.
+#include "core/train_backend.h"
+#include "train/layers/init.h"
+#include "train/functional.h"
+#include "train/layers/module.h"
+
+namespace tandem::train {
+
+// A layer that is one functional op with fixed parameters.
+template <typename Params, Var (*Op)(const Var&, const Params&)>
+class FunctionLayer : public Module {
+ public:
+  explicit FunctionLayer(Params p) : params_(p) {}
+  Var forward(const Var& x) override { return Op(x, params_); }
+
+ private:
+  Params params_;
+};
+
+// nn.ReLU, nn.LeakyReLU, nn.SiLU, nn.Hardswish, nn.Sigmoid, nn.Tanh.
+using Activation = FunctionLayer<EltwiseParams, activation>;
+// nn.MaxPool2d / nn.AvgPool2d (max_pool_params / avg_pool_params build p).
+using Pool2d = FunctionLayer<Pool2dParams, pool2d>;
+
+// nn.AdaptiveAvgPool2d(1): [N, C, H, W] -> [N, C, 1, 1].
+class GlobalAvgPool2d : public Module {
+ public:
+  Var forward(const Var& x) override;
+};
+
+// nn.Flatten: [N, ...] -> [N, prod(...)] from start_dim on.
+class Flatten : public Module {
+ public:
+  explicit Flatten(int64_t start_dim = 1) : start_dim_(start_dim) {}
+  Var forward(const Var& x) override;
+
+ private:
+  int64_t start_dim_;
+};
+
+// nn.Dropout: each training call draws a new mask, from a seed taken from
+// `rng` at construction and the call count, so a run is reproducible.
+class Dropout : public Module {
+ public:
+  Dropout(float p, Rng& rng) : p_(p), seed_(rng.next()) {}
+  Var forward(const Var& x) override;
+
+ private:
+  float p_;
+  uint64_t seed_;
+  uint64_t calls_ = 0;
+};
+
+}  // namespace tandem::train
