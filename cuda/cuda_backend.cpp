@@ -8,6 +8,7 @@
 #include "cuda/check.h"
 #include "cuda/cupti_source.h"
 #include "cuda/registry.h"
+#include "profile/memory_sampler.h"
 #include "profile/zone.h"
 
 namespace tandem::cuda {
@@ -176,6 +177,8 @@ CudaBackend& cuda_backend(int device) {
   std::lock_guard<std::mutex> lock(mutex);
   // A GPU run: --profile may now record its kernels (CUPTI loads only then).
   install_cupti_source();
+  // --profile's memory counters: what tandem holds on the device (buffers and arenas).
+  profile::set_device_memory_probe([]() -> uint64_t { return device_bytes(); });
   auto& b = backends[device];
   if (!b) b = std::make_unique<CudaBackend>(device);
   return *b;

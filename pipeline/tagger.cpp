@@ -43,6 +43,24 @@ std::string decode_error_kind(const std::vector<uint8_t>& bytes, const std::stri
 }
 
 // A slot's image, kept beside the batch buffer until the batch has run.
+// Images per second over windows of at least half a second, for the
+// profile's img/s counter: add() returns a rate when a window closes.
+class RateMeter {
+ public:
+  std::optional<double> add(int64_t images) {
+    count_ += images;
+    const double s = seconds_since(start_);
+    if (s < 0.5) return std::nullopt;
+    const double r = double(count_) / s;
+    count_ = 0, start_ = Clock::now();
+    return r;
+  }
+
+ private:
+  Clock::time_point start_ = Clock::now();
+  int64_t count_ = 0;
+};
+
 struct SlotMeta {
   TagRecord record;
   bool filled = false;  // false: the slot's input could not be written
@@ -418,6 +436,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   std::thread infer([&] {
     TANDEM_THREAD_NAME("inference");
     StageTimes t;
+    RateMeter rate;
     try {
       for (;;) {
         Clock::time_point i0 = Clock::now();
@@ -445,6 +464,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
         }
         ++stats.batches;
         TANDEM_COUNTER("images decoded", run.cpu_done + run.gpu_done);
+        if (std::optional<double> r = rate.add(b->count)) TANDEM_COUNTER("images/s (inference, last 0.5 s)", *r);
         TANDEM_COUNTER("results waiting for the writer", run.done.size());
         if (b->count < slots) ++stats.partial_batches;
         t.infer += seconds_since(i1);

@@ -109,6 +109,46 @@ json zone_arrays(const Trace& trace, const Track& track, const Cut& cut, size_t&
   return {{"begin", begin}, {"dur", dur}, {"loc", loc}, {"depth", depth}};
 }
 
+// GPU operations as zones of one more kind of track: their names follow the
+// trace's locations in `names` (from `first_name` on), coloured as compute
+// (kernels, memsets) or I/O (copies). Operations shorter than the threads'
+// cut are left out, as zones are.
+json gpu_tracks(const Trace& trace, const Cut& cut, size_t first_name, json& names, json& categories,
+                json& location_activity, size_t& kept, size_t& total) {
+  for (const std::string& n : trace.gpu.names) {
+    names.push_back(n);
+    categories.push_back("gpu");
+    location_activity.push_back(size_t(Activity::compute));
+  }
+  json tracks = json::array();
+  for (const GpuStream& st : trace.gpu.streams) {
+    json begin = json::array(), dur = json::array(), loc = json::array(), depth = json::array();
+    uint64_t first = UINT64_MAX, last = 0;
+    for (const GpuOp& op : st.ops) {
+      ++total;
+      first = std::min(first, op.start_ns);
+      last = std::max(last, op.end_ns);
+      const uint64_t d = op.end_ns > op.start_ns ? op.end_ns - op.start_ns : 0;
+      if (d < cut.min_ns) continue;
+      begin.push_back(since(op.start_ns, trace.begin_ns));
+      dur.push_back(d);
+      const size_t l = first_name + op.name;
+      if (op.kind == GpuOpKind::memcpy && l < location_activity.size()) location_activity[l] = size_t(Activity::io);
+      loc.push_back(l);
+      depth.push_back(0);
+      ++kept;
+    }
+    if (st.ops.empty()) continue;
+    tracks.push_back({{"kind", "gpu_stream"},
+                      {"name", "device " + std::to_string(st.device) + " stream " + std::to_string(st.stream)},
+                      {"id", st.stream},
+                      {"begin_ns", since(first, trace.begin_ns)},
+                      {"end_ns", since(last, trace.begin_ns)},
+                      {"zones", {{"begin", begin}, {"dur", dur}, {"loc", loc}, {"depth", depth}}}});
+  }
+  return tracks;
+}
+
 }  // namespace
 
 std::string report_data(const Trace& trace, const ProfileSummary& s, const ReportOptions& options) {
@@ -143,6 +183,8 @@ std::string report_data(const Trace& trace, const ProfileSummary& s, const Repor
                       {"end_ns", life_end},
                       {"zones", zone_arrays(trace, track, cut, ties_left, kept)}});
   }
+  json gpu = gpu_tracks(trace, cut, trace.locations.size(), names, categories, location_activity, kept, total);
+  for (json& g : gpu) tracks.push_back(std::move(g));
   const json j = {{"format", "tandem-profile-report"},
                   {"version", 1},
                   {"wall_ns", s.wall_ns},

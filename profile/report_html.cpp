@@ -70,6 +70,17 @@ window.addEventListener("unhandledrejection", e => tandemFail(e.reason));
 <h2>Stages</h2>
 <div class="meta">Every zone name; self: less the zones nested in it; share: total / wall (over 100% on several threads at once).</div>
 <table id="stages"></table>
+<div id="gpu-section" hidden>
+<h2>GPU</h2>
+<div class="meta" id="gpu-line"></div>
+<table id="kernels"></table>
+<table id="copies"></table>
+</div>
+<div id="counter-section" hidden>
+<h2>Counters</h2>
+<div class="meta">Samples over the run (queue depths, images, memory); the trace has them over time.</div>
+<table id="counters"></table>
+</div>
 <h2>Profiler overhead</h2>
 <div class="meta" id="overhead"></div>
 )HTML";
@@ -325,11 +336,47 @@ function fillTables() {
     tr.append(el("td", pct(st.share)));
     stages.append(tr);
   }
+  fillGpu();
+  fillCounters();
   const o = S.overhead, thread = ACT.reduce((s, a) => s + S.split[a], 0);
   document.getElementById("overhead").textContent = (o.zones + o.counters) + " events \u00d7 " +
     o.ns_per_event.toFixed(0) + " ns (measured at start) = " + fmtDur(o.estimated_ns) + ", " +
     (thread ? (100 * o.estimated_ns / thread).toFixed(3) : "0") + "% of thread time; " + o.dropped_zones +
     " zones and " + o.dropped_counters + " counter samples dropped by the recorder.";
+}
+
+function table(id, headers, rows) {
+  const t = document.getElementById(id), h = el("tr");
+  for (const x of headers) h.append(el("th", x));
+  t.append(h);
+  for (const r of rows) {
+    const tr = el("tr");
+    r.forEach((x, i) => tr.append(el("td", x, i === 0 ? "name" : undefined)));
+    t.append(tr);
+  }
+}
+
+function fillGpu() {
+  const g = S.gpu;
+  if (!g || !g.present) return;
+  document.getElementById("gpu-section").hidden = false;
+  const span = g.span_ns || 1, t = g.time;
+  document.getElementById("gpu-line").textContent = "busy " + pct(g.busy_ns / span) +
+    " of the wall (union over streams); idle: sync " + pct(t.sync_ns / span) + ", in CUDA calls " +
+    pct(t.in_calls_ns / span) + ", CPU not submitting " + pct(t.not_submitting_ns / span) + "; " +
+    g.counts.kernels + " kernels, " + g.counts.copies + " copies, " + g.counts.dropped + " records dropped";
+  table("kernels", ["kernel", "count", "total", "mean", "min", "max"],
+        g.top_kernels.map(k => [k.name, String(k.count), fmtDur(k.total_ns), fmtDur(k.mean_ns), fmtDur(k.min_ns), fmtDur(k.max_ns)]));
+  table("copies", ["copy", "count", "bytes", "total", "GB/s"],
+        g.copies.map(c => [c.kind, String(c.count), String(c.bytes), fmtDur(c.total_ns), c.gb_per_s.toFixed(2)]));
+}
+
+function fillCounters() {
+  if (!S.counters || S.counters.length === 0) return;
+  document.getElementById("counter-section").hidden = false;
+  const f = v => Number(v.toPrecision(4)).toString();
+  table("counters", ["counter", "samples", "min", "mean", "max", "last"],
+        S.counters.map(c => [c.name, String(c.samples), f(c.min), f(c.mean), f(c.max), f(c.last)]));
 }
 
 fillTables();

@@ -34,6 +34,8 @@ TraceSession::TraceSession(SessionOutputs outputs, const Options& options) : out
   if (!outputs_.profile_dir.empty()) zone_cost_ns_ = measure_zone_cost_ns();
   start(options);
   start_gpu_activity();
+  os_tid_ = system_thread_id();
+  memory_ = std::make_unique<MemorySampler>();
   active_ = true;
 }
 
@@ -50,10 +52,12 @@ Trace TraceSession::finish() {
   if (!active_) return {};
   active_ = false;
   // Flushed first: the GPU's last records come in while the CPU tracer still runs.
+  const std::vector<MemorySample> memory = memory_->stop();
   GpuActivity gpu;
   stop_gpu_activity(gpu);
   stop();
   Trace trace = collect();
+  add_memory_counters(trace, memory, os_tid_);
   attach_gpu_activity(trace, std::move(gpu));
   if (!outputs_.trace_file.empty()) write_chrome_trace(trace, outputs_.trace_file);
   if (!outputs_.profile_dir.empty()) {

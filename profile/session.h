@@ -12,8 +12,10 @@
 // on stderr.
 // If finish() was not called, the destructor does it and reports a failure on
 // stderr (a destructor cannot throw).
+#include <memory>
 #include <string>
 
+#include "profile/memory_sampler.h"
 #include "profile/summary.h"
 #include "profile/trace.h"
 #include "profile/tracer.h"
@@ -48,6 +50,8 @@ class TraceSession {
   VerdictRule verdict_;
   double zone_cost_ns_ = 0;
   bool active_ = false;
+  uint64_t os_tid_ = 0;  // the thread that made the session: memory counters go on its row
+  std::unique_ptr<MemorySampler> memory_;
 };
 
 // Writes DIR/trace.json, summary.txt, summary.json and report.html (creating DIR)

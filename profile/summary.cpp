@@ -74,6 +74,28 @@ ThreadSummary summarize_thread(const Track& track, const std::vector<ZoneSelf>& 
   return t;
 }
 
+// Samples of every thread, taken in time order across threads for `last`.
+std::vector<CounterSummary> summarize_counters(const Trace& trace) {
+  std::vector<CounterSummary> out(trace.counter_names.size());
+  std::vector<double> sum(out.size(), 0.0);
+  std::vector<uint64_t> last_ts(out.size(), 0);
+  for (size_t i = 0; i < out.size(); ++i) out[i].name = trace.counter_names[i];
+  for (const Track& track : trace.tracks)
+    for (const CounterRecord& c : track.counters) {
+      if (c.counter >= out.size()) continue;
+      CounterSummary& k = out[c.counter];
+      k.min = k.samples ? std::min(k.min, c.value) : c.value;
+      k.max = k.samples ? std::max(k.max, c.value) : c.value;
+      if (c.ts_ns >= last_ts[c.counter]) last_ts[c.counter] = c.ts_ns, k.last = c.value;
+      sum[c.counter] += c.value;
+      k.samples++;
+    }
+  std::vector<CounterSummary> kept;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].samples) out[i].mean = sum[i] / double(out[i].samples), kept.push_back(out[i]);
+  return kept;
+}
+
 }  // namespace
 
 std::vector<ZoneStats> summarize_zones(const Trace& trace) {
@@ -130,7 +152,9 @@ ProfileSummary summarize(const Trace& trace, double ns_per_event) {
     s.overhead.counters += track.counters.size();
     s.overhead.dropped_zones += track.dropped_zones;
     s.overhead.dropped_counters += track.dropped_counters;
-    if (track.zones.empty() && track.counters.empty()) continue;
+    // A row with counters alone (the memory sampler's "process" row) is no
+    // thread at work: it stays out of the time split.
+    if (track.zones.empty()) continue;
     ThreadSummary t = summarize_thread(track, self, activity_of_location);
     s.overall += t.split;
     s.threads.push_back(std::move(t));
@@ -149,6 +173,7 @@ ProfileSummary summarize(const Trace& trace, double ns_per_event) {
   std::stable_sort(s.stages.begin(), s.stages.end(),
                    [](const StageSummary& a, const StageSummary& b) { return a.self_ns > b.self_ns; });
   s.overhead.ns_per_event = ns_per_event;
+  s.counters = summarize_counters(trace);
   s.gpu = summarize_gpu(trace);
   return s;
 }

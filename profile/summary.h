@@ -44,11 +44,20 @@ struct Overhead {
   double estimated_ns() const { return double(zones + counters) * ns_per_event; }
 };
 
+// One counter over the run (queue depths, images done, memory): the samples'
+// minimum, time-unweighted mean, maximum and last value.
+struct CounterSummary {
+  std::string name;
+  uint64_t samples = 0;
+  double min = 0, mean = 0, max = 0, last = 0;
+};
+
 struct ProfileSummary {
   uint64_t wall_ns = 0;  // the trace's span
   std::vector<ThreadSummary> threads;
   TimeSplit overall;  // sum over threads (thread time, not wall time)
   std::vector<StageSummary> stages;  // largest self time first
+  std::vector<CounterSummary> counters;  // in Trace::counter_names order
   Overhead overhead;
   GpuSummary gpu;  // gpu.present: GPU activity was recorded (gpu_summary.h)
   std::string verdict;

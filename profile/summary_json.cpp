@@ -82,6 +82,10 @@ std::string summary_to_json(const ProfileSummary& s) {
   json stages = json::array();
   for (const StageSummary& st : s.stages) stages.push_back(stage_json(st));
   const Overhead& o = s.overhead;
+  json counters = json::array();
+  for (const CounterSummary& c : s.counters)
+    counters.push_back({{"name", c.name}, {"samples", c.samples}, {"min", c.min}, {"mean", c.mean}, {"max", c.max},
+                        {"last", c.last}});
   json j = {{"format", kFormat},
             {"version", kVersion},
             {"wall_ns", s.wall_ns},
@@ -95,6 +99,7 @@ std::string summary_to_json(const ProfileSummary& s) {
               {"dropped_counters", o.dropped_counters},
               {"ns_per_event", o.ns_per_event},
               {"estimated_ns", o.estimated_ns()}}},
+            {"counters", counters},
             {"gpu", gpu_json(s.gpu)},
             {"verdict", s.verdict}};
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -129,6 +134,9 @@ ProfileSummary summary_from_json(const std::string& text, const std::string& sou
     s.overhead.dropped_counters = o.at("dropped_counters").get<uint64_t>();
     s.overhead.ns_per_event = o.at("ns_per_event").get<double>();
     s.verdict = j.at("verdict").get<std::string>();
+    for (const json& c : j.value("counters", json::array()))  // absent in summaries older than counters
+      s.counters.push_back({c.at("name").get<std::string>(), c.at("samples").get<uint64_t>(), c.at("min").get<double>(),
+                            c.at("mean").get<double>(), c.at("max").get<double>(), c.at("last").get<double>()});
     return s;
   } catch (const json::exception& e) {
     throw Error(std::string("bad profile summary: ") + e.what(), where);

@@ -66,6 +66,15 @@ std::string gpu_line(const GpuSummary& g) {
   return out;
 }
 
+std::string counter_table(const std::vector<CounterSummary>& counters) {
+  std::string out = fmt::format("  {:<{}} {:>8} {:>10} {:>10} {:>10} {:>10}\n", "counter", kNameWidth, "samples", "min",
+                                "mean", "max", "last");
+  for (const CounterSummary& c : counters)
+    out += fmt::format("  {:<{}} {:>8} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", shorten_name(c.name, kNameWidth),
+                       kNameWidth, c.samples, c.min, c.mean, c.max, c.last);
+  return out;
+}
+
 std::string gpu_tables(const GpuSummary& g) {
   std::string out = fmt::format("GPU: {} streams, {} kernels, {} copies, {} memsets, {} CUDA calls, {} records dropped\n",
                                 g.streams, g.kernels, g.copies, g.memsets, g.api_calls, g.dropped);
@@ -110,6 +119,7 @@ std::string format_summary(const ProfileSummary& s) {
   out += "\nstages (self: less the zones nested in it; share: total / wall, over 100% on several threads at once)\n";
   out += stage_table(s, kStageRows);
   out += "\n";
+  if (!s.counters.empty()) out += counter_table(s.counters) + "\n";
   if (s.gpu.present) out += gpu_tables(s.gpu) + "\n";
   else out += gpu_line(s.gpu);
   out += overhead_line(s);

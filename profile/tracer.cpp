@@ -81,15 +81,6 @@ struct ExitMark {
 };
 thread_local ExitMark t_exit_mark;
 
-// The id CUPTI reports for a thread with CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM.
-uint64_t system_thread_id() {
-#if defined(__linux__)
-  return uint64_t(::gettid());
-#else
-  return 0;
-#endif
-}
-
 ThreadBuffer* this_thread_buffer_or_register() {
   ThreadBuffer*& slot = this_thread_buffer();
   if (slot != nullptr) return slot;
@@ -193,6 +184,14 @@ void record_counter_slow(const CounterSite* site, double value, uint32_t session
 }  // namespace detail
 
 using namespace detail;
+
+uint64_t system_thread_id() {
+#if defined(__linux__)
+  return uint64_t(::gettid());
+#else
+  return 0;
+#endif
+}
 
 void set_thread_name(std::string_view name) {
   ThreadBuffer* t = this_thread_buffer_or_register();

@@ -32,6 +32,10 @@ void stop();
 
 bool is_running();
 
+// The calling thread's system id (Linux gettid; 0 elsewhere): the id CUPTI
+// reports with CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM, Track::os_tid.
+uint64_t system_thread_id();
+
 // A copy of the current session's events (or of the last one, after stop()),
 // from every thread that recorded in it, including threads that have exited
 // since. Safe while threads record: it takes what they had published.

@@ -4,13 +4,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
 #include "profile/chrome_trace.h"
+#include "profile/classify.h"
 #include "profile/gpu_summary.h"
+#include "profile/report_html.h"
 #include "profile/session.h"
 #include "profile/summary.h"
 #include "profile/summary_io.h"
@@ -217,6 +222,58 @@ TEST(GpuActivity, TraceSessionRunsTheInstalledSource) {
   bool found = false;
   for (const profile::Track& t : trace.tracks) found |= t.tid == trace.gpu.api_calls[0].tid && !t.zones.empty();
   EXPECT_TRUE(found) << "the API call is not on the thread that recorded the zone";
+}
+
+}  // namespace
+}  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// report.html's data: one lane per GPU stream after the thread lanes, its
+// operations as zones named from GpuActivity::names, copies coloured as I/O.
+TEST(GpuActivity, ReportHasOneLanePerStream) {
+  const profile::Trace t = synthetic_gpu_trace();
+  const json d = json::parse(profile::report_data(t, profile::summarize(t)));
+  std::vector<json> gpu;
+  for (const json& track : d["tracks"])
+    if (track["kind"] == "gpu_stream") gpu.push_back(track);
+  ASSERT_EQ(gpu.size(), 2u);
+  EXPECT_EQ(gpu[0]["name"], "device 0 stream 7");
+  EXPECT_EQ(gpu[0]["begin_ns"], 100);
+  EXPECT_EQ(gpu[0]["end_ns"], 700);
+  const json& z = gpu[0]["zones"];
+  EXPECT_EQ(z["begin"], json::array({100, 400, 600}));
+  EXPECT_EQ(z["dur"], json::array({200, 100, 100}));
+  std::vector<std::string> names;
+  for (const json& l : z["loc"]) names.push_back(d["names"][l.get<size_t>()]);
+  EXPECT_EQ(names, (std::vector<std::string>{"kernelA", "kernelA", "memcpy HtoD"}));
+  const size_t copy_loc = z["loc"][2].get<size_t>(), kernel_loc = z["loc"][0].get<size_t>();
+  EXPECT_EQ(d["location_activity"][copy_loc], size_t(profile::Activity::io));
+  EXPECT_EQ(d["location_activity"][kernel_loc], size_t(profile::Activity::compute));
+  EXPECT_EQ(gpu[1]["zones"]["begin"].size(), 3u);
+}
+
+}  // namespace
+}  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// The page for a run with GPU streams. tests/cli/report_html_e2e.py runs this
+// test with TANDEM_REPORT_SAMPLE_DIR set and loads the page in Chromium (no
+// GPU needed to check the GPU lanes draw).
+TEST(GpuActivity, ReportHtmlForTheBrowserTest) {
+  const profile::Trace t = synthetic_gpu_trace();
+  profile::ProfileSummary s = profile::summarize(t);
+  s.verdict = "synthetic GPU run";
+  const std::string page = profile::report_html(t, s);
+  EXPECT_NE(page.find("\"gpu_stream\""), std::string::npos);
+  const char* dir = std::getenv("TANDEM_REPORT_SAMPLE_DIR");
+  if (dir == nullptr) return;
+  std::filesystem::create_directories(dir);
+  std::ofstream(std::filesystem::path(dir) / "report.html") << page;
+  std::ofstream(std::filesystem::path(dir) / "summary.json") << profile::summary_to_json(s);
 }
 
 }  // namespace

@@ -344,3 +344,59 @@ TEST(ProfileSession, ProfileDirSplitCoversEachThread) {
 #endif
 
 }  // namespace
+
+namespace tandem {
+namespace {
+
+// Counters: min/mean/max/last over every thread's samples, in summary.txt and
+// summary.json (read back by profile-diff).
+TEST(ProfileSummary, CountersMinMeanMaxLast) {
+  profile::Trace t;
+  t.begin_ns = 0, t.end_ns = 100;
+  t.counter_names = {"queue depth", "never sampled"};
+  profile::Track a, b;
+  a.tid = 1, b.tid = 2;
+  a.counters = {{10, 4, 0}, {50, 2, 0}};
+  b.counters = {{30, 9, 0}};
+  t.tracks = {a, b};
+  const profile::ProfileSummary s = profile::summarize(t);
+  ASSERT_EQ(s.counters.size(), 1u);
+  EXPECT_EQ(s.counters[0].name, "queue depth");
+  EXPECT_EQ(s.counters[0].samples, 3u);
+  EXPECT_DOUBLE_EQ(s.counters[0].min, 2);
+  EXPECT_DOUBLE_EQ(s.counters[0].mean, 5);
+  EXPECT_DOUBLE_EQ(s.counters[0].max, 9);
+  EXPECT_DOUBLE_EQ(s.counters[0].last, 2);  // t=50 is the latest sample
+  EXPECT_NE(profile::format_summary(s).find("queue depth"), std::string::npos);
+  const profile::ProfileSummary back = profile::summary_from_json(profile::summary_to_json(s), "mem");
+  ASSERT_EQ(back.counters.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.counters[0].max, 9);
+}
+
+// The memory sampler's counters go on the session thread's row.
+TEST(ProfileSummary, MemorySamplesBecomeCountersOnTheSessionThread) {
+  EXPECT_GT(profile::host_resident_bytes(), 0u);  // Linux: /proc/self/statm
+  profile::Trace t;
+  t.begin_ns = 100, t.end_ns = 1000;
+  profile::Track main;
+  main.tid = 1, main.os_tid = 77;
+  t.tracks = {main};
+  std::vector<profile::MemorySample> samples = {{50, 1 << 20, 0, false},  // before the trace: dropped
+                                                {200, 2 << 20, 3 << 20, true},
+                                                {900, 4 << 20, 1 << 20, true}};
+  profile::add_memory_counters(t, samples, 77);
+  ASSERT_EQ(t.tracks.size(), 1u);
+  ASSERT_EQ(t.tracks[0].counters.size(), 4u);
+  const profile::ProfileSummary s = profile::summarize(t);
+  ASSERT_EQ(s.counters.size(), 2u);
+  EXPECT_EQ(s.counters[0].name, profile::kHostMemoryCounter);
+  EXPECT_DOUBLE_EQ(s.counters[0].max, 4);
+  EXPECT_EQ(s.counters[1].name, profile::kDeviceMemoryCounter);
+  EXPECT_DOUBLE_EQ(s.counters[1].max, 3);
+  EXPECT_DOUBLE_EQ(s.counters[1].last, 1);
+  profile::add_memory_counters(t, samples, 12345);  // a thread with no row: a "process" row
+  EXPECT_EQ(t.tracks.back().name, "process");
+}
+
+}  // namespace
+}  // namespace tandem

@@ -7,7 +7,11 @@ window.onerror fired; read back with --dump-dom), draw one timeline lane per
 thread of summary.json (data-lanes), and make a non-empty PNG screenshot.
 Exit 77 (skipped) when chromium, onnx or cv2 are missing.
 
-usage: report_html_e2e.py TANDEM_BIN [SCREENSHOT_DIR]
+A third page comes from the unit tests (TANDEM_TESTS_BIN, the gtest
+GpuActivity.ReportHtmlForTheBrowserTest): a synthetic run with two GPU
+streams, so the GPU lanes are checked without a GPU.
+
+usage: report_html_e2e.py TANDEM_BIN [SCREENSHOT_DIR] [TANDEM_TESTS_BIN]
 """
 import html.parser
 import json
@@ -58,7 +62,10 @@ def check_report(browser, folder, shot, work):
         if remote in text:
             errors.append(f"{page}: refers to something outside the page ({remote!r})")
     with open(os.path.join(folder, "summary.json")) as f:
-        threads = len(json.load(f)["threads"])
+        summary = json.load(f)
+    threads = len(summary["threads"])
+    gpu = summary.get("gpu", {})
+    streams = gpu["counts"]["streams"] if gpu.get("present") else 0
     url = "file://" + os.path.abspath(page)
     r = run(chromium_args(browser, os.path.join(work, "chrome-dom")) + ["--dump-dom", url])
     parser = BodyAttrs()
@@ -68,8 +75,9 @@ def check_report(browser, folder, shot, work):
         return errors + [f"{page}: --dump-dom failed ({r.returncode}): {r.stderr[-2000:]}"]
     if body.get("data-status") != "ok":
         errors.append(f"{page}: status {body.get('data-status')!r}, errors {body.get('data-errors')!r}")
-    if body.get("data-lanes") != str(threads):
-        errors.append(f"{page}: {body.get('data-lanes')} lanes, summary.json has {threads} threads")
+    if body.get("data-lanes") != str(threads + streams):
+        errors.append(f"{page}: {body.get('data-lanes')} lanes, summary.json has {threads} threads "
+                      f"and {streams} GPU streams")
     r = run(chromium_args(browser, os.path.join(work, "chrome-shot")) + ["--screenshot=" + shot, url])
     if r.returncode != 0 or not os.path.isfile(shot):
         return errors + [f"{page}: no screenshot ({r.returncode}): {r.stderr[-2000:]}"]
@@ -77,7 +85,7 @@ def check_report(browser, folder, shot, work):
         png = f.read()
     if not png.startswith(PNG_MAGIC) or len(png) < 10000:
         errors.append(f"{shot}: not a PNG of a drawn page ({len(png)} bytes)")
-    print(f"{page}: {threads} lanes, status ok={body.get('data-status') == 'ok'}, screenshot {shot} "
+    print(f"{page}: {threads} thread + {streams} GPU stream lanes, status ok={body.get('data-status') == 'ok'}, screenshot {shot} "
           f"({len(png)} bytes)")
     return errors
 
@@ -90,7 +98,7 @@ def main():
         sys.exit(77)
     errors = []
     with tempfile.TemporaryDirectory() as work:
-        shots = sys.argv[2] if len(sys.argv) > 2 else work
+        shots = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else work
         os.makedirs(shots, exist_ok=True)
         model = os.path.join(work, "tiny.onnx")
         tiny_classifier(model)
@@ -110,6 +118,14 @@ def main():
                 errors.append(f"{name} failed ({r.returncode}): {r.stderr}")
                 continue
             errors += check_report(browser, folder, os.path.join(shots, f"report_{name}.png"), work)
+        if len(sys.argv) > 3:
+            folder = os.path.join(work, "gpu")
+            r = subprocess.run([sys.argv[3], "--gtest_filter=GpuActivity.ReportHtmlForTheBrowserTest"],
+                               env=dict(os.environ, TANDEM_REPORT_SAMPLE_DIR=folder), capture_output=True, text=True)
+            if r.returncode != 0:
+                errors.append(f"synthetic GPU report failed ({r.returncode}): {r.stdout[-2000:]}")
+            else:
+                errors += check_report(browser, folder, os.path.join(shots, "report_gpu.png"), work)
     finish(errors, "report.html e2e")
 
 
