@@ -43,8 +43,10 @@ def main():
     ap.add_argument("--tandem", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("tag_args", nargs="*", help="after --: more tag options (--device cuda --precision fp16)")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # argparse's "--" varies across versions
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a.tag_args = extra
     tag_rate(a, False)  # warm-up: page cache, algorithm cache
     plain, profiled = [], []
     for i in range(a.pairs):

@@ -81,8 +81,10 @@ def main():
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--out", help="keep the profile and the comparison here")
     ap.add_argument("model")
-    ap.add_argument("bench_args", nargs="*", help="after --: options for tandem bench")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # argparse's "--" varies across versions
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a.bench_args = extra
     out = a.out or tempfile.mkdtemp(prefix="profile_vs_ncu_")
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, TANDEM_CACHE_DIR=os.path.join(out, "cache"))
