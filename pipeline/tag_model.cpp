@@ -60,6 +60,7 @@ class Classifier final : public TagModel {
   std::unique_ptr<SlotWriter> make_writer() const override { return std::make_unique<ClassifierWriter>(config_); }
   const image::PreprocessConfig* preprocess_config() const override { return &config_; }
   Backend& backend() const override { return session_.backend(); }
+  void prepare(const Tensor& batch) override { session_.prepare({batch}); }
 
   std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
                                          const std::vector<std::pair<int, int>>&) override {

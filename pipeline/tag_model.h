@@ -60,6 +60,10 @@ class TagModel {
   // full-size (width, height).
   virtual std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
                                                  const std::vector<std::pair<int, int>>& sizes) = 0;
+  // Compiles what tag() will run on batches like `batch` (its contents are
+  // not read), so that the first batch does not wait for it: the caller
+  // does this while the decoders fill the first buffers.
+  virtual void prepare(const Tensor& batch) {}
   // Where the batch buffers should live (pinned host memory on a GPU).
   virtual Backend& backend() const = 0;
 

@@ -438,6 +438,10 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
     StageTimes t;
     RateMeter rate;
     try {
+      if (!options_.decode_only) {
+        TANDEM_ZONE_CAT("prepare model (while decoding starts)", "tag");
+        model_.prepare(Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[0]));
+      }
       for (;;) {
         Clock::time_point i0 = Clock::now();
         std::optional<BatchRing::Batch> b = run.ring.take(run.stall(options_.stall));
