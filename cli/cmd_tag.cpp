@@ -123,7 +123,8 @@ int tag_command(TagOptions& o) {
   mo.top = o.top;
   mo.min_score = o.min_score;
   bool on_cpu = mo.device.is_cpu();
-  trace.set_verdict([on_cpu](const profile::ProfileSummary& s) { return pipeline::tag_profile_verdict(s, on_cpu); });
+  const pipeline::TagRunFacts facts{on_cpu, mo.precision == Precision::fp16 || mo.precision == Precision::bf16};
+  trace.set_verdict([facts](const profile::ProfileSummary& s) { return pipeline::tag_profile_verdict(s, facts); });
   if (on_cpu && o.common.threads == 0)  // decoders take the other cores
     mo.threads = std::max(1, int(std::thread::hardware_concurrency()) - pipeline::default_decoders(true));
   std::unique_ptr<pipeline::TagModel> model = pipeline::load_tag_model(mo);

@@ -23,11 +23,39 @@ Group group(const profile::ProfileSummary& s, const std::string& prefix) {
 
 double pct(double share) { return 100.0 * share; }
 
+uint64_t stage_total(const profile::ProfileSummary& s, const std::string& name) {
+  for (const profile::StageSummary& st : s.stages)
+    if (st.name == name) return st.total_ns;
+  return 0;
+}
+
+std::string inference_advice(const profile::ProfileSummary& s, const Group& infer, const TagRunFacts& f) {
+  // Plan compile and cuDNN's algorithm search count as the inference
+  // thread's work, but they are a one-off: a short run is dominated by them.
+  const uint64_t prepare = stage_total(s, kPrepareModelZone);
+  const uint64_t busy = infer.split[Activity::compute] + infer.split[Activity::wait_gpu];
+  if (busy > 0 && prepare * 2 > busy)
+    return fmt::format("{:.1f} s of it preparing the model (plan compile, cuDNN algorithm search): a run this short "
+                       "is dominated by that one-off cost; the algorithm choices are cached on disk, so the next run "
+                       "prepares faster",
+                       double(prepare) / 1e9);
+  if (f.inference_on_cpu) return "run on a GPU (--device cuda) or a smaller model";
+  return f.low_precision ? "try a larger --batch" : "try --precision fp16 or a larger --batch";
+}
+
+std::string decoder_advice(const Group& dec, const Group& gpu_dec, const TagRunFacts& f) {
+  if (dec.share(Activity::io) > dec.share(Activity::compute)) return "reading files is slow: faster storage";
+  if (f.inference_on_cpu) return "more --decoders (they share the cores with inference)";
+  if (gpu_dec.threads == 0) return "add --decoders or let the GPU decode too (nvJPEG: --nvjpeg on)";
+  return "every core and the GPU's JPEG decoders are decoding; more cores or fewer, smaller photos";
+}
+
 }  // namespace
 
-std::string tag_profile_verdict(const profile::ProfileSummary& s, bool inference_on_cpu) {
+std::string tag_profile_verdict(const profile::ProfileSummary& s, const TagRunFacts& facts) {
   const Group infer = group(s, "inference");
   const Group dec = group(s, "decoder-");
+  const Group gpu_dec = group(s, "gpu-decoder-");
   const Group writer = group(s, "writer");
   if (infer.threads == 0 || dec.threads == 0) return profile::generic_verdict(s);
   const double infer_busy = infer.share(Activity::compute) + infer.share(Activity::wait_gpu);
@@ -42,17 +70,12 @@ std::string tag_profile_verdict(const profile::ProfileSummary& s, bool inference
     return fmt::format("inference busy {:.0f}% of the run ({:.0f}% of it waiting for the GPU), decoders {:.0f}% "
                        "(waited {:.0f}% for free batch slots): inference is the limit: {}",
                        pct(infer_busy), infer_busy > 0 ? 100.0 * gpu_wait / infer_busy : 0.0, pct(dec_busy),
-                       pct(dec.share(Activity::wait_lock)),
-                       inference_on_cpu ? "run on a GPU (--device cuda) or a smaller model"
-                                        : "try --precision fp16 or a larger --batch");
+                       pct(dec.share(Activity::wait_lock)), inference_advice(s, infer, facts));
   }
-  const bool reading = dec.share(Activity::io) > dec.share(Activity::compute);
   return fmt::format("inference thread waited {:.0f}% of the run for batches, decoders busy {:.0f}% ({:.0f}% reading "
                      "files): decoders are the limit: {}",
                      pct(infer.share(Activity::wait_lock)), pct(dec_busy), pct(dec.share(Activity::io)),
-                     reading ? "reading files is slow: faster storage"
-                     : inference_on_cpu ? "more --decoders (they share the cores with inference)"
-                                        : "add --decoders or enable nvJPEG (--nvjpeg on)");
+                     decoder_advice(dec, gpu_dec, facts));
 }
 
 }  // namespace tandem::pipeline

@@ -8,7 +8,16 @@
 
 namespace tandem::pipeline {
 
+// What the verdict's advice depends on beyond the profile.
+struct TagRunFacts {
+  bool inference_on_cpu = true;
+  bool low_precision = false;  // fp16/bf16 already
+};
+
+// The zone the inference thread opens while the model's plan compiles.
+inline constexpr const char* kPrepareModelZone = "prepare model (while decoding starts)";
+
 // profile::generic_verdict when the summary has no inference or decoder thread.
-std::string tag_profile_verdict(const profile::ProfileSummary& s, bool inference_on_cpu);
+std::string tag_profile_verdict(const profile::ProfileSummary& s, const TagRunFacts& facts);
 
 }  // namespace tandem::pipeline

@@ -15,6 +15,7 @@
 #include "image/decode.h"
 #include "image/exif_orientation.h"
 #include "pipeline/batch_ring.h"
+#include "pipeline/tag_profile.h"
 #include "pipeline/bounded_queue.h"
 #include "profile/zone.h"
 
@@ -439,7 +440,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
     RateMeter rate;
     try {
       if (!options_.decode_only) {
-        TANDEM_ZONE_CAT("prepare model (while decoding starts)", "tag");
+        TANDEM_ZONE_CAT(kPrepareModelZone, "tag");
         model_.prepare(Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[0]));
       }
       for (;;) {

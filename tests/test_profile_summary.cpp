@@ -281,17 +281,28 @@ profile::ProfileSummary tag_threads(uint64_t infer_compute, uint64_t infer_wait,
 }
 
 TEST(ProfileVerdict, TagPipelineNamesTheLimitingStage) {
-  const std::string decoders = tandem::pipeline::tag_profile_verdict(tag_threads(290, 710, 950, 0), false);
+  const std::string decoders = tandem::pipeline::tag_profile_verdict(tag_threads(290, 710, 950, 0), {false, false});
   EXPECT_NE(decoders.find("waited 71% of the run for batches"), std::string::npos) << decoders;
   EXPECT_NE(decoders.find("decoders are the limit"), std::string::npos) << decoders;
   EXPECT_NE(decoders.find("nvJPEG"), std::string::npos) << decoders;
-  const std::string inference = tandem::pipeline::tag_profile_verdict(tag_threads(980, 10, 400, 590), true);
+  const std::string inference = tandem::pipeline::tag_profile_verdict(tag_threads(980, 10, 400, 590), {true, false});
   EXPECT_NE(inference.find("inference is the limit"), std::string::npos) << inference;
   EXPECT_NE(inference.find("waited 59% for free batch slots"), std::string::npos) << inference;
+  // On a GPU in fp16: no advice to use fp16; a run spent mostly preparing the model says so.
+  profile::ProfileSummary gpu = tag_threads(980, 10, 400, 590);
+  EXPECT_EQ(tandem::pipeline::tag_profile_verdict(gpu, {false, true}).find("--precision fp16"), std::string::npos);
+  gpu.stages.push_back(make_stage(tandem::pipeline::kPrepareModelZone, 1, 700));
+  const std::string short_run = tandem::pipeline::tag_profile_verdict(gpu, {false, true});
+  EXPECT_NE(short_run.find("preparing the model"), std::string::npos) << short_run;
+  // Decoders the limit with nvJPEG already decoding: no advice to enable it.
+  profile::ProfileSummary both = tag_threads(290, 710, 950, 0);
+  both.threads.push_back(both.threads[1]);
+  both.threads.back().name = "gpu-decoder-0";
+  EXPECT_EQ(tandem::pipeline::tag_profile_verdict(both, {false, true}).find("--nvjpeg on"), std::string::npos);
   // Without the tag pipeline's threads: the generic rule.
   profile::ProfileSummary other = tag_threads(1, 0, 1, 0);
   other.threads.resize(0);
-  EXPECT_EQ(tandem::pipeline::tag_profile_verdict(other, true), profile::generic_verdict(other));
+  EXPECT_EQ(tandem::pipeline::tag_profile_verdict(other, {true, false}), profile::generic_verdict(other));
 }
 
 TEST(ProfileVerdict, GenericNamesTheLargestActivityAndStage) {
