@@ -70,6 +70,14 @@ struct DropoutParams {
   uint64_t seed = 0;   // the mask is a function of (seed, element index) only
 };
 
+// Fake quantization (quantization-aware training): per tensor (axis -1: one
+// scale and zero point) or per channel along `axis`; integer range [qmin, qmax]
+// (int8: -128..127, uint8: 0..255). core/quant_rules.h has the element rule.
+struct FakeQuantParams {
+  int64_t axis = -1;
+  int64_t qmin = -128, qmax = 127;
+};
+
 struct CrossEntropyParams {
   float label_smoothing = 0;  // in [0, 1]: the target is (1 - s) one-hot + s / K
 };
@@ -161,6 +169,17 @@ struct TrainBackend {
   // dloss [] -> dlogits [N, K].
   void (*cross_entropy_backward)(void* ctx, const CrossEntropyParams& p, const Tensor& saved,
                                  const Tensor& labels, const Tensor& dloss, const GradOut& dlogits);
+
+  // Quantization-aware training. x any shape; scale f32 and zero_point i64,
+  // [1] per tensor or [x.shape[axis]] per channel -> y like x.
+  // saved: u8 [numel], 1 where x fell inside the integer range.
+  void (*fake_quant_forward)(void* ctx, const FakeQuantParams& p, const Tensor& x, const Tensor& scale,
+                             const Tensor& zero_point, const Tensor& y, Tensor* saved);
+  // Straight-through estimator: dx = dy where x was in range, else 0.
+  void (*fake_quant_backward)(void* ctx, const Tensor& saved, const Tensor& dy, const GradOut& dx);
+  // Minimum and maximum of x: over everything (axis -1; min/max [1]) or per
+  // index of `axis` (min/max [x.shape[axis]]); f32 outputs on this device.
+  void (*min_max)(void* ctx, const Tensor& x, int64_t axis, const Tensor& min, const Tensor& max);
 };
 
 }  // namespace tandem

@@ -46,6 +46,12 @@ Var flatten(const Var& x, int64_t start_dim = 1);
 Var dropout(const Var& x, float p, uint64_t seed, bool training);
 
 // logits [N, K], labels i64 [N] -> the mean softmax cross-entropy [].
+// Quantization-aware training: x rounded to the integer grid of
+// (scale, zero_point) and back (core/quant_rules.h); the gradient passes
+// where x was in range (straight-through estimator). scale/zero_point live
+// on the host, [1] or [x.shape[p.axis]].
+Var fake_quantize(const Var& x, const Tensor& scale, const Tensor& zero_point, const FakeQuantParams& p);
+
 Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing = 0);
 
 }  // namespace tandem::train

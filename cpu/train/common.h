@@ -135,4 +135,9 @@ void cross_entropy_forward(void*, const CrossEntropyParams&, const Tensor&, cons
 void cross_entropy_backward(void*, const CrossEntropyParams&, const Tensor&, const Tensor&, const Tensor&,
                             const GradOut&);
 
+void fake_quant_forward(void*, const FakeQuantParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                        Tensor*);
+void fake_quant_backward(void*, const Tensor&, const Tensor&, const GradOut&);
+void min_max(void*, const Tensor&, int64_t, const Tensor&, const Tensor&);
+
 }  // namespace tandem::cpu::train

@@ -43,6 +43,9 @@ const TrainBackend& cpu_train_backend() {
       .dropout_backward = train::dropout_backward,
       .cross_entropy_forward = train::cross_entropy_forward,
       .cross_entropy_backward = train::cross_entropy_backward,
+      .fake_quant_forward = train::fake_quant_forward,
+      .fake_quant_backward = train::fake_quant_backward,
+      .min_max = train::min_max,
   };
   return table;
 }

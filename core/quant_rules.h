@@ -1,0 +1,33 @@
+#pragma once
+// Fake quantization of one element, as PyTorch's fake_quantize_per_*_affine
+// computes it (ATen's cachemask kernels), so a QAT run here and in PyTorch
+// round the same values the same way:
+//   q = zero_point + nearbyint(x * (1 / scale))      (as an integer)
+//   y = (clamp(q, qmin, qmax) - zero_point) * scale
+//   in range (the straight-through estimator's mask): qmin <= q <= qmax
+// Header-only and dependency-free so a CUDA kernel can use the same rule.
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define TANDEM_HOST_DEVICE __host__ __device__
+#else
+#define TANDEM_HOST_DEVICE
+#endif
+
+namespace tandem::quant {
+
+struct FakeQuantResult {
+  float y;
+  bool in_range;
+};
+
+TANDEM_HOST_DEVICE inline FakeQuantResult fake_quant(float x, float scale, int64_t zero_point, int64_t qmin,
+                                                     int64_t qmax) {
+  const float inv_scale = 1.0f / scale;
+  const int64_t q = static_cast<int64_t>(float(zero_point) + std::nearbyint(x * inv_scale));
+  const int64_t c = q < qmin ? qmin : (q > qmax ? qmax : q);
+  return {float(c - zero_point) * scale, q >= qmin && q <= qmax};
+}
+
+}  // namespace tandem::quant

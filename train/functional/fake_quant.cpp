@@ -1,0 +1,28 @@
+// Fake quantization and its straight-through backward.
+#include "train/backend.h"
+#include "train/functional.h"
+
+namespace tandem::train {
+
+namespace {
+
+struct FakeQuantFn : GradFn {
+  explicit FakeQuantFn(Tensor m) : mask(std::move(m)) {}
+  const char* name() const override { return "fake_quantize"; }
+  void backward(const Tensor& dy, std::span<const GradOut> d) override {
+    backend->fake_quant_backward(backend->ctx, mask, dy, d[0]);
+  }
+  Tensor mask;
+};
+
+}  // namespace
+
+Var fake_quantize(const Var& x, const Tensor& scale, const Tensor& zero_point, const FakeQuantParams& p) {
+  const TrainBackend& be = train_backend("fake_quantize", {&x});
+  check_supported(be.fake_quant_forward != nullptr, std::string("fake quantization is not on ") + be.name + " yet");
+  Tensor y = empty_f32(be, x.shape()), mask;
+  be.fake_quant_forward(be.ctx, p, x.value(), scale, zero_point, y, &mask);
+  return record<FakeQuantFn>(std::move(y), be, {x}, std::move(mask));
+}
+
+}  // namespace tandem::train

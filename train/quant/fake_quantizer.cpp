@@ -1,0 +1,81 @@
+#include "train/quant/fake_quantizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "train/backend.h"
+#include "train/functional.h"
+
+namespace tandem::train {
+
+FakeQuantizer::FakeQuantizer(QuantSpec spec) : spec_(spec) {
+  check(spec_.qmin < spec_.qmax, "fake quantizer: empty integer range");
+}
+
+// torch.aminmax, then the moving average; both in float32 as PyTorch's
+// tensor arithmetic (min + c * (cur - min)).
+void FakeQuantizer::observe(const Tensor& x) {
+  const TrainBackend& be = train_backend(x.device());
+  const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
+  const int64_t n = axis < 0 ? 1 : x.dim(axis);
+  check_supported(x.device().is_cpu(), "QAT observers read min/max on the host; " + x.device().str() + " is not yet");
+  Tensor lo = be.empty(be.ctx, DType::f32, {n}), hi = be.empty(be.ctx, DType::f32, {n});
+  be.min_max(be.ctx, x, axis, lo, hi);
+  if (!observed()) {
+    min_ = lo, max_ = hi;
+    return;
+  }
+  check(min_.numel() == n, "fake quantizer: channel count changed from " + std::to_string(min_.numel()) + " to " +
+                               std::to_string(n));
+  const float c = spec_.averaging;
+  float* mn = min_.data<float>();
+  float* mx = max_.data<float>();
+  const float* l = lo.data<float>();
+  const float* h = hi.data<float>();
+  for (int64_t i = 0; i < n; ++i) mn[i] = mn[i] + c * (l[i] - mn[i]), mx[i] = mx[i] + c * (h[i] - mx[i]);
+}
+
+// PyTorch's ObserverBase._calculate_qparams for quint8 affine and qint8
+// symmetric, in float32; torch.round is round-half-even (nearbyint).
+void FakeQuantizer::compute_qparams() {
+  const int64_t n = min_.numel();
+  scale_ = Tensor::empty(DType::f32, {n});
+  zero_point_ = Tensor::empty(DType::i64, {n});
+  const float eps = std::numeric_limits<float>::epsilon();
+  const float* mn = min_.data<float>();
+  const float* mx = max_.data<float>();
+  float* s = scale_.data<float>();
+  int64_t* z = zero_point_.data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float lo = std::min(mn[i], 0.f), hi = std::max(mx[i], 0.f);
+    if (spec_.scheme == QScheme::per_channel_symmetric) {
+      const float amax = std::max(-lo, hi);
+      s[i] = std::max(amax / (float(spec_.qmax - spec_.qmin) / 2.f), eps);
+      z[i] = spec_.qmin < 0 ? 0 : (spec_.qmin + spec_.qmax + 1) / 2;
+    } else {
+      s[i] = std::max((hi - lo) / float(spec_.qmax - spec_.qmin), eps);
+      const int64_t zp = spec_.qmin - int64_t(std::nearbyint(lo / s[i]));
+      z[i] = std::clamp(zp, spec_.qmin, spec_.qmax);
+    }
+  }
+}
+
+Var FakeQuantizer::operator()(const Var& x, bool training) {
+  if (training) {
+    observe(x.value());
+    compute_qparams();
+  }
+  check(observed(), "fake quantizer used in eval mode before any training step observed its input");
+  const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
+  return fake_quantize(x, scale_, zero_point_, FakeQuantParams{axis, spec_.qmin, spec_.qmax});
+}
+
+void FakeQuantizer::set_range(const Tensor& min, const Tensor& max) {
+  check(min.dtype() == DType::f32 && max.dtype() == DType::f32 && min.shape() == max.shape() && min.rank() == 1,
+        "fake quantizer range: two f32 vectors of one length");
+  min_ = min.clone(), max_ = max.clone();
+  compute_qparams();
+}
+
+}  // namespace tandem::train

@@ -1,0 +1,54 @@
+#pragma once
+// Quantization-aware training's observer + fake quantizer, as PyTorch's
+// torch.ao.quantization.FakeQuantize with a moving-average min/max observer
+// (averaging constant 0.01) and its qparams rule, so a QAT model trained here
+// gets the scales and zero points PyTorch would:
+//   activations: per tensor, affine, uint8 [0, 255]
+//   weights:     per output channel (axis 0), symmetric, int8 [-128, 127]
+// The observer updates in training mode only (PyTorch keeps observing in
+// eval until disable_observer(); here eval freezes the qparams).
+#include <string>
+
+#include "train/autograd.h"
+
+namespace tandem::train {
+
+enum class QScheme : uint8_t { per_tensor_affine, per_channel_symmetric };
+
+struct QuantSpec {
+  QScheme scheme = QScheme::per_tensor_affine;
+  int64_t axis = -1;  // per channel: the channel axis
+  int64_t qmin = 0, qmax = 255;
+  float averaging = 0.01f;
+
+  static QuantSpec activations() { return {}; }
+  static QuantSpec weights() { return {QScheme::per_channel_symmetric, 0, -128, 127, 0.01f}; }
+};
+
+class FakeQuantizer {
+ public:
+  explicit FakeQuantizer(QuantSpec spec = QuantSpec::activations());
+
+  // Observes x (training) and returns it fake-quantized with the current
+  // qparams. An unobserved quantizer in eval mode is an error.
+  Var operator()(const Var& x, bool training);
+
+  const QuantSpec& spec() const { return spec_; }
+  bool observed() const { return min_.defined(); }
+  // Host tensors: min/max f32 and scale f32 / zero_point i64, [1] or [channels].
+  const Tensor& min() const { return min_; }
+  const Tensor& max() const { return max_; }
+  const Tensor& scale() const { return scale_; }
+  const Tensor& zero_point() const { return zero_point_; }
+  // For checkpoints: restore the observer (qparams are recomputed).
+  void set_range(const Tensor& min, const Tensor& max);
+
+ private:
+  void observe(const Tensor& x);
+  void compute_qparams();
+
+  QuantSpec spec_;
+  Tensor min_, max_, scale_, zero_point_;
+};
+
+}  // namespace tandem::train
