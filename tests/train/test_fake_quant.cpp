@@ -13,6 +13,7 @@
 
 #include "tests/numpy_ref.h"
 #include "train/functional.h"
+#include "train/layers/conv2d.h"
 #include "train/quant/fake_quantizer.h"
 
 using namespace tandem;
@@ -82,7 +83,7 @@ TEST(FakeQuant, ObserverAndQparamsMatchTorchFakeQuantize) {
   std::vector<Tensor> inputs = {probe_tensor({2, 3, 4, 4}, 3.f, 5), probe_tensor({2, 3, 4, 4}, 1.f, 6),
                                 probe_tensor({2, 3, 4, 4}, 6.f, 7)};
   for (Tensor& t : inputs) t.data<float>()[2] = 2.5f, t.data<float>()[3] = -1.5f;  // keep ranges finite-ish
-  train::FakeQuantizer act(train::QuantSpec::activations()), wt(train::QuantSpec::weights());
+  train::FakeQuantizer act(train::QuantSpec::activations()), wt(train::QuantSpec::weights(), 2);
   std::vector<Tensor> got_act, got_wt;
   for (const Tensor& x : inputs) {
     Tensor ya = act(train::Var(x), true).value();
@@ -125,4 +126,33 @@ TEST(FakeQuant, BadQparamsAreErrors) {
                Error);
   train::FakeQuantizer q;
   EXPECT_THROW(q(train::Var(x), false), Error);  // eval before any observation
+}
+
+// A QAT conv: the weight is fake-quantized per output channel before the
+// conv (so the conv's output equals a conv with the rounded weight), the
+// observer's range is a buffer named as PyTorch's, and the gradient reaches
+// the float weight through the straight-through estimator.
+TEST(FakeQuant, QatConvUsesTheRoundedWeight) {
+  train::Rng rng(3);
+  train::Conv2d conv(2, 3, 3, {}, rng);
+  conv.enable_qat();
+  std::vector<std::string> names;
+  for (train::Buffer* b : conv.buffers()) names.push_back(b->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"weight_fake_quant.activation_post_process.min_val",
+                                             "weight_fake_quant.activation_post_process.max_val"}));
+  Tensor x = probe_tensor({1, 2, 5, 5}, 1.f, 9);
+  x.data<float>()[2] = 0.5f, x.data<float>()[3] = -0.5f;
+  train::Var y = conv(train::Var(x));
+  // The same conv on the fake-quantized weight, built by hand.
+  train::ParameterList ps = conv.parameters();
+  train::FakeQuantizer q(train::QuantSpec::weights(), 3);
+  train::Var wq = q(train::Var(ps[0]->value), true);
+  train::Var want = train::conv2d(train::Var(x), wq, train::Var(ps[1]->value));
+  expect_same(y.value(), want.value(), "QAT conv vs conv of the fake-quantized weight");
+  Tensor ones = Tensor::empty(DType::f32, y.shape());
+  for (int64_t i = 0; i < ones.numel(); ++i) ones.data<float>()[i] = 1.f;
+  train::backward(y, ones);
+  double norm = 0;
+  for (int64_t i = 0; i < ps[0]->grad.numel(); ++i) norm += std::fabs(ps[0]->grad.scalar_at(i));
+  EXPECT_GT(norm, 0) << "no gradient reached the float weight";
 }

@@ -19,7 +19,15 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, 
 }
 
 Var Conv2d::forward(const Var& x) {
-  return conv2d(x, Var::of(*weight_), bias_ ? Var::of(*bias_) : Var(), params_);
+  Var w = Var::of(*weight_);
+  if (weight_fake_quant_) w = (*weight_fake_quant_)(w);
+  return conv2d(x, w, bias_ ? Var::of(*bias_) : Var(), params_);
+}
+
+void Conv2d::enable_qat() {
+  if (weight_fake_quant_) return;
+  weight_fake_quant_ = &add_module("weight_fake_quant",
+                                   std::make_unique<FakeQuantize>(QuantSpec::weights(), weight_->value.dim(0)));
 }
 
 }  // namespace tandem::train

@@ -1,5 +1,6 @@
 #pragma once
 #include "core/train_backend.h"
+#include "train/layers/fake_quantize.h"
 #include "train/layers/init.h"
 #include "train/layers/module.h"
 
@@ -16,11 +17,15 @@ class Conv2d : public Module {
  public:
   Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, Rng& rng);
   Var forward(const Var& x) override;
+  // Quantization-aware training from now on: the weight passes through a
+  // per-output-channel int8 fake quantizer (child "weight_fake_quant").
+  void enable_qat();
 
  private:
   Conv2dParams params_;
   Parameter* weight_;
   Parameter* bias_ = nullptr;
+  FakeQuantize* weight_fake_quant_ = nullptr;
 };
 
 }  // namespace tandem::train

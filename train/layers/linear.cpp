@@ -14,6 +14,16 @@ Linear::Linear(int64_t in, int64_t out, bool bias, Rng& rng) {
   }
 }
 
-Var Linear::forward(const Var& x) { return linear(x, Var::of(*weight_), bias_ ? Var::of(*bias_) : Var()); }
+Var Linear::forward(const Var& x) {
+  Var w = Var::of(*weight_);
+  if (weight_fake_quant_) w = (*weight_fake_quant_)(w);
+  return linear(x, w, bias_ ? Var::of(*bias_) : Var());
+}
+
+void Linear::enable_qat() {
+  if (weight_fake_quant_) return;
+  weight_fake_quant_ = &add_module("weight_fake_quant",
+                                   std::make_unique<FakeQuantize>(QuantSpec::weights(), weight_->value.dim(0)));
+}
 
 }  // namespace tandem::train

@@ -9,9 +9,19 @@
 
 namespace tandem::train {
 
-FakeQuantizer::FakeQuantizer(QuantSpec spec) : spec_(spec) {
+FakeQuantizer::FakeQuantizer(QuantSpec spec, int64_t channels) : spec_(spec) {
   check(spec_.qmin < spec_.qmax, "fake quantizer: empty integer range");
+  check(channels > 0 && (channels == 1 || spec_.scheme != QScheme::per_tensor_affine),
+        "fake quantizer: per tensor means one channel, got " + std::to_string(channels));
+  min_ = Tensor::empty(DType::f32, {channels});
+  max_ = Tensor::empty(DType::f32, {channels});
+  for (int64_t i = 0; i < channels; ++i) {
+    min_.data<float>()[i] = std::numeric_limits<float>::infinity();
+    max_.data<float>()[i] = -std::numeric_limits<float>::infinity();
+  }
 }
+
+bool FakeQuantizer::observed() const { return std::isfinite(min_.data<float>()[0]); }
 
 // torch.aminmax, then the moving average; both in float32 as PyTorch's
 // tensor arithmetic (min + c * (cur - min)).
@@ -20,20 +30,20 @@ void FakeQuantizer::observe(const Tensor& x) {
   const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
   const int64_t n = axis < 0 ? 1 : x.dim(axis);
   check_supported(x.device().is_cpu(), "QAT observers read min/max on the host; " + x.device().str() + " is not yet");
+  check(min_.numel() == n, "fake quantizer for " + std::to_string(min_.numel()) + " channels given " +
+                               std::to_string(n));
   Tensor lo = be.empty(be.ctx, DType::f32, {n}), hi = be.empty(be.ctx, DType::f32, {n});
   be.min_max(be.ctx, x, axis, lo, hi);
-  if (!observed()) {
-    min_ = lo, max_ = hi;
-    return;
-  }
-  check(min_.numel() == n, "fake quantizer: channel count changed from " + std::to_string(min_.numel()) + " to " +
-                               std::to_string(n));
+  const bool first = !observed();  // taken as it is
   const float c = spec_.averaging;
   float* mn = min_.data<float>();
   float* mx = max_.data<float>();
   const float* l = lo.data<float>();
   const float* h = hi.data<float>();
-  for (int64_t i = 0; i < n; ++i) mn[i] = mn[i] + c * (l[i] - mn[i]), mx[i] = mx[i] + c * (h[i] - mx[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    mn[i] = first ? l[i] : mn[i] + c * (l[i] - mn[i]);
+    mx[i] = first ? h[i] : mx[i] + c * (h[i] - mx[i]);
+  }
 }
 
 // PyTorch's ObserverBase._calculate_qparams for quint8 affine and qint8
@@ -69,13 +79,6 @@ Var FakeQuantizer::operator()(const Var& x, bool training) {
   check(observed(), "fake quantizer used in eval mode before any training step observed its input");
   const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
   return fake_quantize(x, scale_, zero_point_, FakeQuantParams{axis, spec_.qmin, spec_.qmax});
-}
-
-void FakeQuantizer::set_range(const Tensor& min, const Tensor& max) {
-  check(min.dtype() == DType::f32 && max.dtype() == DType::f32 && min.shape() == max.shape() && min.rank() == 1,
-        "fake quantizer range: two f32 vectors of one length");
-  min_ = min.clone(), max_ = max.clone();
-  compute_qparams();
 }
 
 }  // namespace tandem::train

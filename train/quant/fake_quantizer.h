@@ -27,21 +27,24 @@ struct QuantSpec {
 
 class FakeQuantizer {
  public:
-  explicit FakeQuantizer(QuantSpec spec = QuantSpec::activations());
+  // channels: 1 per tensor, else the extent of spec.axis (the layer's
+  // output channels for weights).
+  explicit FakeQuantizer(QuantSpec spec = QuantSpec::activations(), int64_t channels = 1);
 
   // Observes x (training) and returns it fake-quantized with the current
   // qparams. An unobserved quantizer in eval mode is an error.
   Var operator()(const Var& x, bool training);
 
   const QuantSpec& spec() const { return spec_; }
-  bool observed() const { return min_.defined(); }
-  // Host tensors: min/max f32 and scale f32 / zero_point i64, [1] or [channels].
+  bool observed() const;
+  // Host tensors, [channels]: the observed range (f32, +inf/-inf until the
+  // first observation; a module registers them as buffers, PyTorch's
+  // activation_post_process.min_val/max_val, so checkpoints carry them) and
+  // the qparams (scale f32, zero_point i64) derived from it.
   const Tensor& min() const { return min_; }
   const Tensor& max() const { return max_; }
   const Tensor& scale() const { return scale_; }
   const Tensor& zero_point() const { return zero_point_; }
-  // For checkpoints: restore the observer (qparams are recomputed).
-  void set_range(const Tensor& min, const Tensor& max);
 
  private:
   void observe(const Tensor& x);
