@@ -39,6 +39,11 @@ struct Conv2dParams {
   int64_t padding[2] = {0, 0};  // on both sides, as PyTorch's padding=(h, w)
   int64_t dilation[2] = {1, 1};
   int64_t groups = 1;
+  // The multiply's input precision: f32, or bf16 (autocast): x, w and, in the
+  // backward, dy are rounded to bf16, products accumulate in f32; tensors
+  // stay f32 and so do y and the bias. The backward's dx and dw come out of
+  // bf16 kernels (rounded to bf16), as under PyTorch's autocast.
+  DType compute = DType::f32;
 };
 
 enum class PoolKind : uint8_t { max, avg };

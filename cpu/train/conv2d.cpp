@@ -23,13 +23,16 @@ memory::dims weight_dims(const Shape& w, int64_t groups) {
   return {groups, w[0] / groups, w[1], w[2], w[3]};
 }
 
-ConvDescs describe(const Conv2dParams& p, const Tensor& x, const Shape& w, const Shape& y, bool bias) {
-  auto any = [&](const memory::dims& d) { return memory::desc(d, to_dnnl(x.dtype()), memory::format_tag::any); };
+// The forward writes y in f32 whatever it computes in; the backward reads dy
+// in the compute precision (oneDNN's bf16 backward takes bf16 diff_dst).
+ConvDescs describe(const Conv2dParams& p, const Tensor& x, const Shape& w, const Shape& y, bool bias,
+                   bool backward) {
+  auto any = [&](const memory::dims& d, DType t) { return memory::desc(d, to_dnnl(t), memory::format_tag::any); };
   ConvDescs d;
-  d.src = any(to_dims(x.shape()));
-  d.weights = any(weight_dims(w, p.groups));
-  if (bias) d.bias = any({w[0]});
-  d.dst = any(to_dims(y));
+  d.src = any(to_dims(x.shape()), p.compute);
+  d.weights = any(weight_dims(w, p.groups), p.compute);
+  if (bias) d.bias = any({w[0]}, DType::f32);
+  d.dst = any(to_dims(y), backward ? p.compute : DType::f32);
   d.strides = {p.stride[0], p.stride[1]};
   d.dilates = {p.dilation[0] - 1, p.dilation[1] - 1};  // oneDNN counts the skipped elements
   d.pad = {p.padding[0], p.padding[1]};
@@ -52,9 +55,9 @@ const ForwardEntry& forward_entry(Context& c, const Conv2dParams& p, const Tenso
                                   bool bias) {
   Shape y = conv2d_output_shape(p, x.shape(), w);
   std::string key = cache_key("conv2d_fwd", x, w, bias, p.groups, p.stride[0], p.stride[1],
-                              p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]);
+                              p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], int(p.compute));
   return c.cache.get<ForwardEntry>(key, [&] {
-    ConvDescs d = describe(p, x, w, y, bias);
+    ConvDescs d = describe(p, x, w, y, bias, false);
     auto alg = dnnl::algorithm::convolution_direct;
     auto prop = dnnl::prop_kind::forward_training;
     auto desc = bias ? dnnl::convolution_forward::desc(prop, alg, d.src, d.weights, d.bias, d.dst,
@@ -70,9 +73,9 @@ const BackwardEntry& backward_entry(Context& c, const Conv2dParams& p, const Ten
                                     bool bias) {
   const ForwardEntry& f = forward_entry(c, p, x, w, bias);
   std::string key = cache_key("conv2d_bwd", x, w, bias, p.groups, p.stride[0], p.stride[1],
-                              p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]);
+                              p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], int(p.compute));
   return c.cache.get<BackwardEntry>(key, [&] {
-    ConvDescs d = describe(p, x, w, conv2d_output_shape(p, x.shape(), w), bias);
+    ConvDescs d = describe(p, x, w, conv2d_output_shape(p, x.shape(), w), bias, true);
     auto alg = dnnl::algorithm::convolution_direct;
     dnnl::convolution_backward_data::desc dd(alg, d.src, d.weights, d.dst, d.strides, d.dilates, d.pad, d.pad);
     dnnl::convolution_backward_data::primitive_desc data_pd(dd, engine(), f.pd);
@@ -88,6 +91,8 @@ const BackwardEntry& backward_entry(Context& c, const Conv2dParams& p, const Ten
 
 void check_inputs(const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& b) {
   require_f32(op, {&x, &w, &b});
+  check_supported(p.compute == DType::f32 || p.compute == DType::bf16,
+                  "conv2d computes in f32 or bf16, not " + std::string(dtype_name(p.compute)), op_context(op, x));
   conv2d_output_shape(p, x.shape(), w.shape());
   if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
 }

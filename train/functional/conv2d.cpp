@@ -1,4 +1,5 @@
 // conv2d and its backward (data, weights and bias gradients in one call).
+#include "train/autocast.h"
 #include "train/backend.h"
 #include "train/functional.h"
 
@@ -17,8 +18,10 @@ struct Conv2dFn : GradFn {
 
 }  // namespace
 
-Var conv2d(const Var& x, const Var& w, const Var& b, const Conv2dParams& p) {
+Var conv2d(const Var& x, const Var& w, const Var& b, const Conv2dParams& params) {
   const TrainBackend& be = train_backend("conv2d", {&x, &w, &b});
+  Conv2dParams p = params;
+  if (p.compute == DType::f32) p.compute = autocast_dtype();
   Tensor y = empty_f32(be, conv2d_output_shape(p, x.shape(), w.shape()));
   be.conv2d_forward(be.ctx, p, x.value(), w.value(), b.defined() ? b.value() : Tensor(), y);
   return record<Conv2dFn>(std::move(y), be, {x, w, b}, p);
