@@ -1,5 +1,7 @@
 // Inverted dropout. The keep mask is core/dropout_mask.h's function of (seed,
-// element index), the CPU table's own, so both devices drop the same elements.
+// element index), the CPU table's own, so both devices drop the same elements;
+// the scaling rounds each operation on its own (no fused multiply-add), as
+// the CPU loop does, so outputs and gradients are the CPU's bits too.
 //   x / y / dy / dx: any shape; saved: u8 [numel], 1 where kept.
 #include "core/dropout_mask.h"
 #include "cuda/float_convert.cuh"
@@ -20,15 +22,15 @@ __global__ void forward_kernel(DropoutMask mask, float scale, const T* x, T* y, 
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     bool k = mask.keep(i);
     keep[i] = k;
-    store(y, i, k ? load(x, i) * scale : 0.f);
+    store(y, i, k ? __fmul_rn(load(x, i), scale) : 0.f);
   }
 }
 
 template <typename T>
 __global__ void backward_kernel(float scale, const uint8_t* keep, const T* dy, T* dx, bool accumulate, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float g = keep[i] ? load(dy, i) * scale : 0.f;
-    store(dx, i, accumulate ? load(dx, i) + g : g);
+    float g = keep[i] ? __fmul_rn(load(dy, i), scale) : 0.f;
+    store(dx, i, accumulate ? __fadd_rn(load(dx, i), g) : g);
   }
 }
 

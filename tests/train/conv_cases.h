@@ -3,6 +3,7 @@
 // and the CUDA table is compared on (tests/gpu/test_cuda_train_conv.cpp):
 // strides, paddings, dilations, groups (depthwise included), non-square
 // kernels and no-bias.
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct ConvCase {
   Conv2dParams p;
   bool bias = true;
 };
+
+// How gtest prints a case (its description, not its bytes).
+inline void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
 
 inline Conv2dParams conv_params(int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                                 int64_t groups) {
