@@ -3,7 +3,7 @@
 set(TANDEM_LAYERS "" CACHE INTERNAL "")
 function(tandem_layer name)
   file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*/*.cpp
-       ${CMAKE_CURRENT_SOURCE_DIR}/*.cu)
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/*/*.cu)
   if(NOT _src)
     return()  # a layer not written yet
   endif()

@@ -9,11 +9,8 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TANDEM_HOST_DEVICE __host__ __device__
-#else
-#define TANDEM_HOST_DEVICE
-#endif
+#include "core/host_device.h"
+
 
 namespace tandem::quant {
 

@@ -71,6 +71,32 @@ Shape concat_output_shape(std::span<const Tensor> xs, int64_t axis) {
   return y;
 }
 
+bool sums_to(const Shape& src, const Shape& dst) {
+  if (src.size() != dst.size()) return false;
+  for (size_t i = 0; i < src.size(); ++i)
+    if (dst[i] != src[i] && dst[i] != 1) return false;
+  return true;
+}
+
+ConcatBlocks concat_blocks(const Shape& y, int64_t axis) {
+  ConcatBlocks b;
+  for (int64_t i = 0; i < axis; ++i) b.outer *= y[size_t(i)];
+  for (size_t i = size_t(axis) + 1; i < y.size(); ++i) b.inner *= y[i];
+  b.row = y[size_t(axis)] * b.inner;
+  return b;
+}
+
+ErrorContext op_context(const char* op, const Tensor& t) {
+  return {"", "", op, t.defined() ? shape_str(t.shape()) : std::string()};
+}
+
+void require_shape(const char* op, const Tensor& t, const Shape& want, const char* what) {
+  check(t.defined() && t.shape() == want,
+        std::string(what) + " must be " + shape_str(want) +
+            (t.defined() ? ", got " + shape_str(t.shape()) : std::string(", got none")),
+        op_context(op, t));
+}
+
 Shape add_output_shape(const Shape& a, const Shape& b) {
   check(a.size() == b.size(), "add wants tensors of the same rank, the other is " + shape_str(b),
         shape_context("add", a));

@@ -96,6 +96,22 @@ Shape concat_output_shape(std::span<const Tensor> xs, int64_t axis);
 // The larger of two same-rank shapes of which one broadcasts to the other
 // (extents equal, or 1 in the smaller one).
 Shape add_output_shape(const Shape& a, const Shape& b);
+// Whether sum_to can sum `src` to `dst`: same rank, each extent equal or 1.
+bool sums_to(const Shape& src, const Shape& dst);
+
+// Concatenation along `axis` of a y of shape `y` as block copies: each input
+// is `outer` rows of (its extent along the axis) * inner contiguous values,
+// at an offset within each of y's rows of `row` values.
+struct ConcatBlocks {
+  int64_t outer = 1, inner = 1, row = 0;
+};
+ConcatBlocks concat_blocks(const Shape& y, int64_t axis);
+
+// What every table's entries check and report: the entry's name and a
+// tensor's shape as the error context; a tensor's shape against the one the
+// entry needs (`what` names it in the message).
+ErrorContext op_context(const char* op, const Tensor& t);
+void require_shape(const char* op, const Tensor& t, const Shape& want, const char* what);
 
 struct TrainBackend {
   const char* name;

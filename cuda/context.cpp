@@ -75,6 +75,14 @@ void device_free(Context& ctx, void* p) {
   note_device_buffer(-std::ptrdiff_t(bytes));
 }
 
+void keep_pool_memory(int device) {
+  cudaMemPool_t pool;
+  check_cuda(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  uint64_t threshold = UINT64_MAX;
+  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+             "cudaMemPoolSetAttribute");
+}
+
 void upload(Context& ctx, void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream), "cudaMemcpyAsync(weights)");

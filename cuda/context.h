@@ -36,6 +36,10 @@ void set_device(int device);
 // Ordered on ctx.stream; free is safe from destructors (never throws).
 void* device_alloc(Context& ctx, size_t bytes);
 void device_free(Context& ctx, void* p);
+// Keeps every freed block in the device's default pool instead of returning
+// it to the driver at each synchronization (so steady-state device_alloc
+// never reaches the driver).
+void keep_pool_memory(int device);
 // Copies host memory to the device and waits (for weights at prepare).
 void upload(Context& ctx, void* dst, const void* src, size_t bytes);
 

@@ -13,20 +13,6 @@
 
 namespace tandem::cuda {
 
-namespace {
-
-// Keep every freed block in the device's default pool instead of returning it
-// to the driver at each synchronization.
-void keep_pool_memory(int device) {
-  cudaMemPool_t pool;
-  check_cuda(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
-  uint64_t threshold = UINT64_MAX;
-  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
-             "cudaMemPoolSetAttribute");
-}
-
-}  // namespace
-
 CudaBackend::CudaBackend(int device) : ctx_(cuda::context(device)) { keep_pool_memory(device); }
 
 std::string CudaBackend::name() const { return "cuda:" + std::to_string(ctx_.device) + " (" + ctx_.name() + ")"; }

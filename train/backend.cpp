@@ -3,12 +3,18 @@
 #include <string>
 
 #include "cpu/train/cpu_train_backend.h"
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/train/cuda_train_backend.h"
+#endif
 
 namespace tandem::train {
 
 const TrainBackend& train_backend(Device device) {
-  check_supported(device.is_cpu(), "no training kernels for " + device.str() + " yet");
-  return cpu::cpu_train_backend();
+  if (device.is_cpu()) return cpu::cpu_train_backend();
+#ifdef TANDEM_HAVE_CUDA
+  if (device.kind == DeviceKind::cuda) return cuda::cuda_train_backend(device.index);
+#endif
+  throw Error::unsupported("no training kernels for " + device.str() + " in this build (built without CUDA)");
 }
 
 const TrainBackend& train_backend(const char* op, std::initializer_list<const Var*> vars) {

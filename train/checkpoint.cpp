@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "train/checkpoint_file.h"
+#include "train/device_tensor.h"
 
 namespace tandem::train {
 
@@ -123,13 +124,14 @@ void apply(const CheckedCheckpoint& c, TrainingState& state, const ErrorContext&
 
 void save_checkpoint(const std::string& path, const TrainingState& state) {
   CheckpointData d;
-  for (const auto& [name, value] : live_parameters(state)) d.tensors.emplace_back(kParam + name, value);
+  // The file is written from host copies of what lives on a GPU.
+  for (const auto& [name, value] : live_parameters(state)) d.tensors.emplace_back(kParam + name, to_host(value));
   if (state.optimizer) {
     OptimizerState s = state.optimizer->state();
     d.texts["optimizer.kind"] = s.kind;
     d.ints["optimizer.steps"] = s.steps;
     d.reals["optimizer.lr"] = state.optimizer->lr();
-    for (const auto& [name, t] : s.slots) d.tensors.emplace_back(kSlot + name, t);
+    for (const auto& [name, t] : s.slots) d.tensors.emplace_back(kSlot + name, to_host(t));
   }
   if (state.scaler) {
     d.reals["scaler.scale"] = state.scaler->state().scale;

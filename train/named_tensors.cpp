@@ -1,7 +1,8 @@
 #include "train/named_tensors.h"
 
-#include <cstring>
 #include <map>
+
+#include "train/device_tensor.h"
 
 namespace tandem::train {
 
@@ -43,8 +44,7 @@ void copy_by_name(const NamedTensors& targets, const NamedTensors& sources, cons
   check_same_tensors(targets, sources, what, ctx);
   auto target_index = index_by_name(targets, what, ctx);
   auto source_index = index_by_name(sources, what, ctx);
-  for (const auto& [name, t] : target_index)
-    if (t->bytes()) std::memcpy(t->raw(), source_index.at(name)->raw(), t->bytes());
+  for (const auto& [name, t] : target_index) copy_tensor(*t, *source_index.at(name));
 }
 
 }  // namespace tandem::train

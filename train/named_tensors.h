@@ -20,7 +20,8 @@ void check_same_tensors(const NamedTensors& targets, const NamedTensors& sources
                         const ErrorContext& ctx);
 // check_same_tensors, then copies each source tensor's bytes into the target
 // of the same name (targets share storage with live state, so this writes
-// that state). Nothing is copied unless everything matches.
+// that state; either side may be on a GPU). Nothing is copied unless
+// everything matches.
 void copy_by_name(const NamedTensors& targets, const NamedTensors& sources, const std::string& what,
                   const ErrorContext& ctx);
 

@@ -26,13 +26,6 @@ const dnnl::reduction& sum_primitive(Context& c, const Tensor& src, const Shape&
   });
 }
 
-bool reduces_to(const Shape& src, const Shape& dst) {
-  if (src.size() != dst.size()) return false;
-  for (size_t i = 0; i < src.size(); ++i)
-    if (dst[i] != src[i] && dst[i] != 1) return false;
-  return true;
-}
-
 }  // namespace
 
 void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
@@ -56,7 +49,7 @@ void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   require_f32(op, {&src});
   if (!dst.wanted()) return;
   require_f32(op, {&dst.t});
-  check(reduces_to(src.shape(), dst.t.shape()),
+  check(sums_to(src.shape(), dst.t.shape()),
         "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), op_context(op, src));
   if (src.shape() == dst.t.shape()) {
     if (dst.mode == GradMode::accumulate) add_into(dst.t.data<float>(), src.data<float>(), src.numel());

@@ -1,18 +1,6 @@
 #include "cpu/train/common.h"
 
-#include <cstdio>
-
 namespace tandem::cpu::train {
-
-void append_key(std::string& k, float v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%a", double(v));
-  k += buf;
-}
-
-ErrorContext op_context(const char* op, const Tensor& t) {
-  return {"", "", op, t.defined() ? shape_str(t.shape()) : std::string()};
-}
 
 void require_f32(const char* op, std::initializer_list<const Tensor*> tensors) {
   for (const Tensor* t : tensors) {
@@ -23,13 +11,6 @@ void require_f32(const char* op, std::initializer_list<const Tensor*> tensors) {
                     "the CPU training kernels take plain f32 tensors, got " + t->desc().str(),
                     op_context(op, *t));
   }
-}
-
-void require_shape(const char* op, const Tensor& t, const Shape& want, const char* what) {
-  check(t.defined() && t.shape() == want,
-        std::string(what) + " must be " + shape_str(want) +
-            (t.defined() ? ", got " + shape_str(t.shape()) : std::string(", got none")),
-        op_context(op, t));
 }
 
 dnnl::memory::desc plain_md(DType dtype, const dnnl::memory::dims& dims) {

@@ -4,60 +4,25 @@
 // tensors, and where a backward writes a gradient.
 #include <cstring>
 #include <initializer_list>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
+#include "core/keyed_cache.h"
 #include "core/train_backend.h"
 #include "cpu/dnnl_utils.h"
 
 namespace tandem::cpu::train {
 
-// Primitives built once per shape and attributes and kept: building one (and
-// choosing its implementation) costs far more than running a small one.
-// Keys start with the op's name, so one key never holds two entry types.
-// Entries are never evicted: a training run sees a handful of shapes.
-class PrimitiveCache {
- public:
-  template <typename T, typename Build>
-  const T& get(const std::string& key, Build&& build) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) it = entries_.emplace(key, std::make_shared<T>(build())).first;
-    return *static_cast<const T*>(it->second.get());
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<void>> entries_;
-};
-
-// The CPU table's `ctx`.
+// The CPU table's `ctx`: oneDNN primitives built once per shape and
+// attributes (keys from cache_key, core/keyed_cache.h).
 struct Context {
-  PrimitiveCache cache;
+  KeyedCache cache;
 };
 
 inline Context& context(void* ctx) { return *static_cast<Context*>(ctx); }
 
-// "conv2d|f32[2,3,8,8]|1|..." from the values that select a primitive.
-inline void append_key(std::string& k, const Tensor& t) { k += t.desc().str(); }
-inline void append_key(std::string& k, const Shape& s) { k += shape_str(s); }
-inline void append_key(std::string& k, DType t) { k += dtype_name(t); }
-void append_key(std::string& k, float v);  // exact (hex), so nearby values never share a key
-template <typename T>
-void append_key(std::string& k, const T& v) { k += std::to_string(v); }
-template <typename... T>
-std::string cache_key(const char* op, const T&... parts) {
-  std::string k = op;
-  ((k += '|', append_key(k, parts)), ...);
-  return k;
-}
-
-ErrorContext op_context(const char* op, const Tensor& t);
 // Each defined tensor must be a plain f32 host tensor; bf16 is not yet here.
+// (op_context and require_shape: core/train_backend.h.)
 void require_f32(const char* op, std::initializer_list<const Tensor*> tensors);
-void require_shape(const char* op, const Tensor& t, const Shape& want, const char* what);
 
 // Runs `fn`, turning oneDNN's exceptions into tandem::Error naming the op.
 template <typename F>

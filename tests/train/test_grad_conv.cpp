@@ -4,6 +4,7 @@
 // (depthwise included), non-square kernels and no-bias.
 #include <gtest/gtest.h>
 
+#include "tests/train/conv_cases.h"
 #include "tests/train/grad_check.h"
 #include "train/functional.h"
 
@@ -11,13 +12,6 @@ using namespace tandem;
 using namespace tandem::testing;
 
 namespace {
-
-struct ConvCase {
-  std::string name;
-  Shape x, w;  // x [N, C, H, W], w [M, C/groups, KH, KW]
-  Conv2dParams p;
-  bool bias = true;
-};
 
 // y[n,m,i,j] = b[m] + sum over c in m's group, kh, kw of
 //   x[n, c, i*sh - ph + kh*dh, j*sw - pw + kw*dw] * w[m, c - group start, kh, kw]
@@ -60,47 +54,21 @@ void run(const ConvCase& c) {
   check_gradients(g);
 }
 
-Conv2dParams params(int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t groups) {
-  return {{sh, sw}, {ph, pw}, {dh, dw}, groups};
-}
-
 }  // namespace
 
-TEST(GradConv2d, Plain3x3) { run({"3x3 pad 1", {2, 3, 7, 6}, {4, 3, 3, 3}, params(1, 1, 1, 1, 1, 1, 1)}); }
-TEST(GradConv2d, NoPadding) { run({"3x3 pad 0", {2, 3, 6, 7}, {4, 3, 3, 3}, params(1, 1, 0, 0, 1, 1, 1)}); }
-TEST(GradConv2d, Stride2) { run({"3x3 stride 2", {2, 3, 8, 7}, {4, 3, 3, 3}, params(2, 2, 1, 1, 1, 1, 1)}); }
-TEST(GradConv2d, Stride3Kernel5) { run({"5x5 stride 3 pad 2", {1, 2, 11, 10}, {3, 2, 5, 5}, params(3, 3, 2, 2, 1, 1, 1)}); }
-TEST(GradConv2d, Dilation2) { run({"3x3 dilation 2", {2, 3, 9, 8}, {4, 3, 3, 3}, params(1, 1, 2, 2, 2, 2, 1)}); }
-TEST(GradConv2d, DilationStride) { run({"dilation 2 stride 2", {1, 2, 11, 9}, {3, 2, 3, 3}, params(2, 2, 1, 1, 2, 2, 1)}); }
-TEST(GradConv2d, Groups2) { run({"groups 2", {2, 4, 6, 6}, {6, 2, 3, 3}, params(1, 1, 1, 1, 1, 1, 2)}); }
-TEST(GradConv2d, Depthwise) { run({"depthwise", {2, 4, 7, 7}, {4, 1, 3, 3}, params(1, 1, 1, 1, 1, 1, 4)}); }
-TEST(GradConv2d, DepthwiseStride2) { run({"depthwise stride 2", {2, 4, 8, 8}, {4, 1, 3, 3}, params(2, 2, 1, 1, 1, 1, 4)}); }
-TEST(GradConv2d, DepthwiseMultiplier2) { run({"depthwise x2", {1, 3, 6, 6}, {6, 1, 3, 3}, params(1, 1, 1, 1, 1, 1, 3)}); }
-TEST(GradConv2d, GroupsDilationStride) {
-  run({"groups 2 dilation 2 stride 2", {1, 4, 10, 10}, {4, 2, 3, 3}, params(2, 2, 2, 2, 2, 2, 2)});
-}
-TEST(GradConv2d, Pointwise) { run({"1x1", {2, 5, 5, 4}, {3, 5, 1, 1}, params(1, 1, 0, 0, 1, 1, 1)}); }
-TEST(GradConv2d, PointwiseStride2NoBias) {
-  ConvCase c{"1x1 stride 2 no bias", {2, 4, 6, 6}, {6, 4, 1, 1}, params(2, 2, 0, 0, 1, 1, 1)};
-  c.bias = false;
-  run(c);
-}
-TEST(GradConv2d, NoBias) {
-  ConvCase c{"3x3 no bias", {2, 3, 5, 5}, {4, 3, 3, 3}, params(1, 1, 1, 1, 1, 1, 1)};
-  c.bias = false;
-  run(c);
-}
-TEST(GradConv2d, Asymmetric) {
-  run({"3x2 kernel, stride (2,1), pad (0,1), dilation (1,2)", {2, 3, 7, 8}, {2, 3, 3, 2}, params(2, 1, 0, 1, 1, 2, 1)});
-}
-TEST(GradConv2d, WidePadding) { run({"3x3 pad 2", {1, 2, 5, 5}, {3, 2, 3, 3}, params(1, 1, 2, 2, 1, 1, 1)}); }
-TEST(GradConv2d, Kernel7Stride2) { run({"7x7 stride 2 pad 3", {1, 3, 12, 12}, {4, 3, 7, 7}, params(2, 2, 3, 3, 1, 1, 1)}); }
+// One test per case of tests/train/conv_cases.h, named after it.
+class GradConv2d : public ::testing::TestWithParam<ConvCase> {};
 
-TEST(GradConv2d, BadShapesAreErrors) {
+TEST_P(GradConv2d, MatchesFiniteDifferences) { run(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Cases, GradConv2d, ::testing::ValuesIn(conv_grad_cases()),
+                         [](const ::testing::TestParamInfo<ConvCase>& i) { return i.param.test_name; });
+
+TEST(GradConv2dShapes, BadShapesAreErrors) {
   train::Var x(random_tensor({1, 4, 5, 5}, 1)), w(random_tensor({3, 3, 3, 3}, 2));
   EXPECT_THROW(train::conv2d(x, w, train::Var()), Error);  // 4 channels vs weight's 3
   train::Var w2(random_tensor({3, 2, 3, 3}, 2));
-  EXPECT_THROW(train::conv2d(x, w2, train::Var(), params(1, 1, 1, 1, 1, 1, 2)), Error);  // 3 outputs, 2 groups
+  EXPECT_THROW(train::conv2d(x, w2, train::Var(), conv_params(1, 1, 1, 1, 1, 1, 2)), Error);  // 3 outputs, 2 groups
   train::Var w3(random_tensor({4, 4, 7, 7}, 2));
   EXPECT_THROW(train::conv2d(x, w3, train::Var()), Error);  // kernel larger than input
 }

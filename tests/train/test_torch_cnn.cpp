@@ -13,31 +13,14 @@
 
 #include "tests/numpy_ref.h"
 #include "tests/train/grad_check.h"
+#include "tests/train/tiny_cnn.h"
 #include "train/functional.h"
-#include "train/layers.h"
 
 using namespace tandem;
 using namespace tandem::testing;
 using namespace tandem::train;
 
 namespace {
-
-void build(Sequential& net, Rng& rng) {
-  net.emplace<Conv2d>(1, 4, 3, Conv2dOptions{.padding = 1, .bias = false}, rng);  // BN follows: a bias gets 0
-  net.emplace<BatchNorm2d>(4);
-  net.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
-  net.emplace<Pool2d>(max_pool_params(2, 2));
-  net.emplace<BasicBlock>(4, 8, 2, rng);
-  net.emplace<Conv2d>(8, 8, 3, Conv2dOptions{.padding = 2, .dilation = 2, .groups = 8}, rng);
-  net.emplace<Activation>(EltwiseParams{EltwiseKind::hardswish});
-  net.emplace<Pool2d>(avg_pool_params(3, 1, 1));
-  net.emplace<GlobalAvgPool2d>();
-  net.emplace<Flatten>();
-  net.emplace<Linear>(8, 16, true, rng);
-  net.emplace<Activation>(EltwiseParams{EltwiseKind::silu});
-  net.emplace<Dropout>(0.f, rng);
-  net.emplace<Linear>(16, 10, true, rng);
-}
 
 // Runs the PyTorch side; false when torch is missing.
 bool run_torch(const std::string& dir) {
@@ -54,7 +37,7 @@ TEST(TorchTinyCnn, SameLossGradientsAndRunningStats) {
   if (!have_reference_python()) GTEST_SKIP() << kReferencePython << " missing";
   Rng rng(2024);
   Sequential net;
-  build(net, rng);
+  build_tiny_cnn(net, rng, 0.f);
   std::string dir = make_temp_dir();
   for (Parameter* p : net.parameters()) write_npy(dir + "/" + p->name + ".npy", p->value);
   for (Buffer* b : net.buffers()) write_npy(dir + "/" + b->name + ".npy", b->value);

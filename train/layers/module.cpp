@@ -1,5 +1,7 @@
 #include "train/layers/module.h"
 
+#include "train/device_tensor.h"
+
 namespace tandem::train {
 
 ParameterList Module::parameters() {
@@ -25,6 +27,16 @@ std::vector<Buffer*> Module::buffers() {
 void Module::train(bool on) {
   training_ = on;
   for (auto& c : children_) c->train(on);
+}
+
+void Module::to(Device device) {
+  for (Parameter& p : params_) {
+    p.value = to_device(p.value, device);
+    p.grad = to_device(p.grad, device);
+  }
+  for (Buffer& b : buffers_)
+    if (is_floating(b.value.dtype())) b.value = to_device(b.value, device);
+  for (auto& c : children_) c->to(device);
 }
 
 Parameter& Module::add_parameter(const std::string& name, Tensor value, bool decay) {

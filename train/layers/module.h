@@ -36,6 +36,12 @@ class Module {
   void train(bool on = true);
   void eval() { train(false); }
   bool training() const { return training_; }
+  // Moves every parameter (value and gradient) and every floating-point
+  // buffer of the tree to `device`; integer buffers (num_batches_tracked)
+  // stay on the host, where the layers count in them. ParameterList
+  // pointers stay valid; make the optimizer after the move (its state lives
+  // where the parameters were when it was made).
+  void to(Device device);
 
  protected:
   // A new parameter with gradient zeros; `decay`: weight decay applies.

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "train/optim/device_math.h"
+
 namespace tandem::train {
 
 namespace {
@@ -34,6 +36,7 @@ AdamWScalars adamw_scalars(const AdamWOptions& o, double lr, int64_t t, bool dec
 
 void AdamW::update(size_t i, Parameter& p) {
   AdamWScalars s = adamw_scalars(options_, lr(), steps() + 1, p.decay);
+  if (!p.value.device().is_cpu()) return adamw_step_on_device(p.value, p.grad, slots(i)[0], slots(i)[1], s);
   adamw_update_array(p.value.data<float>(), p.grad.data<float>(), slots(i)[0].data<float>(),
                      slots(i)[1].data<float>(), p.value.numel(), s);
 }

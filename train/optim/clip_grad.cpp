@@ -3,15 +3,21 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "train/optim/device_math.h"
 #include "train/optim/optimizer.h"
 
 namespace tandem::train {
 
 namespace {
 
+double squares_of(const Parameter& p) {
+  if (p.grad.device().is_cpu()) return sum_of_squares(p.grad.data<float>(), p.grad.numel());
+  return sum_of_squares_on_device({&p.grad, 1});
+}
+
 void throw_nonfinite(const ParameterList& params, double norm) {
   for (const Parameter* p : params) {
-    double s = sum_of_squares(p->grad.data<float>(), p->grad.numel());
+    double s = squares_of(*p);
     check(std::isfinite(s), "gradient of parameter '" + p->name + "' holds inf or nan (global norm " +
                                 std::to_string(norm) + ")");
   }
@@ -31,8 +37,10 @@ ClipResult clip_grad_norm(const ParameterList& params, double max_norm, NonFinit
   double squares = 0;
   for (const Parameter* p : params) {
     check_parameter(*p);
-    squares += sum_of_squares(p->grad.data<float>(), p->grad.numel());
+    if (p->grad.device().is_cpu()) squares += sum_of_squares(p->grad.data<float>(), p->grad.numel());
   }
+  std::vector<std::vector<Tensor>> on_gpus = gpu_gradients(params);
+  for (const std::vector<Tensor>& grads : on_gpus) squares += sum_of_squares_on_device(grads);
   // torch keeps the norm as a float tensor; so does the coefficient below.
   float norm = float(std::sqrt(squares));
   ClipResult r{norm, std::isfinite(norm), false};
@@ -44,9 +52,11 @@ ClipResult clip_grad_norm(const ParameterList& params, double max_norm, NonFinit
   float coef = (1.0f / (norm + 1e-6f)) * float(max_norm);
   if (coef >= 1.0f) return r;
   for (Parameter* p : params) {
+    if (!p->grad.device().is_cpu()) continue;
     float* g = p->grad.data<float>();
     for (int64_t i = 0; i < p->grad.numel(); ++i) g[i] *= coef;
   }
+  for (const std::vector<Tensor>& grads : on_gpus) scale_on_device(grads, coef);
   r.clipped = true;
   return r;
 }

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <string>
 
+#include "core/update_rules.h"
+#include "train/optim/device_math.h"
+
 namespace tandem::train {
 
 LossScaler::LossScaler(const LossScalerOptions& options) : options_(options) {
@@ -16,10 +19,7 @@ LossScaler::LossScaler(const LossScalerOptions& options) : options_(options) {
 
 bool unscale_array(float* grad, int64_t n, float inv_scale) {
   bool found_inf = false;
-  for (int64_t i = 0; i < n; ++i) {
-    found_inf |= !std::isfinite(grad[i]);
-    grad[i] *= inv_scale;
-  }
+  for (int64_t i = 0; i < n; ++i) found_inf |= unscale_update(grad[i], inv_scale);
   return found_inf;
 }
 
@@ -28,8 +28,9 @@ bool LossScaler::unscale(const ParameterList& params) {
   float inv_scale = float(1.0 / double(state_.scale));
   for (Parameter* p : params) {
     check_parameter(*p);
-    found_inf_ |= unscale_array(p->grad.data<float>(), p->grad.numel(), inv_scale);
+    if (p->grad.device().is_cpu()) found_inf_ |= unscale_array(p->grad.data<float>(), p->grad.numel(), inv_scale);
   }
+  for (const std::vector<Tensor>& grads : gpu_gradients(params)) found_inf_ |= unscale_on_device(grads, inv_scale);
   unscaled_ = true;
   return found_inf_;
 }

@@ -57,8 +57,9 @@ class LossScaler {
   bool found_inf_ = false;  // in this iteration's gradients
 };
 
-// Multiplies n contiguous gradients by inv_scale; true if any input value
-// was inf or nan.
+// Multiplies n contiguous host gradients by inv_scale; true if any input
+// value was inf or nan. (Gradients on a GPU are unscaled there, by the same
+// per-element rule.)
 bool unscale_array(float* grad, int64_t n, float inv_scale);
 
 }  // namespace tandem::train

@@ -1,7 +1,6 @@
 #include "train/optim/optimizer.h"
 
-#include <cstring>
-
+#include "train/device_tensor.h"
 #include "train/named_tensors.h"
 
 namespace tandem::train {
@@ -13,8 +12,8 @@ void check_parameter(const Parameter& p) {
   check(p.value.dtype() == DType::f32 && p.grad.dtype() == DType::f32, who + "value and gradient must be f32", ctx);
   check(p.value.shape() == p.grad.shape(), who + "gradient shape " + shape_str(p.grad.shape()) + " differs", ctx);
   check(p.value.layout() == Layout::plain && p.grad.layout() == Layout::plain, who + "must be in plain layout", ctx);
-  check(p.value.device().is_cpu() && p.grad.device().is_cpu(), who + "this optimizer updates host parameters only",
-        ctx);
+  check(p.value.device() == p.grad.device(),
+        who + "value on " + p.value.device().str() + ", gradient on " + p.grad.device().str(), ctx);
 }
 
 Optimizer::Optimizer(ParameterList params, double lr, std::vector<std::string> slot_names)
@@ -24,7 +23,8 @@ Optimizer::Optimizer(ParameterList params, double lr, std::vector<std::string> s
     check(p != nullptr, "optimizer given a null parameter");
     check_parameter(*p);
     std::vector<Tensor> s;
-    for (size_t k = 0; k < slot_names_.size(); ++k) s.push_back(Tensor::zeros(DType::f32, p->value.shape()));
+    for (size_t k = 0; k < slot_names_.size(); ++k)
+      s.push_back(zeros_on(p->value.device(), DType::f32, p->value.shape()));
     slots_.push_back(std::move(s));
   }
 }
@@ -35,7 +35,7 @@ void Optimizer::step() {
 }
 
 void Optimizer::zero_grad() {
-  for (Parameter* p : params_) std::memset(p->grad.raw(), 0, p->grad.bytes());
+  for (Parameter* p : params_) zero_tensor(p->grad);
 }
 
 OptimizerState Optimizer::state() const {

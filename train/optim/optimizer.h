@@ -2,7 +2,8 @@
 // Optimizer base: owns per-parameter state tensors ("slots": a momentum
 // buffer, Adam's moments), counts steps, and exports / imports that state for
 // checkpoints. Subclasses supply the slot names and the per-parameter update.
-// Parameters are host fp32 for now (checked at construction, with the name).
+// Parameters are fp32, on the host or a GPU (value, gradient and state on one
+// device; checked at construction, with the name); a GPU's are updated there.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,8 +62,8 @@ class Optimizer {
   std::vector<std::vector<Tensor>> slots_;  // [parameter][slot], zeros at start
 };
 
-// Throws Error naming the parameter unless value and grad are host f32 tensors
-// of one shape.
+// Throws Error naming the parameter unless value and grad are plain f32
+// tensors of one shape on one device.
 void check_parameter(const Parameter& p);
 
 }  // namespace tandem::train

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "train/optim/device_math.h"
+
 namespace tandem::train {
 
 namespace {
@@ -29,8 +31,10 @@ void Sgd::update(size_t i, Parameter& p) {
                p.decay ? float(options_.weight_decay) : 0.0f,
                options_.nesterov,
                steps() == 0};
-  float* buf = options_.momentum != 0 ? slots(i)[0].data<float>() : nullptr;
-  sgd_update_array(p.value.data<float>(), p.grad.data<float>(), buf, p.value.numel(), s);
+  Tensor buf = options_.momentum != 0 ? slots(i)[0] : Tensor();
+  if (!p.value.device().is_cpu()) return sgd_step_on_device(p.value, p.grad, buf, s);
+  sgd_update_array(p.value.data<float>(), p.grad.data<float>(), buf.defined() ? buf.data<float>() : nullptr,
+                   p.value.numel(), s);
 }
 
 void sgd_update_array(float* param, const float* grad, float* buf, int64_t n, const SgdScalars& s) {

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "train/optim/optimizer.h"
-#include "train/optim/update_rules.h"
+#include "core/update_rules.h"
 
 namespace tandem::train {
 

@@ -1,0 +1,186 @@
+// Add with same-rank broadcasting, and its backward (dy summed over the
+// broadcast axes); the same two kernels add conv's and linear's bias and sum
+// their bias gradients.
+//   add_forward: y = a + b; the input with y's shape is `full`, the other
+//   broadcasts along its extents of 1.
+//   sum_to: src [d0, d1, ...] -> dst [e0, e1, ...], each e_i = d_i or 1.
+// Shapes are first collapsed: extents of 1 dropped and neighbouring axes of
+// the same kind (broadcast or not; reduced or kept) merged, so a channel
+// bias over [N, C, H, W] is walked as [N, C, H*W].
+#include <vector>
+
+#include "cuda/block_reduce.cuh"
+#include "cuda/float_convert.cuh"
+#include "cuda/launch.h"
+#include "cuda/train/common.h"
+
+namespace tandem::cuda::train {
+
+namespace {
+
+constexpr int kMaxDims = 8;
+
+// Row-major walk of `rank` extents, each with its stride in some tensor.
+struct Walk {
+  int rank = 0;
+  int64_t extent[kMaxDims] = {};
+  int64_t stride[kMaxDims] = {};
+};
+
+// The offset, in the walked tensor, of flat position i of the walk.
+__device__ __forceinline__ int64_t offset_of(const Walk& w, int64_t i) {
+  int64_t off = 0;
+  for (int d = w.rank - 1; d >= 0; --d) {
+    int64_t e = w.extent[d];
+    off += (i % e) * w.stride[d];
+    i /= e;
+  }
+  return off;
+}
+
+// One collapsed axis: its extent and whether it is of the "other" kind
+// (broadcast in add; reduced in sum_to).
+struct Axis {
+  int64_t extent;
+  bool other;
+};
+
+// Axes of extent > 1 in order, neighbours of the same kind merged.
+std::vector<Axis> collapse(const Shape& full, const Shape& part) {
+  std::vector<Axis> axes;
+  for (size_t i = 0; i < full.size(); ++i) {
+    if (full[i] == 1) continue;
+    bool other = part[i] == 1;
+    if (!axes.empty() && axes.back().other == other) axes.back().extent *= full[i];
+    else axes.push_back({full[i], other});
+  }
+  return axes;
+}
+
+void push(Walk& w, int64_t extent, int64_t stride, const ErrorContext& where) {
+  check_supported(w.rank < kMaxDims, "more than " + std::to_string(kMaxDims) + " alternating broadcast axes", where);
+  w.extent[w.rank] = extent;
+  w.stride[w.rank] = stride;
+  ++w.rank;
+}
+
+// Strides of the row-major tensor whose axes are `axes` (all of them).
+std::vector<int64_t> row_major_strides(const std::vector<Axis>& axes) {
+  std::vector<int64_t> s(axes.size());
+  int64_t stride = 1;
+  for (size_t i = axes.size(); i-- > 0;) {
+    s[i] = stride;
+    stride *= axes[i].extent;
+  }
+  return s;
+}
+
+template <typename T>
+__global__ void add_kernel(const T* full, const T* other, T* y, Walk other_walk, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    store(y, i, load(full, i) + load(other, offset_of(other_walk, i)));
+}
+
+// One thread per output: few values summed into each.
+template <typename T>
+__global__ void sum_rows_kernel(const T* src, T* dst, Walk kept, Walk reduced, int64_t outputs, int64_t count,
+                                bool accumulate) {
+  for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs; o += int64_t(gridDim.x) * blockDim.x) {
+    int64_t base = offset_of(kept, o);
+    float s = 0.f;
+    for (int64_t r = 0; r < count; ++r) s += load(src, base + offset_of(reduced, r));
+    store(dst, o, accumulate ? load(dst, o) + s : s);
+  }
+}
+
+// One block per output: many values summed into each.
+template <typename T>
+__global__ void sum_blocks_kernel(const T* src, T* dst, Walk kept, Walk reduced, int64_t outputs, int64_t count,
+                                  bool accumulate) {
+  for (int64_t o = blockIdx.x; o < outputs; o += gridDim.x) {
+    int64_t base = offset_of(kept, o);
+    float s = 0.f;
+    for (int64_t r = threadIdx.x; r < count; r += blockDim.x) s += load(src, base + offset_of(reduced, r));
+    s = block_reduce(s, SumOp{}, 0.f);
+    if (threadIdx.x == 0) store(dst, o, accumulate ? load(dst, o) + s : s);
+  }
+}
+
+constexpr int64_t kBlockPerOutputFrom = 64;  // summed values per output
+
+}  // namespace
+
+void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const Tensor& y, const ErrorContext& where) {
+  int64_t n = full.numel();
+  if (n == 0) return;
+  std::vector<Axis> axes = collapse(full.shape(), other.shape());
+  // other's strides: row-major over its own (non-broadcast) axes, 0 along the broadcast ones.
+  Walk w;
+  int64_t stride = 1;
+  std::vector<int64_t> strides(axes.size());
+  for (size_t i = axes.size(); i-- > 0;) {
+    strides[i] = axes[i].other ? 0 : stride;
+    if (!axes[i].other) stride *= axes[i].extent;
+  }
+  for (size_t i = 0; i < axes.size(); ++i) push(w, axes[i].extent, strides[i], where);
+  with_float_type(full.dtype(), "add", where, [&](auto zero) {
+    using T = decltype(zero);
+    add_kernel<T><<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+        static_cast<const T*>(full.raw()), static_cast<const T*>(other.raw()), static_cast<T*>(y.raw()), w, n);
+  });
+  check_launch("add_kernel", where);
+}
+
+void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& dst_shape, bool accumulate,
+                   const ErrorContext& where) {
+  int64_t outputs = shape_numel(dst_shape);
+  if (outputs == 0) return;
+  std::vector<Axis> axes = collapse(src.shape(), dst_shape);
+  std::vector<int64_t> strides = row_major_strides(axes);
+  Walk kept, reduced;
+  for (size_t i = 0; i < axes.size(); ++i) push(axes[i].other ? reduced : kept, axes[i].extent, strides[i], where);
+  int64_t count = src.numel() / outputs;  // values summed into each output
+  with_float_type(src.dtype(), "sum_to", where, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s = static_cast<const T*>(src.raw());
+    T* d = static_cast<T*>(dst);
+    if (count >= kBlockPerOutputFrom) {
+      unsigned blocks = unsigned(std::min<int64_t>(outputs, int64_t(c.gpu.props.multiProcessorCount) * 32));
+      sum_blocks_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(s, d, kept, reduced, outputs, count, accumulate);
+    } else {
+      sum_rows_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(s, d, kept, reduced,
+                                                                                          outputs, count, accumulate);
+    }
+  });
+  check_launch("sum_to kernel", where);
+}
+
+void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
+  const char* op = "add_forward";
+  TrainContext& c = enter(ctx);
+  require_f32(c, op, {&a, &b, &y});
+  require_shape(op, y, add_output_shape(a.shape(), b.shape()), "y");
+  bool a_full = a.shape() == y.shape();
+  launch_add(c, a_full ? a : b, a_full ? b : a, y, op_context(op, y));
+}
+
+void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
+  const char* op = "sum_to";
+  TrainContext& c = enter(ctx);
+  require_f32(c, op, {&src});
+  if (!dst.wanted()) return;
+  require_f32(c, op, {&dst.t});
+  ErrorContext where = op_context(op, src);
+  check(sums_to(src.shape(), dst.t.shape()),
+        "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), where);
+  if (src.shape() != dst.t.shape()) {
+    launch_sum_to(c, src, dst.t.raw(), dst.t.shape(), dst.mode == GradMode::accumulate, where);
+  } else if (dst.mode == GradMode::accumulate) {
+    launch_add(c, dst.t, src, dst.t, where);
+  } else if (src.bytes()) {
+    check_cuda(cudaMemcpyAsync(dst.t.raw(), src.raw(), src.bytes(), cudaMemcpyDeviceToDevice, c.gpu.stream),
+               "cudaMemcpyAsync(D2D)", where);
+  }
+}
+
+}  // namespace tandem::cuda::train

@@ -1,0 +1,62 @@
+#include "cuda/train/common.h"
+
+namespace tandem::cuda::train {
+
+TrainContext& enter(void* ctx) {
+  auto& c = *static_cast<TrainContext*>(ctx);
+  set_device(c.gpu.device);
+  return c;
+}
+
+void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors,
+                    DType want) {
+  Device here = Device::cuda(c.gpu.device);
+  for (const Tensor* t : tensors) {
+    if (!t->defined()) continue;
+    check(t->device() == here, "the " + here.str() + " training kernels got a tensor on " + t->device().str(),
+          op_context(op, *t));
+    check_supported(t->dtype() == want && t->layout() == Layout::plain,
+                    "the CUDA training kernels take plain " + std::string(dtype_name(want)) + " tensors here, got " +
+                        t->desc().str(),
+                    op_context(op, *t));
+  }
+}
+
+GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape) {
+  if (!g.wanted()) return {};
+  require_f32(c, op, {&g.t});
+  require_shape(op, g.t, shape, "the gradient");
+  return {g.t.raw(), g.mode == GradMode::accumulate};
+}
+
+Scratch::Scratch(Context& c, size_t bytes) : c_(c), bytes_(bytes) {
+  if (bytes) p_ = device_alloc(c, bytes);
+}
+
+Scratch::~Scratch() { device_free(c_, p_); }
+
+namespace {
+
+void free_on_stream(void* p, void* ctx) { device_free(*static_cast<Context*>(ctx), p); }
+
+}  // namespace
+
+Tensor device_empty(Context& c, DType dtype, const Shape& shape) {
+  TensorDesc d{dtype, shape, Layout::plain};
+  void* p = device_alloc(c, d.bytes());
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(p, d.bytes(), Device::cuda(c.device), free_on_stream, &c);
+  } catch (...) {
+    device_free(c, p);
+    throw;
+  }
+  return Tensor(d, std::move(storage));
+}
+
+void read_back(Context& c, void* host, const void* device, size_t bytes, const ErrorContext& where) {
+  check_cuda(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, c.stream), "cudaMemcpyAsync(D2H)", where);
+  check_cuda(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize", where);
+}
+
+}  // namespace tandem::cuda::train

@@ -1,0 +1,112 @@
+#pragma once
+// What the CUDA training kernels share: the table's context (the GPU's
+// stream and library handles, plans cached per shape), input checks, device
+// scratch, the element-wise helpers several entries reuse (broadcast add,
+// sum over axes), and where a kernel writes a gradient.
+// Host code only (no kernel syntax): the .cpp entries include it too.
+#include <initializer_list>
+#include <type_traits>
+
+#include "core/keyed_cache.h"
+#include "core/train_backend.h"
+#include "cuda/check.h"
+#include "cuda/context.h"
+
+namespace tandem::cuda::train {
+
+// The CUDA table's `ctx`, one per GPU: its stream and handles, and the cuDNN
+// plans and cuBLASLt matmuls built once per shape (keys from cache_key,
+// core/keyed_cache.h).
+struct TrainContext {
+  explicit TrainContext(Context& g) : gpu(g) {}
+  Context& gpu;
+  KeyedCache plans;
+};
+
+// The context behind a table's `ctx`, with its GPU made current on this
+// thread (kernels launch on the current device's view of the stream).
+TrainContext& enter(void* ctx);
+
+// Each defined tensor must live on this table's GPU, plain, of dtype `want`.
+// (op_context and require_shape: core/train_backend.h.)
+void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors,
+                    DType want);
+// The float tensors the kernels compute on: f32 for now. The kernels are
+// written per element type (f16 and bf16 instantiate through
+// with_float_type); this is the one check that opens them up.
+inline void require_f32(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors) {
+  require_on_gpu(c, op, tensors, DType::f32);
+}
+// Where a kernel writes one wanted gradient of `shape`: its pointer and
+// whether it adds to what is there. p is null when the gradient is not wanted.
+struct GradPtr {
+  void* p = nullptr;
+  bool accumulate = false;
+  explicit operator bool() const { return p != nullptr; }
+};
+GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape);
+// cuDNN's and cuBLASLt's blend factor for a GradOut: 0 overwrites, 1 adds.
+inline float grad_beta(const GradOut& g) { return g.mode == GradMode::accumulate ? 1.f : 0.f; }
+
+// Device memory for the length of one entry's work: allocated from the
+// stream-ordered pool and freed in stream order, so the kernels enqueued
+// before the destructor still see it. Zero bytes allocate nothing.
+class Scratch {
+ public:
+  Scratch(Context& c, size_t bytes);
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* get() const { return p_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  Context& c_;
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// An uninitialized tensor on the context's GPU (stream-ordered pool memory,
+// returned to the pool in stream order when the last reference goes).
+Tensor device_empty(Context& c, DType dtype, const Shape& shape);
+
+// Waits for the stream, then copies `bytes` from the device (for a value the
+// host must decide on: a label check's result).
+void read_back(Context& c, void* host, const void* device, size_t bytes, const ErrorContext& where);
+
+// Helpers on plain device tensors of one float dtype, enqueued on the stream.
+// y = full + other, `other` broadcast along its extents of 1 (same rank as
+// full; y may be full itself).
+void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const Tensor& y, const ErrorContext& where);
+// dst (or dst +=, accumulating) = src summed over the axes where dst's shape
+// has extent 1 and src's does not. dst_shape has src's rank; dst has src's
+// dtype.
+void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& dst_shape, bool accumulate,
+                   const ErrorContext& where);
+
+// Kernel entries of the CUDA table, one file each under cuda/train/, each
+// declared with its table slot's own function type (a signature change in
+// core/train_backend.h fails to compile here, not at the table).
+template <typename Slot>
+using Entry = std::remove_pointer_t<Slot>;
+Entry<decltype(TrainBackend::fill)> fill;
+Entry<decltype(TrainBackend::conv2d_forward)> conv2d_forward;
+Entry<decltype(TrainBackend::conv2d_backward)> conv2d_backward;
+Entry<decltype(TrainBackend::linear_forward)> linear_forward;
+Entry<decltype(TrainBackend::linear_backward)> linear_backward;
+Entry<decltype(TrainBackend::batch_norm_forward)> batch_norm_forward;
+Entry<decltype(TrainBackend::batch_norm_backward)> batch_norm_backward;
+Entry<decltype(TrainBackend::eltwise_forward)> eltwise_forward;
+Entry<decltype(TrainBackend::eltwise_backward)> eltwise_backward;
+Entry<decltype(TrainBackend::pool2d_forward)> pool2d_forward;
+Entry<decltype(TrainBackend::pool2d_backward)> pool2d_backward;
+Entry<decltype(TrainBackend::add_forward)> add_forward;
+Entry<decltype(TrainBackend::sum_to)> sum_to;
+Entry<decltype(TrainBackend::concat_forward)> concat_forward;
+Entry<decltype(TrainBackend::concat_backward)> concat_backward;
+Entry<decltype(TrainBackend::dropout_forward)> dropout_forward;
+Entry<decltype(TrainBackend::dropout_backward)> dropout_backward;
+Entry<decltype(TrainBackend::cross_entropy_forward)> cross_entropy_forward;
+Entry<decltype(TrainBackend::cross_entropy_backward)> cross_entropy_backward;
+
+}  // namespace tandem::cuda::train

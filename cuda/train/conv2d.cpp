@@ -1,0 +1,307 @@
+// Conv2d for training on cuDNN's legacy API, plain NCHW tensors:
+// cudnnConvolutionForward, cudnnConvolutionBackwardData and
+// cudnnConvolutionBackwardFilter (accumulating gradients through their beta
+// = 1 blend); the bias is added, and its gradient summed, by
+// cuda/train/add.cu.
+//   x [N, C, H, W], w [M, C/G, KH, KW] (cuDNN's NCHW filter, groups on the
+//   convolution descriptor), b [M], y / dy [N, M, OH, OW].
+// One plan per shape and parameters keeps the descriptors; each direction's
+// algorithm is chosen by timing (cudnnFind*AlgorithmEx) at its first call,
+// on the call's own tensors (the output only when it is overwritten anyway,
+// else a scratch copy), falling back to cuDNN's heuristics if the search
+// fails.
+// fp32 runs with CUDNN_FMA_MATH (no TF32) and without the FFT and Winograd
+// algorithms, whose transforms round differently from a direct sum: fp32 is
+// the path that must match the CPU table. f16 and bf16 accumulate in f32 and
+// may use tensor cores and every algorithm.
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cuda/cudnn_utils.h"
+#include "cuda/float_types.h"
+#include "cuda/train/common.h"
+#include "profile/zone.h"
+
+namespace tandem::cuda::train {
+
+namespace {
+
+// Largest workspace an algorithm may ask for.
+constexpr size_t kMaxWorkspace = size_t(256) << 20;
+
+int to_int(int64_t v, const ErrorContext& where) {
+  check_supported(v >= 0 && v <= INT_MAX, "a convolution extent over 2^31", where);
+  return int(v);
+}
+
+// The algorithm of one direction, chosen at its first call.
+struct Choice {
+  bool chosen = false;
+  int algo = 0;
+  size_t workspace = 0;
+};
+
+struct ConvPlan {
+  ConvPlan(const Conv2dParams& p, DType dtype, const Shape& x, const Shape& w, const Shape& y,
+           const ErrorContext& where)
+      : where(where), dtype(dtype), xd(where), yd(where), wd(where), fwd_cd(where), data_cd(where), filter_cd(where) {
+    cudnnDataType_t t = cudnn_dtype(dtype, "conv2d", where);
+    auto tensor4d = [&](const TensorDescriptor& d, const Shape& s) {
+      check_cudnn(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, t, to_int(s[0], where), to_int(s[1], where),
+                                             to_int(s[2], where), to_int(s[3], where)),
+                  "cudnnSetTensor4dDescriptor", where);
+    };
+    tensor4d(xd, x);
+    tensor4d(yd, y);
+    check_cudnn(cudnnSetFilter4dDescriptor(wd.get(), t, CUDNN_TENSOR_NCHW, to_int(w[0], where), to_int(w[1], where),
+                                           to_int(w[2], where), to_int(w[3], where)),
+                "cudnnSetFilter4dDescriptor", where);
+    for (const ConvolutionDescriptor* cd : {&fwd_cd, &data_cd, &filter_cd}) {
+      check_cudnn(cudnnSetConvolution2dDescriptor(cd->get(), int(p.padding[0]), int(p.padding[1]), int(p.stride[0]),
+                                                  int(p.stride[1]), int(p.dilation[0]), int(p.dilation[1]),
+                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                  "cudnnSetConvolution2dDescriptor", where);
+      check_cudnn(cudnnSetConvolutionGroupCount(cd->get(), int(p.groups)), "cudnnSetConvolutionGroupCount", where);
+      // fp32 stays on FMA math: cuDNN's default math permits TF32 on A100 and later.
+      check_cudnn(cudnnSetConvolutionMathType(cd->get(), is_16bit_float(dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+                  "cudnnSetConvolutionMathType", where);
+    }
+    int dims[4] = {};
+    check_cudnn(cudnnGetConvolutionNdForwardOutputDim(fwd_cd.get(), xd.get(), wd.get(), 4, dims),
+                "cudnnGetConvolutionNdForwardOutputDim", where);
+    check(dims[0] == y[0] && dims[1] == y[1] && dims[2] == y[2] && dims[3] == y[3],
+          "cuDNN's convolution output differs from " + shape_str(y), where);
+  }
+
+  ErrorContext where;
+  DType dtype;
+  TensorDescriptor xd, yd;
+  FilterDescriptor wd;
+  // One per direction: each keeps the math type of its chosen algorithm.
+  ConvolutionDescriptor fwd_cd, data_cd, filter_cd;
+  std::mutex mu;  // guards the choices
+  Choice fwd, data, filter;
+};
+
+bool tensor_op(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; }
+
+// The FFT and Winograd algorithms of each direction: their transforms round
+// differently from a direct sum.
+bool transform(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transform(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transform(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+// Whether an fp32 convolution may run this algorithm: a direct sum in FMA math.
+template <typename Perf>
+bool accurate(const Perf& p) {
+  return !transform(p.algo) && !tensor_op(p.mathType);
+}
+
+// The first (fastest, or best-ranked) usable result; null when none is.
+template <typename Perf>
+const Perf* first_usable(const std::vector<Perf>& perf, int found, DType dtype) {
+  for (int i = 0; i < found && i < int(perf.size()); ++i) {
+    const Perf& p = perf[size_t(i)];
+    if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace && (is_16bit_float(dtype) || accurate(p)))
+      return &p;
+  }
+  return nullptr;
+}
+
+// The largest workspace up to kMaxWorkspace the pool can lend for a search.
+std::unique_ptr<Scratch> search_workspace(Context& c) {
+  for (size_t bytes = kMaxWorkspace; bytes >= (size_t(1) << 20); bytes /= 2) {
+    try {
+      return std::make_unique<Scratch>(c, bytes);
+    } catch (const OutOfMemory&) {
+    }
+  }
+  return std::make_unique<Scratch>(c, 0);
+}
+
+// Times the algorithms of one direction (`find`; cuDNN's heuristics,
+// `rank`, if the search fails), keeps the fastest usable one and cuDNN's
+// workspace size for it (`size_of`); its math type goes on `cd` (16-bit
+// types only: fp32 stays on FMA).
+template <typename Perf, typename Find, typename Rank, typename SizeOf>
+void choose(Choice& choice, Context& gpu, DType dtype, const ConvolutionDescriptor& cd, int count, Find&& find,
+            Rank&& rank, SizeOf&& size_of, const char* direction, const ErrorContext& where) {
+  TANDEM_ZONE_CAT("cudnn algorithm search", "cuda");
+  std::vector<Perf> perf(static_cast<size_t>(count));
+  int found = 0;
+  std::unique_ptr<Scratch> ws = search_workspace(gpu);
+  if (find(count, &found, perf.data(), ws->get(), ws->bytes()) != CUDNN_STATUS_SUCCESS) {
+    cudaGetLastError();  // the search's failure is handled here, not at a later launch check
+    check_cudnn(rank(count, &found, perf.data()), "cuDNN's convolution heuristics", where);
+  }
+  const Perf* best = first_usable(perf, found, dtype);
+  check_supported(best != nullptr, std::string("cuDNN has no usable ") + direction + " convolution algorithm", where);
+  if (is_16bit_float(dtype))
+    check_cudnn(cudnnSetConvolutionMathType(cd.get(), best->mathType), "cudnnSetConvolutionMathType", where);
+  size_t bytes = 0;
+  check_cudnn(size_of(best->algo, &bytes), "cudnnGetConvolution*WorkspaceSize", where);
+  choice.algo = int(best->algo);
+  choice.workspace = std::max(bytes, best->memory);
+  choice.chosen = true;
+}
+
+// `out` itself when the call overwrites it, else a scratch tensor of its
+// size: a search writes its output.
+struct SearchOutput {
+  SearchOutput(Context& c, const Tensor& out, bool overwritten)
+      : scratch(c, overwritten ? 0 : out.bytes()), p(overwritten ? out.raw() : scratch.get()) {}
+  Scratch scratch;
+  void* p;
+};
+
+void choose_forward(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor& w, const Tensor& y) {
+  cudnnHandle_t h = c.gpu.cudnn;
+  choose<cudnnConvolutionFwdAlgoPerf_t>(
+      pl.fwd, c.gpu, pl.dtype, pl.fwd_cd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+      [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf, void* ws, size_t bytes) {
+        return cudnnFindConvolutionForwardAlgorithmEx(h, pl.xd.get(), x.raw(), pl.wd.get(), w.raw(), pl.fwd_cd.get(),
+                                                      pl.yd.get(), y.raw(), n, found, perf, ws, bytes);
+      },
+      [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
+        return cudnnGetConvolutionForwardAlgorithm_v7(h, pl.xd.get(), pl.wd.get(), pl.fwd_cd.get(), pl.yd.get(), n,
+                                                      found, perf);
+      },
+      [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
+        return cudnnGetConvolutionForwardWorkspaceSize(h, pl.xd.get(), pl.wd.get(), pl.fwd_cd.get(), pl.yd.get(), a,
+                                                       bytes);
+      },
+      "forward", pl.where);
+}
+
+void choose_data(TrainContext& c, ConvPlan& pl, const Tensor& w, const Tensor& dy, const GradOut& dx) {
+  cudnnHandle_t h = c.gpu.cudnn;
+  SearchOutput out(c.gpu, dx.t, dx.mode == GradMode::overwrite);
+  choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+      pl.data, c.gpu, pl.dtype, pl.data_cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+      [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf, void* ws, size_t bytes) {
+        return cudnnFindConvolutionBackwardDataAlgorithmEx(h, pl.wd.get(), w.raw(), pl.yd.get(), dy.raw(),
+                                                           pl.data_cd.get(), pl.xd.get(), out.p, n, found, perf, ws,
+                                                           bytes);
+      },
+      [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+        return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, pl.wd.get(), pl.yd.get(), pl.data_cd.get(),
+                                                           pl.xd.get(), n, found, perf);
+      },
+      [&](cudnnConvolutionBwdDataAlgo_t a, size_t* bytes) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, pl.wd.get(), pl.yd.get(), pl.data_cd.get(),
+                                                            pl.xd.get(), a, bytes);
+      },
+      "backward-data", pl.where);
+}
+
+void choose_filter(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor& dy, const GradOut& dw) {
+  cudnnHandle_t h = c.gpu.cudnn;
+  SearchOutput out(c.gpu, dw.t, dw.mode == GradMode::overwrite);
+  choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      pl.filter, c.gpu, pl.dtype, pl.filter_cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+      [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf, void* ws, size_t bytes) {
+        return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, pl.xd.get(), x.raw(), pl.yd.get(), dy.raw(),
+                                                             pl.filter_cd.get(), pl.wd.get(), out.p, n, found, perf,
+                                                             ws, bytes);
+      },
+      [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, pl.xd.get(), pl.yd.get(), pl.filter_cd.get(),
+                                                             pl.wd.get(), n, found, perf);
+      },
+      [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* bytes) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, pl.xd.get(), pl.yd.get(), pl.filter_cd.get(),
+                                                              pl.wd.get(), a, bytes);
+      },
+      "backward-filter", pl.where);
+}
+
+ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Shape& w) {
+  Shape y = conv2d_output_shape(p, x.shape(), w);
+  std::string key = cache_key("conv2d", x, w, p.groups, p.stride[0], p.stride[1], p.padding[0], p.padding[1],
+                             p.dilation[0], p.dilation[1]);
+  return c.plans.get<ConvPlan>(key, [&] {
+    return std::make_unique<ConvPlan>(p, x.dtype(), x.shape(), w, y, op_context(op, x));
+  });
+}
+
+void check_inputs(const TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w,
+                  const Tensor& b) {
+  require_f32(c, op, {&x, &w, &b});
+  // bf16 autocast (Conv2dParams::compute) is the CPU's so far.
+  check_supported(p.compute == DType::f32, "conv2d on cuda computes in f32 only so far, asked for " +
+                                               std::string(dtype_name(p.compute)), op_context(op, x));
+  conv2d_output_shape(p, x.shape(), w.shape());
+  if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
+}
+
+}  // namespace
+
+void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& b,
+                    const Tensor& y) {
+  const char* op = "conv2d_forward";
+  TrainContext& c = enter(ctx);
+  check_inputs(c, op, p, x, w, b);
+  require_f32(c, op, {&y});
+  require_shape(op, y, conv2d_output_shape(p, x.shape(), w.shape()), "y");
+  if (y.numel() == 0) return;
+  ConvPlan& plan = plan_for(c, op, p, x, w.shape());
+  ErrorContext where = op_context(op, x);
+  std::lock_guard<std::mutex> lock(plan.mu);
+  if (!plan.fwd.chosen) choose_forward(c, plan, x, w, y);
+  Scratch ws(c.gpu, plan.fwd.workspace);
+  const float one = 1.f, zero = 0.f;
+  check_cudnn(cudnnConvolutionForward(c.gpu.cudnn, &one, plan.xd.get(), x.raw(), plan.wd.get(), w.raw(),
+                                      plan.fwd_cd.get(), cudnnConvolutionFwdAlgo_t(plan.fwd.algo), ws.get(),
+                                      ws.bytes(), &zero, plan.yd.get(), y.raw()),
+              "cudnnConvolutionForward", where);
+  if (b.defined()) launch_add(c, y, b.reshaped({1, w.dim(0), 1, 1}), y, where);
+}
+
+void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& dy,
+                     const GradOut& dx, const GradOut& dw, const GradOut& db) {
+  const char* op = "conv2d_backward";
+  TrainContext& c = enter(ctx);
+  check_inputs(c, op, p, x, w, Tensor());
+  require_f32(c, op, {&dy});
+  require_shape(op, dy, conv2d_output_shape(p, x.shape(), w.shape()), "dy");
+  GradPtr gx = grad_ptr(c, op, dx, x.shape()), gw = grad_ptr(c, op, dw, w.shape()),
+          gb = grad_ptr(c, op, db, {w.dim(0)});
+  ErrorContext where = op_context(op, x);
+  if (gb) launch_sum_to(c, dy, gb.p, {1, w.dim(0), 1, 1}, gb.accumulate, where);
+  if ((!gx && !gw) || dy.numel() == 0) return;
+  ConvPlan& plan = plan_for(c, op, p, x, w.shape());
+  std::lock_guard<std::mutex> lock(plan.mu);
+  const float one = 1.f;
+  if (gx) {
+    if (!plan.data.chosen) choose_data(c, plan, w, dy, dx);
+    Scratch ws(c.gpu, plan.data.workspace);
+    float beta = grad_beta(dx);
+    check_cudnn(cudnnConvolutionBackwardData(c.gpu.cudnn, &one, plan.wd.get(), w.raw(), plan.yd.get(), dy.raw(),
+                                             plan.data_cd.get(), cudnnConvolutionBwdDataAlgo_t(plan.data.algo),
+                                             ws.get(), ws.bytes(), &beta, plan.xd.get(), gx.p),
+                "cudnnConvolutionBackwardData", where);
+  }
+  if (gw) {
+    if (!plan.filter.chosen) choose_filter(c, plan, x, dy, dw);
+    Scratch ws(c.gpu, plan.filter.workspace);
+    float beta = grad_beta(dw);
+    check_cudnn(cudnnConvolutionBackwardFilter(c.gpu.cudnn, &one, plan.xd.get(), x.raw(), plan.yd.get(), dy.raw(),
+                                               plan.filter_cd.get(), cudnnConvolutionBwdFilterAlgo_t(plan.filter.algo),
+                                               ws.get(), ws.bytes(), &beta, plan.wd.get(), gw.p),
+                "cudnnConvolutionBackwardFilter", where);
+  }
+}
+
+}  // namespace tandem::cuda::train

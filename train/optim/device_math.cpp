@@ -1,0 +1,57 @@
+#include "train/optim/device_math.h"
+
+#include <map>
+
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/train/optimizer.h"
+#endif
+
+namespace tandem::train {
+
+std::vector<std::vector<Tensor>> gpu_gradients(const ParameterList& params) {
+  std::map<int, std::vector<Tensor>> by_gpu;
+  for (const Parameter* p : params)
+    if (!p->grad.device().is_cpu()) by_gpu[p->grad.device().index].push_back(p->grad);
+  std::vector<std::vector<Tensor>> r;
+  for (auto& [gpu, grads] : by_gpu) r.push_back(std::move(grads));
+  return r;
+}
+
+#ifdef TANDEM_HAVE_CUDA
+
+void sgd_step_on_device(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdScalars& s) {
+  cuda::sgd_step(param, grad, buf, s);
+}
+
+void adamw_step_on_device(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                          const AdamWScalars& s) {
+  cuda::adamw_step(param, grad, m, v, s);
+}
+
+bool unscale_on_device(std::span<const Tensor> grads, float inv_scale) {
+  return cuda::unscale_gradients(grads, inv_scale);
+}
+
+double sum_of_squares_on_device(std::span<const Tensor> tensors) { return cuda::sum_of_squares(tensors); }
+
+void scale_on_device(std::span<const Tensor> tensors, float factor) { cuda::scale_tensors(tensors, factor); }
+
+#else
+
+namespace {
+
+[[noreturn]] void no_gpu() { throw Error::unsupported("parameters on a GPU need a build with CUDA"); }
+
+}  // namespace
+
+void sgd_step_on_device(const Tensor&, const Tensor&, const Tensor&, const SgdScalars&) { no_gpu(); }
+void adamw_step_on_device(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const AdamWScalars&) {
+  no_gpu();
+}
+bool unscale_on_device(std::span<const Tensor>, float) { no_gpu(); }
+double sum_of_squares_on_device(std::span<const Tensor>) { no_gpu(); }
+void scale_on_device(std::span<const Tensor>, float) { no_gpu(); }
+
+#endif
+
+}  // namespace tandem::train
