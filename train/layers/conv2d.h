@@ -16,6 +16,7 @@ class Conv2d : public Module {
  public:
   Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, Rng& rng);
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 
  private:
   Conv2dParams params_;

@@ -1,5 +1,6 @@
 #include "train/layers/linear.h"
 
+#include "train/export_builder.h"
 #include "train/functional.h"
 
 namespace tandem::train {
@@ -15,5 +16,13 @@ Linear::Linear(int64_t in, int64_t out, bool bias, Rng& rng) {
 }
 
 Var Linear::forward(const Var& x) { return linear(x, Var::of(*weight_), bias_ ? Var::of(*bias_) : Var()); }
+
+ValueId Linear::to_graph(ExportBuilder& g, ValueId x) const {
+  Attributes a;
+  a.set("transB", int64_t(1));  // x [N, K] · w [M, K]ᵀ
+  std::vector<ValueId> in{x, g.constant(weight_->name, weight_->value)};
+  if (bias_) in.push_back(g.constant(bias_->name, bias_->value));
+  return g.node("Gemm", std::move(in), a);
+}
 
 }  // namespace tandem::train

@@ -9,6 +9,7 @@ class Linear : public Module {
  public:
   Linear(int64_t in, int64_t out, bool bias, Rng& rng);
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 
  private:
   Parameter* weight_;
