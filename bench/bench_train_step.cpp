@@ -1,32 +1,17 @@
 // One fp32 training step (forward, cross-entropy, backward) on the CPU
-// training table: issue 7's small Fashion-MNIST CNN (conv32-BN-ReLU-pool,
-// conv64-BN-ReLU-pool, fc128, dropout, fc10) on a 28x28 batch, and a
-// ResNet BasicBlock stage. No optimizer step (train/optim is separate).
+// training table: issue 7's small Fashion-MNIST CNN (train/models: conv32-
+// BN-ReLU-pool, conv64-BN-ReLU-pool, fc128, dropout, fc10) on a 28x28 batch,
+// and a ResNet BasicBlock stage. No optimizer step (train/optim is separate).
 #include <benchmark/benchmark.h>
 
 #include "train/functional.h"
 #include "train/layers.h"
+#include "train/models/models.h"
 
 using namespace tandem;
 using namespace tandem::train;
 
 namespace {
-
-void small_cnn(Sequential& net, Rng& rng) {
-  net.emplace<Conv2d>(1, 32, 3, Conv2dOptions{.padding = 1}, rng);
-  net.emplace<BatchNorm2d>(32);
-  net.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
-  net.emplace<Pool2d>(max_pool_params(2, 2));
-  net.emplace<Conv2d>(32, 64, 3, Conv2dOptions{.padding = 1}, rng);
-  net.emplace<BatchNorm2d>(64);
-  net.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
-  net.emplace<Pool2d>(max_pool_params(2, 2));
-  net.emplace<Flatten>();
-  net.emplace<Linear>(64 * 7 * 7, 128, true, rng);
-  net.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
-  net.emplace<Dropout>(0.5f, rng);
-  net.emplace<Linear>(128, 10, true, rng);
-}
 
 Tensor batch(const Shape& s) {
   Tensor t = Tensor::empty(DType::f32, s);
@@ -46,9 +31,8 @@ void step(benchmark::State& state, Sequential& net, const Shape& input, int64_t 
 
 void BM_SmallCnnStep(benchmark::State& state) {
   Rng rng(1);
-  Sequential net;
-  small_cnn(net, rng);
-  step(state, net, {state.range(0), 1, 28, 28}, 10);
+  auto net = make_cnn(ModelConfig{}, rng);
+  step(state, *net, {state.range(0), 1, 28, 28}, 10);
 }
 BENCHMARK(BM_SmallCnnStep)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -28,6 +28,7 @@ void add_detect_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_tag_command(CLI::App& app);
 void add_profile_diff_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 void add_all_commands(CLI::App& app) {
   add_run_command(app);
@@ -35,6 +36,7 @@ void add_all_commands(CLI::App& app) {
   add_classify_command(app);
   add_detect_command(app);
   add_tag_command(app);
+  add_train_command(app);
   add_models_command(app);
   add_ops_command(app);
   add_profile_diff_command(app);

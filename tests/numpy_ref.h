@@ -5,6 +5,7 @@
 // on PATH may lack them), and NumpyChecks, which batches comparisons so a test
 // starts python once. Header-only so any test file can use it.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -23,6 +24,17 @@ namespace tandem::testing {
 inline constexpr const char* kReferencePython = "/usr/bin/python3";
 
 inline bool have_reference_python() { return access(kReferencePython, X_OK) == 0; }
+
+// Runs the script tests/<script> of this source tree under kReferencePython
+// with `args`. False when it exits 77 (a module it needs, torch or onnx, is
+// missing); an Error for any other failure.
+inline bool run_reference_script(const std::string& script, const std::string& args) {
+  std::string cmd = std::string(kReferencePython) + " " TANDEM_SOURCE_DIR "/tests/" + script + " " + args;
+  int rc = std::system(cmd.c_str());
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return false;
+  check(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "reference script failed: " + cmd);
+  return true;
+}
 
 // numpy descr of a dtype; bf16 has none and is stored as its uint16 bits.
 inline const char* npy_descr(DType t) {

@@ -9,7 +9,7 @@ namespace tandem::train {
 
 namespace {
 
-const std::string kParam = "param/", kSlot = "optim/", kRng = "rng/";
+const std::string kParam = "param/", kBuffer = "buffer/", kSlot = "optim/", kRng = "rng/";
 
 std::string rng_text(const std::mt19937_64& rng) {
   std::ostringstream out;
@@ -62,7 +62,8 @@ std::vector<std::mt19937_64> rng_states(const CheckpointData& d, const TrainingS
 
 void check_tensor_names(const CheckpointData& d, const ErrorContext& ctx) {
   for (const auto& [name, t] : d.tensors)
-    check(name.starts_with(kParam) || name.starts_with(kSlot), "checkpoint has an unknown tensor '" + name + "'", ctx);
+    check(name.starts_with(kParam) || name.starts_with(kBuffer) || name.starts_with(kSlot),
+          "checkpoint has an unknown tensor '" + name + "'", ctx);
 }
 
 NamedTensors live_parameters(const TrainingState& state) {
@@ -73,12 +74,12 @@ NamedTensors live_parameters(const TrainingState& state) {
 
 // A checkpoint's contents after every check against the live objects.
 struct CheckedCheckpoint {
-  NamedTensors params;
+  NamedTensors params, buffers;
   OptimizerState optimizer;
   double lr = 0;
   LossScalerState scaler;
   std::vector<std::mt19937_64> rngs;
-  int64_t epoch = 0, epoch_batch = 0, step = 0;
+  int64_t epoch = 0, epoch_batch = 0, step = 0, skipped_steps = 0;
 };
 
 CheckedCheckpoint checked_against(const CheckpointData& d, const TrainingState& state, const ErrorContext& ctx) {
@@ -86,6 +87,8 @@ CheckedCheckpoint checked_against(const CheckpointData& d, const TrainingState& 
   CheckedCheckpoint c;
   c.params = with_prefix(d, kParam);
   check_same_tensors(live_parameters(state), c.params, "parameters", ctx);
+  c.buffers = with_prefix(d, kBuffer);
+  check_same_tensors(state.buffers, c.buffers, "buffers", ctx);
   if (state.optimizer) {
     c.optimizer = optimizer_state(d, ctx);
     state.optimizer->check_state(c.optimizer, ctx);
@@ -103,12 +106,14 @@ CheckedCheckpoint checked_against(const CheckpointData& d, const TrainingState& 
   c.epoch = required_count(d, "epoch", ctx);
   c.epoch_batch = required_count(d, "epoch_batch", ctx);
   c.step = required_count(d, "step", ctx);
+  c.skipped_steps = required_count(d, "skipped_steps", ctx);
   return c;
 }
 
 // Writes checked contents into the live objects; cannot fail.
 void apply(const CheckedCheckpoint& c, TrainingState& state, const ErrorContext& ctx) {
   copy_by_name(live_parameters(state), c.params, "parameters", ctx);
+  copy_by_name(state.buffers, c.buffers, "buffers", ctx);
   if (state.optimizer) {
     state.optimizer->load_state(c.optimizer, ctx);
     state.optimizer->set_lr(c.lr);
@@ -118,6 +123,7 @@ void apply(const CheckedCheckpoint& c, TrainingState& state, const ErrorContext&
   state.epoch = c.epoch;
   state.epoch_batch = c.epoch_batch;
   state.step = c.step;
+  state.skipped_steps = c.skipped_steps;
 }
 
 }  // namespace
@@ -126,6 +132,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
   CheckpointData d;
   // The file is written from host copies of what lives on a GPU.
   for (const auto& [name, value] : live_parameters(state)) d.tensors.emplace_back(kParam + name, to_host(value));
+  for (const auto& [name, value] : state.buffers) d.tensors.emplace_back(kBuffer + name, to_host(value));
   if (state.optimizer) {
     OptimizerState s = state.optimizer->state();
     d.texts["optimizer.kind"] = s.kind;
@@ -142,6 +149,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
   d.ints["epoch"] = state.epoch;
   d.ints["epoch_batch"] = state.epoch_batch;
   d.ints["step"] = state.step;
+  d.ints["skipped_steps"] = state.skipped_steps;
   write_checkpoint_file(path, d);
 }
 

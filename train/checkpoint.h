@@ -1,6 +1,7 @@
 #pragma once
-// Saving and resuming a training run: parameters, optimizer state, loss
-// scaler, random generators and the run's position (epoch, batch within it,
+// Saving and resuming a training run: parameters, buffers (running
+// statistics, dropout call counts), optimizer state, loss scaler, random
+// generators, the count of skipped steps and the run's position (epoch, batch within it,
 // global step, which is also the learning-rate schedule's position). A
 // resumed run continues bit-identically to one never stopped.
 #include <cstdint>
@@ -23,6 +24,8 @@ struct TrainingState {
   int64_t epoch = 0;        // epochs finished
   int64_t epoch_batch = 0;  // batches finished in the current epoch
   int64_t step = 0;         // optimizer iterations finished (skipped ones too)
+  int64_t skipped_steps = 0;  // steps skipped for a non-finite loss or gradient
+  NamedTensors buffers;  // share storage with the module's buffers (Module::buffers)
 };
 
 // Atomic: `path` holds the previous checkpoint or the whole new one.

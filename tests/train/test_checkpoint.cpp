@@ -37,7 +37,10 @@ struct ToyRun {
   TrainingState state;
 
   explicit ToyRun(const MakeOptimizer& make) : opt(make(q.list())) {
-    state = TrainingState{q.list(), opt.get(), &scaler, {{"noise", &noise}}};
+    state.params = q.list();
+    state.optimizer = opt.get();
+    state.scaler = &scaler;
+    state.rngs = {{"noise", &noise}};
   }
 
   // Steps until state.step == end; every 9th step's gradients overflow.

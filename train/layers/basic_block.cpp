@@ -1,5 +1,6 @@
 #include "train/layers/basic_block.h"
 
+#include "train/export_builder.h"
 #include "train/functional.h"
 
 namespace tandem::train {
@@ -22,6 +23,12 @@ Var BasicBlock::forward(const Var& x) {
   Var y = relu(bn1_->forward(conv1_->forward(x)));
   y = bn2_->forward(conv2_->forward(y));
   return relu(add(y, downsample_ ? downsample_->forward(x) : x));
+}
+
+ValueId BasicBlock::to_graph(ExportBuilder& g, ValueId x) const {
+  ValueId y = g.node("Relu", {bn1_->to_graph(g, conv1_->to_graph(g, x))});
+  y = bn2_->to_graph(g, conv2_->to_graph(g, y));
+  return g.node("Relu", {g.node("Add", {y, downsample_ ? downsample_->to_graph(g, x) : x})});
 }
 
 }  // namespace tandem::train

@@ -12,6 +12,7 @@ class BasicBlock : public Module {
  public:
   BasicBlock(int64_t in, int64_t out, int64_t stride, Rng& rng);
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 
  private:
   Conv2d* conv1_;

@@ -1,5 +1,6 @@
 #include "train/layers/batch_norm.h"
 
+#include "train/export_builder.h"
 #include "train/functional.h"
 
 namespace tandem::train {
@@ -26,6 +27,16 @@ Var BatchNorm2d::forward(const Var& x) {
   Var y = batch_norm(x, Var::of(*weight_), Var::of(*bias_), running_mean_->value, running_var_->value, p);
   if (training()) ++*batches_->value.data<int64_t>();
   return y;
+}
+
+ValueId BatchNorm2d::to_graph(ExportBuilder& g, ValueId x) const {
+  Attributes a;
+  a.set("epsilon", eps_);
+  a.set("momentum", 1 - momentum_);  // ONNX weighs the running value, PyTorch the batch's
+  std::vector<ValueId> in{x};
+  for (const Parameter* p : {weight_, bias_}) in.push_back(g.constant(p->name, p->value));
+  for (const Buffer* b : {running_mean_, running_var_}) in.push_back(g.constant(b->name, b->value));
+  return g.node("BatchNormalization", std::move(in), a);
 }
 
 }  // namespace tandem::train

@@ -10,6 +10,7 @@ class BatchNorm2d : public Module {
  public:
   explicit BatchNorm2d(int64_t channels, float eps = 1e-5f, float momentum = 0.1f);
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 
  private:
   float eps_, momentum_;

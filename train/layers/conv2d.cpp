@@ -1,5 +1,6 @@
 #include "train/layers/conv2d.h"
 
+#include "train/export_builder.h"
 #include "train/functional.h"
 
 namespace tandem::train {
@@ -28,6 +29,20 @@ void Conv2d::enable_qat() {
   if (weight_fake_quant_) return;
   weight_fake_quant_ = &add_module("weight_fake_quant",
                                    std::make_unique<FakeQuantize>(QuantSpec::weights(), weight_->value.dim(0)));
+}
+
+ValueId Conv2d::to_graph(ExportBuilder& g, ValueId x) const {
+  const Shape& w = weight_->value.shape();
+  const Conv2dParams& p = params_;
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{w[2], w[3]});
+  a.set("strides", std::vector<int64_t>{p.stride[0], p.stride[1]});
+  a.set("pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
+  a.set("dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
+  a.set("group", p.groups);
+  std::vector<ValueId> in{x, g.constant(weight_->name, weight_->value)};
+  if (bias_) in.push_back(g.constant(bias_->name, bias_->value));
+  return g.node("Conv", std::move(in), a);
 }
 
 }  // namespace tandem::train

@@ -20,6 +20,7 @@ class Conv2d : public Module {
   // Quantization-aware training from now on: the weight passes through a
   // per-output-channel int8 fake quantizer (child "weight_fake_quant").
   void enable_qat();
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 
  private:
   Conv2dParams params_;

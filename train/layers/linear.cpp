@@ -1,5 +1,6 @@
 #include "train/layers/linear.h"
 
+#include "train/export_builder.h"
 #include "train/functional.h"
 
 namespace tandem::train {
@@ -24,6 +25,14 @@ void Linear::enable_qat() {
   if (weight_fake_quant_) return;
   weight_fake_quant_ = &add_module("weight_fake_quant",
                                    std::make_unique<FakeQuantize>(QuantSpec::weights(), weight_->value.dim(0)));
+}
+
+ValueId Linear::to_graph(ExportBuilder& g, ValueId x) const {
+  Attributes a;
+  a.set("transB", int64_t(1));  // x [N, K] · w [M, K]ᵀ
+  std::vector<ValueId> in{x, g.constant(weight_->name, weight_->value)};
+  if (bias_) in.push_back(g.constant(bias_->name, bias_->value));
+  return g.node("Gemm", std::move(in), a);
 }
 
 }  // namespace tandem::train

@@ -1,6 +1,7 @@
 #include "train/layers/module.h"
 
 #include "train/device_tensor.h"
+#include "train/export_builder.h"
 
 namespace tandem::train {
 
@@ -24,6 +25,18 @@ std::vector<Buffer*> Module::buffers() {
   return r;
 }
 
+NamedTensors Module::state_dict() {
+  NamedTensors r;
+  for (Parameter* p : parameters()) r.emplace_back(p->name, p->value);
+  for (Buffer* b : buffers())
+    if (b->persistent) r.emplace_back(b->name, b->value);
+  return r;
+}
+
+ValueId Module::to_graph(ExportBuilder&, ValueId) const {
+  throw Error::unsupported("a layer of this model has no ONNX export");
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& c : children_) c->train(on);
@@ -45,8 +58,8 @@ Parameter& Module::add_parameter(const std::string& name, Tensor value, bool dec
   return params_.back();
 }
 
-Buffer& Module::add_buffer(const std::string& name, Tensor value) {
-  buffers_.push_back(Buffer{name, std::move(value)});
+Buffer& Module::add_buffer(const std::string& name, Tensor value, bool persistent) {
+  buffers_.push_back(Buffer{name, std::move(value), persistent});
   return buffers_.back();
 }
 

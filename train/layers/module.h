@@ -4,20 +4,29 @@
 // modules; the name of a child's tensors gets the child's name as a prefix
 // ("layer1.0.conv1.weight") when it is added. parameters() and buffers()
 // list them in PyTorch's order: a module's own, then each child's.
+// to_graph() writes the layer's eval-mode forward as ONNX-domain nodes of a
+// Graph (train/export.h), naming initializers by the same keys.
 #include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "train/autograd.h"
+#include "train/named_tensors.h"
 #include "train/parameter.h"
 
 namespace tandem::train {
 
-// A tensor a module keeps and checkpoints but does not train.
+class ExportBuilder;
+
+// A tensor a module keeps and checkpoints but does not train. Persistent
+// ones are in the state_dict (running statistics); others are run state a
+// checkpoint keeps but PyTorch's twin has no key for (a dropout call count).
 struct Buffer {
   std::string name;
   Tensor value;
+  bool persistent = true;
 };
 
 class Module {
@@ -29,9 +38,16 @@ class Module {
 
   virtual Var forward(const Var& x) = 0;
   Var operator()(const Var& x) { return forward(x); }
+  // The eval-mode forward of x as graph nodes; returns the output value.
+  // Throws Error::unsupported for a layer without an ONNX form.
+  virtual ValueId to_graph(ExportBuilder& g, ValueId x) const;
 
   ParameterList parameters();
+  // Every buffer, persistent or not (what a checkpoint keeps).
   std::vector<Buffer*> buffers();
+  // PyTorch's state_dict(): parameters and persistent buffers by name,
+  // sharing storage with the module.
+  NamedTensors state_dict();
   // Training mode (batch statistics, dropout) or eval mode, for the whole tree.
   void train(bool on = true);
   void eval() { train(false); }
@@ -46,7 +62,7 @@ class Module {
  protected:
   // A new parameter with gradient zeros; `decay`: weight decay applies.
   Parameter& add_parameter(const std::string& name, Tensor value, bool decay);
-  Buffer& add_buffer(const std::string& name, Tensor value);
+  Buffer& add_buffer(const std::string& name, Tensor value, bool persistent = true);
   template <typename M>
   M& add_module(const std::string& name, std::unique_ptr<M> m) {
     M& r = *m;

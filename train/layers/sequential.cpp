@@ -8,4 +8,9 @@ Var Sequential::forward(const Var& x) {
   return y;
 }
 
+ValueId Sequential::to_graph(ExportBuilder& g, ValueId x) const {
+  for (const Module* m : layers_) x = m->to_graph(g, x);
+  return x;
+}
+
 }  // namespace tandem::train

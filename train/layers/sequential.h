@@ -6,7 +6,8 @@
 
 namespace tandem::train {
 
-// nn.Sequential: children named "0", "1", ... run in order.
+// nn.Sequential: children run in order, named "0", "1", ... or as given
+// (a model whose state_dict keys are "conv1", "layer1", "fc").
 class Sequential : public Module {
  public:
   template <typename M>
@@ -15,11 +16,18 @@ class Sequential : public Module {
     layers_.push_back(&r);
     return r;
   }
+  template <typename M>
+  M& add(const std::string& name, std::unique_ptr<M> m) {
+    M& r = add_module(name, std::move(m));
+    layers_.push_back(&r);
+    return r;
+  }
   template <typename M, typename... Args>
   M& emplace(Args&&... args) {
     return add(std::make_unique<M>(std::forward<Args>(args)...));
   }
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
   size_t size() const { return layers_.size(); }
 
  private:

@@ -2,6 +2,7 @@
 // Layers without parameters: activations, pooling, flatten, dropout.
 #include "core/train_backend.h"
 #include "train/layers/init.h"
+#include "train/export_builder.h"
 #include "train/functional.h"
 #include "train/layers/module.h"
 
@@ -13,6 +14,7 @@ class FunctionLayer : public Module {
  public:
   explicit FunctionLayer(Params p) : params_(p) {}
   Var forward(const Var& x) override { return Op(x, params_); }
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override { return export_op(g, x, params_); }
 
  private:
   Params params_;
@@ -27,6 +29,7 @@ using Pool2d = FunctionLayer<Pool2dParams, pool2d>;
 class GlobalAvgPool2d : public Module {
  public:
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 };
 
 // nn.Flatten: [N, ...] -> [N, prod(...)] from start_dim on.
@@ -34,22 +37,25 @@ class Flatten : public Module {
  public:
   explicit Flatten(int64_t start_dim = 1) : start_dim_(start_dim) {}
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 
  private:
   int64_t start_dim_;
 };
 
 // nn.Dropout: each training call draws a new mask, from a seed taken from
-// `rng` at construction and the call count, so a run is reproducible.
+// `rng` at construction and the call count, so a run is reproducible. Both
+// are a non-persistent buffer ("rng", i64 [seed bits, calls]): a checkpoint
+// keeps them, so a resumed run draws the masks an uninterrupted one would.
 class Dropout : public Module {
  public:
-  Dropout(float p, Rng& rng) : p_(p), seed_(rng.next()) {}
+  Dropout(float p, Rng& rng);
   Var forward(const Var& x) override;
+  ValueId to_graph(ExportBuilder&, ValueId x) const override { return x; }  // identity in eval mode
 
  private:
   float p_;
-  uint64_t seed_;
-  uint64_t calls_ = 0;
+  Buffer* rng_;
 };
 
 }  // namespace tandem::train

@@ -1,0 +1,162 @@
+// `tandem train --arch cnn --data fashion-mnist --epochs 10 --out model.onnx`:
+// trains a CNN (train/models) with the training loop of train/trainer.h,
+// evaluates it after every epoch, checkpoints, and exports the result as an
+// ONNX model that `tandem run` / `classify` and PyTorch load.
+#include <fmt/core.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/train_progress.h"
+#include "cli/train_setup.h"
+#include "cpu/cpu_backend.h"
+#include "profile/session.h"
+#include "train/data/fashion_mnist.h"
+#include "train/data/subset.h"
+#include "train/export.h"
+#include "train/models/models.h"
+#include "train/trainer.h"
+
+namespace tandem::cli {
+
+namespace {
+
+// A dataset and, with a limit, the view of its first samples.
+struct Data {
+  std::unique_ptr<train::Dataset> full;
+  std::unique_ptr<train::Dataset> view;
+  const train::Dataset& get() const { return view ? *view : *full; }
+};
+
+Data load_split(train::Split split, int64_t limit) {
+  Data d{std::make_unique<train::FashionMnist>(train::FashionMnist::load(split)), nullptr};
+  if (limit > 0) d.view = std::make_unique<train::Prefix>(*d.full, std::min(limit, d.full->size()));
+  return d;
+}
+
+train::LoaderOptions loader_options(const TrainCliOptions& o, bool shuffle) {
+  train::LoaderOptions l;
+  l.batch_size = o.batch;
+  l.shuffle = shuffle;
+  l.seed = o.seed;
+  l.workers = o.workers;
+  return l;
+}
+
+nlohmann::json epoch_json(const train::EpochReport& r) {
+  nlohmann::json j = {{"epoch", r.epoch + 1},          {"train_loss", r.train_loss},
+                      {"train_accuracy", r.train_accuracy}, {"train_seconds", r.train_seconds},
+                      {"eval_seconds", r.eval_seconds}, {"images_per_second", r.images_per_second},
+                      {"skipped_steps", r.skipped_steps}};
+  if (r.test) j["test_loss"] = r.test->loss, j["test_accuracy"] = r.test->accuracy;
+  return j;
+}
+
+void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train::Dataset& te, int64_t batches,
+                const train::Optimizer& opt) {
+  fmt::print("training {} on {}: {} train / {} test images {}, {} batches of {} per epoch, {} lr {:g}, {} epochs, "
+             "{} {}\n",
+             o.arch, o.data, tr.size(), te.size(), shape_str(tr.image_shape()), batches, o.batch, o.optimizer,
+             opt.lr(), o.epochs, o.device, o.precision);
+  std::fflush(stdout);
+}
+
+int train_command(const TrainCliOptions& o) {
+  check_train_options(o);
+  profile::TraceSession trace(profile::SessionOutputs{o.trace, o.profile});
+  cpu::set_num_threads(o.threads);
+  Data train_data = load_split(train::Split::train, o.limit_train);
+  Data test_data = load_split(train::Split::test, o.limit_test);
+  const train::Dataset& tr = train_data.get();
+  Shape sample = tr.image_shape();
+  train::ModelConfig mc{sample[0], sample[1], sample[2], tr.num_classes(), o.dropout};
+  train::Rng rng(o.seed);
+  std::unique_ptr<train::Sequential> model = train::make_model(o.arch, mc, rng);
+  std::unique_ptr<train::Optimizer> optimizer = make_optimizer(o, model->parameters());
+  train::DataLoader train_loader(tr, loader_options(o, true));
+  train::DataLoader test_loader(test_data.get(), loader_options(o, false));
+  const int64_t batches = train_loader.batches_per_epoch();
+  train::TrainerOptions to;
+  to.epochs = o.epochs;
+  to.label_smoothing = o.label_smoothing;
+  to.clip_grad_norm = o.clip_grad;
+  to.checkpoint = o.checkpoint;
+  train::Trainer trainer(*model, *optimizer, make_schedule(o, optimizer->lr(), batches), to);
+  if (o.resume) {
+    trainer.resume();
+    fmt::print("resumed from {} at epoch {}, batch {} (step {})\n", o.checkpoint, trainer.state().epoch + 1,
+               trainer.state().epoch_batch, trainer.state().step);
+  }
+  print_plan(o, tr, test_data.get(), batches, *optimizer);
+  std::ofstream log;
+  if (!o.log.empty()) {
+    log.open(o.log, std::ios::app);
+    check(bool(log), "cannot open the log file", {o.log, "", "", ""});
+  }
+  TrainProgress progress(o.epochs);
+  trainer.on_step = [&](const train::StepReport& r) { progress.step(r); };
+  trainer.on_epoch = [&](const train::EpochReport& r) {
+    progress.epoch(r);
+    if (log.is_open()) log << epoch_json(r).dump() << std::endl;
+  };
+  trainer.fit(train_loader, &test_loader);
+  if (!o.out.empty()) {
+    train::export_onnx(*model, sample, o.out);
+    fmt::print("wrote {}\n", o.out);
+  }
+  trace.finish();
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto o = std::make_shared<TrainCliOptions>();
+  CLI::App* sub = app.add_subcommand("train", "Train a CNN (fp32, CPU) and export it as ONNX");
+  sub->add_option("--arch", o->arch, "lenet5, cnn, resnet20 or resnet18")
+      ->check(CLI::IsMember({"lenet5", "cnn", "resnet20", "resnet18"}));
+  sub->add_option("--data", o->data, "fashion-mnist (Debian's dataset-fashion-mnist) or an image folder DIR");
+  sub->add_option("--epochs", o->epochs, "Passes over the training set")->check(CLI::NonNegativeNumber);
+  sub->add_option("--batch", o->batch, "Images per step")->check(CLI::PositiveNumber);
+  sub->add_option("--device", o->device, "cpu, cuda or hetero (CPU and GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda", "hetero"}));
+  sub->add_option("--precision", o->precision, "fp32, fp16, bf16 or int8-qat")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "int8-qat"}));
+  sub->add_option("--split", o->split, "hetero: share of each layer's channels on the GPU, or auto");
+  sub->add_option("--optimizer", o->optimizer, "adam, adamw or sgd")->check(CLI::IsMember({"adam", "adamw", "sgd"}));
+  sub->add_option("--lr", o->lr, "Learning rate (default: 1e-3 adam/adamw, 0.01 sgd)")->check(CLI::PositiveNumber);
+  sub->add_option("--weight-decay", o->weight_decay, "Weight decay (default: 1e-2 adamw, 0 sgd; adam: none)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--momentum", o->momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0));
+  sub->add_flag("--nesterov", o->nesterov, "SGD with Nesterov momentum");
+  sub->add_option("--schedule", o->schedule, "Learning-rate schedule: none, step or cosine")
+      ->check(CLI::IsMember({"none", "step", "cosine"}));
+  sub->add_option("--lr-step-epochs", o->lr_step_epochs, "step schedule: epochs per decay (default: a third of them)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--lr-gamma", o->lr_gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--warmup-steps", o->warmup_steps, "Linear warmup from lr/3 over this many steps")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--label-smoothing", o->label_smoothing, "Cross-entropy label smoothing")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--clip-grad", o->clip_grad, "Clip the global gradient norm to this (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--dropout", o->dropout, "cnn: dropout probability before the last layer");
+  sub->add_option("--seed", o->seed, "Seed of the initial weights, shuffling and dropout");
+  sub->add_option("--workers", o->workers, "Batch-making threads (0: on the training thread)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--threads", o->threads, "CPU compute threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--out", o->out, "Write the trained model (eval mode) as ONNX to MODEL.onnx");
+  sub->add_option("--checkpoint", o->checkpoint, "Checkpoint FILE, written after every epoch");
+  sub->add_flag("--resume", o->resume, "Continue the run saved in --checkpoint");
+  sub->add_option("--limit-train", o->limit_train, "Train on the first N images only")->check(CLI::NonNegativeNumber);
+  sub->add_option("--limit-test", o->limit_test, "Evaluate on the first N images only")->check(CLI::NonNegativeNumber);
+  sub->add_option("--log", o->log, "Append one JSON line per epoch (losses, accuracies, times) to FILE");
+  sub->add_option("--trace", o->trace, "Write a Chrome trace (Perfetto) of the run to FILE");
+  sub->add_option("--profile", o->profile,
+                  "Profile the run into DIR: trace.json, summary.txt (forward, backward, optimizer, data wait) and "
+                  "summary.json");
+  on_run(sub, [o] { return train_command(*o); });
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,28 @@
+#pragma once
+// `tandem train`'s output: a progress bar per epoch (batch, running loss and
+// accuracy, img/s, ETA) redrawn in place on a terminal at most 4 times a
+// second, or a plain line every 10 s into a log or pipe; one summary line per
+// epoch (train and test loss/accuracy, times).
+#include <chrono>
+#include <cstdint>
+
+#include "train/trainer.h"
+
+namespace tandem::cli {
+
+class TrainProgress {
+ public:
+  explicit TrainProgress(int64_t epochs);
+  void step(const train::StepReport& r);
+  void epoch(const train::EpochReport& r);
+
+ private:
+  void draw(const train::StepReport& r);
+
+  int64_t epochs_;
+  bool tty_;
+  bool drawn_ = false;  // a bar is on the current line
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace tandem::cli

@@ -1,0 +1,50 @@
+#include "cli/train_setup.h"
+
+#include "core/error.h"
+#include "train/optim/adamw.h"
+#include "train/optim/sgd.h"
+
+namespace tandem::cli {
+
+void check_train_options(const TrainCliOptions& o) {
+  check_supported(o.device == "cpu", "--device " + o.device +
+                                         ": training on it is not supported yet (this build trains on the cpu only)");
+  check_supported(o.precision == "fp32", "--precision " + o.precision + ": not supported yet (fp32 only)");
+  check(o.split == "auto", "--split applies to --device hetero, which is not supported yet");
+  check_supported(o.data == "fashion-mnist",
+                  "--data " + o.data + ": image-folder datasets are not supported yet (only fashion-mnist)");
+  check(!o.resume || !o.checkpoint.empty(), "--resume needs --checkpoint FILE");
+  check(o.optimizer != "adam" || o.weight_decay <= 0,
+        "--optimizer adam with --weight-decay (L2 in the gradient) is not supported yet; use adamw (decoupled)");
+  check(o.dropout >= 0 && o.dropout < 1, "--dropout must be in [0, 1)");
+}
+
+std::unique_ptr<train::Optimizer> make_optimizer(const TrainCliOptions& o, const train::ParameterList& params) {
+  if (o.optimizer == "sgd") {
+    train::SgdOptions s;
+    s.lr = o.lr > 0 ? o.lr : 0.01;
+    s.momentum = o.momentum;
+    s.nesterov = o.nesterov;
+    s.weight_decay = o.weight_decay >= 0 ? o.weight_decay : 0;
+    return std::make_unique<train::Sgd>(params, s);
+  }
+  train::AdamWOptions a;  // adam is adamw without decay
+  a.lr = o.lr > 0 ? o.lr : 1e-3;
+  a.weight_decay = o.optimizer == "adam" ? 0 : (o.weight_decay >= 0 ? o.weight_decay : 1e-2);
+  return std::make_unique<train::AdamW>(params, a);
+}
+
+train::LrSchedule make_schedule(const TrainCliOptions& o, double lr, int64_t steps_per_epoch) {
+  const int64_t total = o.epochs * steps_per_epoch;
+  train::LrSchedule s = train::LrSchedule::constant(lr);
+  if (o.schedule == "step") {
+    int64_t every = o.lr_step_epochs > 0 ? o.lr_step_epochs : std::max<int64_t>(1, o.epochs / 3);
+    s = train::LrSchedule::step(lr, every * steps_per_epoch, o.lr_gamma);
+  } else if (o.schedule == "cosine") {
+    s = train::LrSchedule::cosine(lr, std::max<int64_t>(1, total - o.warmup_steps), 0);
+  }
+  // torch.optim.lr_scheduler.LinearLR's default start factor.
+  return o.warmup_steps > 0 ? s.with_warmup(o.warmup_steps, 1.0 / 3) : s;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,61 @@
+#include "train/export_builder.h"
+
+namespace tandem::train {
+
+namespace {
+
+std::vector<int64_t> pair(const int64_t (&v)[2]) { return {v[0], v[1]}; }
+std::vector<int64_t> pads(const int64_t (&v)[2]) { return {v[0], v[1], v[0], v[1]}; }
+
+}  // namespace
+
+ValueId ExportBuilder::constant(const std::string& name, const Tensor& t) {
+  check(g_.find_value(name) == kNoValue, "export: two tensors are named '" + name + "'");
+  return g_.add_constant(name, t.clone());
+}
+
+ValueId ExportBuilder::node(const std::string& op, std::vector<ValueId> inputs, Attributes attrs) {
+  Node n;
+  n.op_type = op;
+  n.name = op + "_" + std::to_string(g_.nodes.size());
+  n.inputs = std::move(inputs);
+  n.attrs = std::move(attrs);
+  Value out;
+  out.name = n.name + "_out";
+  n.outputs.push_back(g_.add_value(std::move(out)));
+  ValueId id = n.outputs[0];
+  g_.add_node(std::move(n));
+  return id;
+}
+
+ValueId export_op(ExportBuilder& g, ValueId x, const EltwiseParams& p) {
+  switch (p.kind) {
+    case EltwiseKind::relu: return g.node("Relu", {x});
+    case EltwiseKind::leaky_relu: {
+      Attributes a;
+      a.set("alpha", p.alpha);
+      return g.node("LeakyRelu", {x}, a);
+    }
+    case EltwiseKind::silu: return g.node("Mul", {x, g.node("Sigmoid", {x})});
+    case EltwiseKind::hardswish: return g.node("HardSwish", {x});
+    case EltwiseKind::sigmoid: return g.node("Sigmoid", {x});
+    case EltwiseKind::tanh: return g.node("Tanh", {x});
+  }
+  throw Error::unsupported("export: unknown activation");
+}
+
+ValueId export_op(ExportBuilder& g, ValueId x, const Pool2dParams& p) {
+  Attributes a;
+  a.set("kernel_shape", pair(p.kernel));
+  a.set("strides", pair(p.stride));
+  a.set("pads", pads(p.padding));
+  if (p.kind == PoolKind::max) {
+    a.set("dilations", pair(p.dilation));
+    return g.node("MaxPool", {x}, a);
+  }
+  check_supported(p.dilation[0] == 1 && p.dilation[1] == 1, "export: AveragePool has no dilation before opset 19");
+  a.set("count_include_pad", int64_t(p.count_include_pad));
+  return g.node("AveragePool", {x}, a);
+}
+
+}  // namespace tandem::train

@@ -1,0 +1,201 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "profile/zone.h"
+#include "train/functional.h"
+#include "train/optim/clip_grad.h"
+
+namespace tandem::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::optional<Batch> next_batch(DataLoader& loader) {
+  TANDEM_ZONE_CAT("data wait", "train");
+  return loader.next();
+}
+
+// Sums over the batches of one epoch.
+struct EpochMeter {
+  double loss_sum = 0;  // sum of per-sample losses of the steps not skipped
+  int64_t correct = 0, samples = 0, counted = 0;
+  double seconds = 0;
+
+  void add(const StepResult& r, double step_seconds) {
+    samples += r.samples;
+    seconds += step_seconds;
+    if (r.skipped) return;
+    loss_sum += r.loss * double(r.samples);
+    correct += r.correct;
+    counted += r.samples;
+  }
+  double loss() const { return counted ? loss_sum / double(counted) : 0; }
+  double accuracy() const { return counted ? double(correct) / double(counted) : 0; }
+  double rate() const { return seconds > 0 ? double(samples) / seconds : 0; }
+};
+
+std::vector<Tensor> copies(const NamedTensors& tensors) {
+  std::vector<Tensor> r;
+  for (const auto& [name, t] : tensors) r.push_back(t.clone());
+  return r;
+}
+
+NamedTensors named_buffers(Module& model) {
+  NamedTensors r;
+  for (Buffer* b : model.buffers()) r.emplace_back(b->name, b->value);
+  return r;
+}
+
+}  // namespace
+
+int64_t count_correct(const Tensor& logits, const Tensor& labels) {
+  check(logits.rank() == 2 && labels.rank() == 1 && labels.dim(0) == logits.dim(0),
+        "accuracy needs logits [N, K] and labels [N], got " + logits.desc().str() + " and " + labels.desc().str());
+  check_supported(logits.device().is_cpu() && labels.device().is_cpu(), "accuracy of device tensors");
+  const int64_t n = logits.dim(0), k = logits.dim(1);
+  const float* x = logits.data<float>();
+  const int64_t* y = labels.data<int64_t>();
+  int64_t correct = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = x + i * k;
+    int64_t best = 0;
+    for (int64_t j = 1; j < k; ++j)
+      if (row[j] > row[best]) best = j;
+    correct += best == y[i];
+  }
+  return correct;
+}
+
+Trainer::Trainer(Module& model, Optimizer& optimizer, LrSchedule schedule, TrainerOptions options)
+    : model_(model), optimizer_(optimizer), schedule_(std::move(schedule)), options_(std::move(options)) {
+  check(options_.epochs >= 0 && options_.max_bad_steps > 0 && options_.clip_grad_norm >= 0 &&
+            options_.checkpoint_every >= 0 && options_.max_steps >= 0,
+        "trainer options: epochs, clip norm, checkpoint interval and step limit must be >= 0, bad-step limit > 0");
+  check(options_.checkpoint_every == 0 || !options_.checkpoint.empty(),
+        "a checkpoint interval needs a checkpoint file");
+  state_.params = optimizer_.parameters();
+  state_.buffers = named_buffers(model_);
+  state_.optimizer = &optimizer_;
+}
+
+void Trainer::resume() {
+  check(!options_.checkpoint.empty(), "resuming needs a checkpoint file");
+  load_checkpoint(options_.checkpoint, state_);
+}
+
+void Trainer::save() {
+  if (options_.checkpoint.empty()) return;
+  TANDEM_ZONE_CAT("checkpoint", "train");
+  save_checkpoint(options_.checkpoint, state_);
+}
+
+StepResult Trainer::skip(StepResult r, const std::vector<Tensor>& buffers_before) {
+  for (size_t i = 0; i < buffers_before.size(); ++i)
+    std::memcpy(state_.buffers[i].second.raw(), buffers_before[i].raw(), buffers_before[i].bytes());
+  r.skipped = true;
+  ++state_.skipped_steps;
+  ++state_.step;
+  if (++bad_in_a_row_ >= options_.max_bad_steps)
+    throw Error("training diverged: the loss or gradient norm was NaN or Inf for " + std::to_string(bad_in_a_row_) +
+                " steps in a row (up to step " + std::to_string(state_.step) + ", epoch " +
+                std::to_string(state_.epoch + 1) + "); try a lower --lr or --clip-grad");
+  return r;
+}
+
+StepResult Trainer::train_step(const Batch& batch) {
+  optimizer_.set_lr(schedule_.at(state_.step));
+  const std::vector<Tensor> buffers_before = copies(state_.buffers);
+  StepResult r;
+  r.samples = batch.labels.numel();
+  optimizer_.zero_grad();
+  Var loss;
+  {
+    TANDEM_ZONE_CAT("forward", "train");
+    Var logits = model_(Var(batch.images));
+    loss = cross_entropy(logits, batch.labels, options_.label_smoothing);
+    r.correct = count_correct(logits.value(), batch.labels);
+  }
+  r.loss = loss.value().scalar_at(0);
+  if (!std::isfinite(r.loss)) return skip(r, buffers_before);
+  {
+    TANDEM_ZONE_CAT("backward", "train");
+    backward(loss);
+  }
+  double max_norm = options_.clip_grad_norm > 0 ? options_.clip_grad_norm : std::numeric_limits<double>::infinity();
+  ClipResult clip = clip_grad_norm(optimizer_.parameters(), max_norm);
+  r.grad_norm = clip.total_norm;
+  if (!clip.finite) return skip(r, buffers_before);
+  {
+    TANDEM_ZONE_CAT("optimizer", "train");
+    optimizer_.step();
+  }
+  ++state_.step;
+  bad_in_a_row_ = 0;
+  return r;
+}
+
+EvalResult Trainer::evaluate(DataLoader& data, int64_t epoch) {
+  TANDEM_ZONE_CAT("evaluate", "train");
+  NoGradGuard no_grad;
+  const bool was_training = model_.training();
+  model_.eval();
+  EvalResult r;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  data.start_epoch(epoch);
+  while (std::optional<Batch> b = next_batch(data)) {
+    Var logits = model_(Var(b->images));
+    loss_sum += cross_entropy(logits, b->labels).value().scalar_at(0) * double(b->labels.numel());
+    correct += count_correct(logits.value(), b->labels);
+    r.samples += b->labels.numel();
+  }
+  model_.train(was_training);
+  if (r.samples) r.loss = loss_sum / double(r.samples), r.accuracy = double(correct) / double(r.samples);
+  return r;
+}
+
+std::vector<EpochReport> Trainer::fit(DataLoader& train, DataLoader* test) {
+  std::vector<EpochReport> reports;
+  model_.train();
+  for (int64_t epoch = state_.epoch; epoch < options_.epochs && !stop_requested(); ++epoch) {
+    EpochMeter meter;
+    train.start_epoch(epoch, state_.epoch_batch);
+    Clock::time_point t = Clock::now();
+    while (std::optional<Batch> batch = next_batch(train)) {
+      StepResult r = train_step(*batch);
+      ++state_.epoch_batch;
+      const double dt = seconds_since(t);
+      t = Clock::now();
+      meter.add(r, dt);
+      if (on_step)
+        on_step({epoch, state_.epoch_batch, train.batches_per_epoch(), state_.step, r.loss, meter.loss(),
+                 meter.accuracy(), dt, meter.seconds, meter.rate(), optimizer_.lr(), state_.skipped_steps});
+      if (options_.checkpoint_every && state_.step % options_.checkpoint_every == 0) save();
+      if (stop_requested()) break;
+    }
+    if (stop_requested() && state_.epoch_batch < train.batches_per_epoch()) {
+      save();  // mid-epoch: no evaluation, the resumed run finishes this epoch
+      break;
+    }
+    EpochReport report{epoch, meter.loss(), meter.accuracy(), std::nullopt, meter.seconds, 0, meter.rate(),
+                       state_.skipped_steps};
+    Clock::time_point e = Clock::now();
+    if (test) report.test = evaluate(*test, epoch);
+    report.eval_seconds = seconds_since(e);
+    ++state_.epoch;
+    state_.epoch_batch = 0;
+    save();
+    reports.push_back(report);
+    if (on_epoch) on_epoch(report);
+  }
+  return reports;
+}
+
+}  // namespace tandem::train
