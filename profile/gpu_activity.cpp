@@ -84,22 +84,26 @@ void stop_gpu_activity(GpuActivity& out) noexcept {
   s.source->stop(out);
 }
 
+Track& add_track(Trace& trace, uint64_t os_tid, std::string name) {
+  uint32_t next_tid = 1;
+  for (const Track& t : trace.tracks) next_tid = std::max(next_tid, t.tid + 1);
+  Track t;
+  t.tid = next_tid;
+  t.os_tid = os_tid;
+  t.name = std::move(name);
+  trace.tracks.push_back(std::move(t));
+  return trace.tracks.back();
+}
+
 void attach_gpu_activity(Trace& trace, GpuActivity gpu) {
   std::unordered_map<uint64_t, uint32_t> tid_of;
-  uint32_t next_tid = 1;
-  for (const Track& t : trace.tracks) {
+  for (const Track& t : trace.tracks)
     if (t.os_tid != 0) tid_of.emplace(t.os_tid, t.tid);
-    next_tid = std::max(next_tid, t.tid + 1);
-  }
   for (GpuApiCall& call : gpu.api_calls) {
-    auto [it, added] = tid_of.try_emplace(call.os_tid, next_tid);
-    if (added) {
-      Track t;
-      t.tid = next_tid++;
-      t.os_tid = call.os_tid;
-      t.name = "thread " + std::to_string(call.os_tid) + " (CUDA calls)";
-      trace.tracks.push_back(std::move(t));
-    }
+    auto it = tid_of.find(call.os_tid);
+    if (it == tid_of.end())
+      it = tid_of.emplace(call.os_tid, add_track(trace, call.os_tid, "thread " + std::to_string(call.os_tid) +
+                                                                          " (CUDA calls)").tid).first;
     call.tid = it->second;
   }
   trace.gpu = std::move(gpu);

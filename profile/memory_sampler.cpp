@@ -22,14 +22,7 @@ uint32_t counter_index(Trace& trace, const char* name) {
 Track& track_of(Trace& trace, uint64_t os_tid) {
   for (Track& t : trace.tracks)
     if (os_tid != 0 && t.os_tid == os_tid) return t;
-  uint32_t next = 1;
-  for (const Track& t : trace.tracks) next = std::max(next, t.tid + 1);
-  Track t;
-  t.tid = next;
-  t.os_tid = os_tid;
-  t.name = "process";
-  trace.tracks.push_back(std::move(t));
-  return trace.tracks.back();
+  return add_track(trace, os_tid, "process");
 }
 
 }  // namespace

@@ -55,6 +55,10 @@ struct Trace {
   GpuActivity gpu;  // empty unless a GPU activity source ran
 };
 
+// Appends an empty track for a thread the tracer never saw (CUDA calls from
+// a library's thread, the memory sampler's counters), with the next free id.
+Track& add_track(Trace& trace, uint64_t os_tid, std::string name);
+
 // Moves `gpu` into the trace and gives each API call the profiler id of its
 // host thread (by os_tid); a thread the profiler never saw gets a new, empty
 // track named after its system id.

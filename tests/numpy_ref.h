@@ -25,6 +25,17 @@ inline constexpr const char* kReferencePython = "/usr/bin/python3";
 
 inline bool have_reference_python() { return access(kReferencePython, X_OK) == 0; }
 
+// Debian's PyTorch under the reference python (asked once per process).
+inline bool have_torch() {
+  static const bool found =
+      have_reference_python() &&
+      std::system((std::string(kReferencePython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+  return found;
+}
+
+#define TANDEM_REQUIRE_TORCH() \
+  if (!::tandem::testing::have_torch()) GTEST_SKIP() << "python3-torch is not installed"
+
 // Runs the script tests/<script> of this source tree under kReferencePython
 // with `args`. False when it exits 77 (a module it needs, torch or onnx, is
 // missing); an Error for any other failure.

@@ -3,8 +3,7 @@
 //   loss = sum_i 0.5 * a_i * (p_i - t_i)^2,  grad = a * (p - t)
 // over a few parameters of different shapes (one without weight decay), whose
 // gradient torch computes bit-identically (one float multiply and subtract),
-// so a comparison with torch.optim measures only the update arithmetic; and a
-// check for Debian's PyTorch under /usr/bin/python3.
+// so a comparison with torch.optim measures only the update arithmetic.
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -15,16 +14,6 @@
 #include "train/parameter.h"
 
 namespace tandem::testing {
-
-inline bool have_torch() {
-  static const bool found =
-      have_reference_python() &&
-      std::system((std::string(kReferencePython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
-  return found;
-}
-
-#define TANDEM_REQUIRE_TORCH() \
-  if (!::tandem::testing::have_torch()) GTEST_SKIP() << "python3-torch is not installed"
 
 // A double as Python source, exactly (std::to_string would print 1e-8 as 0.000000).
 inline std::string py(double v) {

@@ -16,11 +16,6 @@ using namespace tandem::testing;
 
 namespace {
 
-bool have_torch() {
-  return have_reference_python() &&
-         std::system((std::string(kReferencePython) + " -c 'import torch' 2>/dev/null").c_str()) == 0;
-}
-
 struct Case {
   const char* what;
   Shape x, w;
@@ -57,7 +52,7 @@ void run(NumpyChecks& checks, const Case& c) {
 }  // namespace
 
 TEST(Bf16Conv, MatchesTorchOnRoundedOperands) {
-  if (!have_torch()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  TANDEM_REQUIRE_TORCH();
   NumpyChecks checks;
   run(checks, {"3x3 pad 1", {2, 16, 9, 9}, {32, 16, 3, 3}, 1, 1, 1});
   run(checks, {"3x3 stride 2", {2, 8, 10, 10}, {16, 8, 3, 3}, 2, 1, 1});

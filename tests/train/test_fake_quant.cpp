@@ -21,10 +21,6 @@ using namespace tandem::testing;
 
 namespace {
 
-bool have_torch() {
-  return have_reference_python() && std::system((std::string(kReferencePython) + " -c 'import torch' 2>/dev/null").c_str()) == 0;
-}
-
 // Values around the grid's half-way points and past both ends of the range.
 Tensor probe_tensor(const Shape& shape, float spread, uint32_t seed) {
   Tensor t = Tensor::empty(DType::f32, shape);
@@ -49,7 +45,7 @@ Tensor concat_flat(const std::vector<Tensor>& parts) {
 }  // namespace
 
 TEST(FakeQuant, OpAndGradientMatchTorch) {
-  if (!have_torch()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  TANDEM_REQUIRE_TORCH();
   NumpyChecks checks;
   // Per tensor, uint8 affine.
   Tensor x = probe_tensor({4, 3, 5}, 10.f, 1), g = probe_tensor({4, 3, 5}, 1.f, 2);
@@ -79,7 +75,7 @@ TEST(FakeQuant, OpAndGradientMatchTorch) {
 // Three training steps, inputs of different ranges: scales, zero points and
 // outputs after each step, activations (per tensor) and weights (per channel).
 TEST(FakeQuant, ObserverAndQparamsMatchTorchFakeQuantize) {
-  if (!have_torch()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  TANDEM_REQUIRE_TORCH();
   std::vector<Tensor> inputs = {probe_tensor({2, 3, 4, 4}, 3.f, 5), probe_tensor({2, 3, 4, 4}, 1.f, 6),
                                 probe_tensor({2, 3, 4, 4}, 6.f, 7)};
   for (Tensor& t : inputs) t.data<float>()[2] = 2.5f, t.data<float>()[3] = -1.5f;  // keep ranges finite-ish
