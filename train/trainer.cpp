@@ -171,14 +171,14 @@ std::vector<EpochReport> Trainer::fit(DataLoader& train, DataLoader* test) {
     while (std::optional<Batch> batch = next_batch(train)) {
       StepResult r = train_step(*batch);
       ++state_.epoch_batch;
-      const double dt = seconds_since(t);
-      t = Clock::now();
+      const double dt = seconds_since(t);  // data wait and step
       meter.add(r, dt);
       if (on_step)
         on_step({epoch, state_.epoch_batch, train.batches_per_epoch(), state_.step, r.loss, meter.loss(),
                  meter.accuracy(), dt, meter.seconds, meter.rate(), optimizer_.lr(), state_.skipped_steps});
       if (options_.checkpoint_every && state_.step % options_.checkpoint_every == 0) save();
       if (stop_requested()) break;
+      t = Clock::now();
     }
     if (stop_requested() && state_.epoch_batch < train.batches_per_epoch()) {
       save();  // mid-epoch: no evaluation, the resumed run finishes this epoch

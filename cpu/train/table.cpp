@@ -1,4 +1,6 @@
 // The CPU training table: its context and the entries, one file per op.
+#include <malloc.h>
+
 #include "cpu/train/common.h"
 #include "cpu/train/cpu_train_backend.h"
 
@@ -16,9 +18,25 @@ void fill(void*, const Tensor& t, float value) {
   for (int64_t i = 0; i < n; ++i) p[i] = value;
 }
 
+// A training step allocates and frees the same large tensors (activations,
+// gradients, saved state) every step, and glibc gives freed blocks above its
+// mmap and trim thresholds back to the kernel, so every step faulted all
+// their pages in again: on the 2-core VM page faults took ~80% of the small
+// CNN's step (595 img/s; 3070 img/s with freed memory kept for reuse).
+// Blocks up to glibc's 32 MiB limit come from the heap and the heap is not
+// trimmed below 1 GiB: the process keeps its peak, as a caching allocator would.
+void keep_freed_host_memory() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 }  // namespace
 
 const TrainBackend& cpu_train_backend() {
+  static const bool memory_kept = (keep_freed_host_memory(), true);
+  (void)memory_kept;
   static train::Context context;
   static const TrainBackend table{
       .name = "cpu",

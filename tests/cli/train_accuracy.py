@@ -2,8 +2,8 @@
 """A short real training run reaches a fixed accuracy: `tandem train --arch
 cnn` for one epoch over Debian's whole Fashion-MNIST training set (60,000
 images, batch 128, Adam 1e-3) scores at least 80% on its 10,000 test
-images (PyTorch's same net: about 88% after one epoch). Labelled `slow`
-(about a minute on two idle cores).
+images (PyTorch's same net: 88.0% after one epoch on this machine; tandem
+88.1%). About 20 s on two idle cores.
 
   train_accuracy.py TANDEM_BINARY    exit 0: passed, 1: failed, 77: skipped
 """
