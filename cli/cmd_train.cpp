@@ -73,6 +73,7 @@ int train_command(const TrainCliOptions& o) {
   train::ModelConfig mc{sample[0], sample[1], sample[2], tr.num_classes(), o.dropout};
   train::Rng rng(o.seed);
   std::unique_ptr<train::Sequential> model = train::make_model(o.arch, mc, rng);
+  if (o.device == "cuda") model->to(Device::cuda(0));  // before the optimizer: its state lives with the weights
   std::unique_ptr<train::Optimizer> optimizer = make_optimizer(o, model->parameters());
   train::DataLoader train_loader(tr, loader_options(o, true));
   train::DataLoader test_loader(test_data.get(), loader_options(o, false));
@@ -82,6 +83,7 @@ int train_command(const TrainCliOptions& o) {
   to.label_smoothing = o.label_smoothing;
   to.clip_grad_norm = o.clip_grad;
   to.checkpoint = o.checkpoint;
+  set_precision(o, to);
   train::Trainer trainer(*model, *optimizer, make_schedule(o, optimizer->lr(), batches), to);
   if (o.resume) {
     trainer.resume();
@@ -113,7 +115,7 @@ int train_command(const TrainCliOptions& o) {
 
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainCliOptions>();
-  CLI::App* sub = app.add_subcommand("train", "Train a CNN (fp32, CPU) and export it as ONNX");
+  CLI::App* sub = app.add_subcommand("train", "Train a CNN (CPU or GPU) and export it as ONNX");
   sub->add_option("--arch", o->arch, "lenet5, cnn, resnet20 or resnet18")
       ->check(CLI::IsMember({"lenet5", "cnn", "resnet20", "resnet18"}));
   sub->add_option("--data", o->data, "fashion-mnist (Debian's dataset-fashion-mnist) or an image folder DIR");

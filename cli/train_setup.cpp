@@ -7,9 +7,10 @@
 namespace tandem::cli {
 
 void check_train_options(const TrainCliOptions& o) {
-  check_supported(o.device == "cpu", "--device " + o.device +
-                                         ": training on it is not supported yet (this build trains on the cpu only)");
-  check_supported(o.precision == "fp32", "--precision " + o.precision + ": not supported yet (fp32 only)");
+  check_supported(o.device != "hetero", "--device hetero: the CPU/GPU split is not supported yet");
+  check_supported(o.precision != "int8-qat", "--precision int8-qat: not supported yet");
+  check_supported(o.precision != "fp16" || o.device != "cpu",
+                  "--precision fp16 trains on the GPU (--device cuda); the CPU computes in fp32 or bf16");
   check(o.split == "auto", "--split applies to --device hetero, which is not supported yet");
   check_supported(o.data == "fashion-mnist",
                   "--data " + o.data + ": image-folder datasets are not supported yet (only fashion-mnist)");
@@ -17,6 +18,14 @@ void check_train_options(const TrainCliOptions& o) {
   check(o.optimizer != "adam" || o.weight_decay <= 0,
         "--optimizer adam with --weight-decay (L2 in the gradient) is not supported yet; use adamw (decoupled)");
   check(o.dropout >= 0 && o.dropout < 1, "--dropout must be in [0, 1)");
+}
+
+void set_precision(const TrainCliOptions& o, train::TrainerOptions& t) {
+  if (o.precision == "bf16") t.autocast = DType::bf16;
+  if (o.precision == "fp16") {
+    t.autocast = DType::f16;
+    t.loss_scaling = train::LossScalerOptions{};  // fp16's range needs it; bf16 has f32's
+  }
 }
 
 std::unique_ptr<train::Optimizer> make_optimizer(const TrainCliOptions& o, const train::ParameterList& params) {

@@ -7,6 +7,7 @@
 
 #include "train/optim/lr_schedule.h"
 #include "train/optim/optimizer.h"
+#include "train/trainer.h"
 
 namespace tandem::cli {
 
@@ -42,6 +43,10 @@ struct TrainCliOptions {
 // Throws Error::unsupported for a device, precision, split or dataset this
 // path does not train with yet, Error for inconsistent options.
 void check_train_options(const TrainCliOptions& o);
+
+// --precision into the trainer's options: the forward's autocast dtype, and
+// loss scaling for fp16.
+void set_precision(const TrainCliOptions& o, train::TrainerOptions& t);
 
 std::unique_ptr<train::Optimizer> make_optimizer(const TrainCliOptions& o, const train::ParameterList& params);
 train::LrSchedule make_schedule(const TrainCliOptions& o, double lr, int64_t steps_per_epoch);

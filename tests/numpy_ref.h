@@ -36,11 +36,16 @@ inline bool have_torch() {
 #define TANDEM_REQUIRE_TORCH() \
   if (!::tandem::testing::have_torch()) GTEST_SKIP() << "python3-torch is not installed"
 
-// Runs the script tests/<script> of this source tree under kReferencePython
-// with `args`. False when it exits 77 (a module it needs, torch or onnx, is
-// missing); an Error for any other failure.
-inline bool run_reference_script(const std::string& script, const std::string& args) {
-  std::string cmd = std::string(kReferencePython) + " " TANDEM_SOURCE_DIR "/tests/" + script + " " + args;
+// Runs the script tests/<script> of this source tree under `python`
+// (kReferencePython unless a GPU test names the device's) with `args`. False
+// when it exits 77 (a module it needs, torch or onnx, is missing); an Error
+// for any other failure.
+inline bool run_reference_script(const std::string& script, const std::string& args,
+                                 const std::string& python = kReferencePython) {
+  // $TANDEM_SOURCE_DIR: the tree's copy on another machine (the GPU device).
+  const char* moved = std::getenv("TANDEM_SOURCE_DIR");
+  std::string root = moved && *moved ? moved : TANDEM_SOURCE_DIR;
+  std::string cmd = python + " " + root + "/tests/" + script + " " + args;
   int rc = std::system(cmd.c_str());
   if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return false;
   check(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "reference script failed: " + cmd);

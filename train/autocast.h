@@ -1,7 +1,8 @@
 #pragma once
 // Mixed precision by scope, as torch.autocast: while an AutocastGuard(bf16)
 // lives on this thread, conv2d multiplies in bf16 (Conv2dParams::compute;
-// tensors and every other op stay f32). The backward uses the precision the
+// tensors and every other op stay f32). f16 is the GPU's (the CPU table
+// refuses it). The backward uses the precision the
 // forward recorded, wherever it runs.
 #include "core/dtype.h"
 

@@ -1,5 +1,7 @@
 #include "train/export_builder.h"
 
+#include "train/device_tensor.h"
+
 namespace tandem::train {
 
 namespace {
@@ -11,7 +13,8 @@ std::vector<int64_t> pads(const int64_t (&v)[2]) { return {v[0], v[1], v[0], v[1
 
 ValueId ExportBuilder::constant(const std::string& name, const Tensor& t) {
   check(g_.find_value(name) == kNoValue, "export: two tensors are named '" + name + "'");
-  return g_.add_constant(name, t.clone());
+  // A model trained on a GPU exports from there: initializers are host tensors.
+  return g_.add_constant(name, t.device().is_cpu() ? t.clone() : to_host(t));
 }
 
 ValueId ExportBuilder::node(const std::string& op, std::vector<ValueId> inputs, Attributes attrs) {

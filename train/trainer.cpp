@@ -2,10 +2,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "profile/zone.h"
+#include "train/autocast.h"
+#include "train/device_tensor.h"
 #include "train/functional.h"
 #include "train/optim/clip_grad.h"
 
@@ -41,10 +42,27 @@ struct EpochMeter {
   double rate() const { return seconds > 0 ? double(samples) / seconds : 0; }
 };
 
+// Copies where the tensors live (a GPU's buffers stay there: no round trip).
 std::vector<Tensor> copies(const NamedTensors& tensors) {
   std::vector<Tensor> r;
-  for (const auto& [name, t] : tensors) r.push_back(t.clone());
+  for (const auto& [name, t] : tensors) {
+    if (t.device().is_cpu()) {
+      r.push_back(t.clone());
+      continue;
+    }
+    Tensor c = zeros_on(t.device(), t.dtype(), t.shape());
+    copy_tensor(c, t);
+    r.push_back(std::move(c));
+  }
   return r;
+}
+
+// Where the model computes: its parameters' device (all on one; a split
+// layer's CPU share is the layer's business).
+Device model_device(Module& model) {
+  for (Parameter* p : model.parameters())
+    if (!p->value.device().is_cpu()) return p->value.device();
+  return Device::cpu();
 }
 
 NamedTensors named_buffers(Module& model) {
@@ -83,6 +101,8 @@ Trainer::Trainer(Module& model, Optimizer& optimizer, LrSchedule schedule, Train
   state_.params = optimizer_.parameters();
   state_.buffers = named_buffers(model_);
   state_.optimizer = &optimizer_;
+  if (options_.loss_scaling) state_.scaler = &scaler_.emplace(*options_.loss_scaling);
+  device_ = model_device(model_);
 }
 
 void Trainer::resume() {
@@ -97,8 +117,7 @@ void Trainer::save() {
 }
 
 StepResult Trainer::skip(StepResult r, const std::vector<Tensor>& buffers_before) {
-  for (size_t i = 0; i < buffers_before.size(); ++i)
-    std::memcpy(state_.buffers[i].second.raw(), buffers_before[i].raw(), buffers_before[i].bytes());
+  for (size_t i = 0; i < buffers_before.size(); ++i) copy_tensor(state_.buffers[i].second, buffers_before[i]);
   r.skipped = true;
   ++state_.skipped_steps;
   ++state_.step;
@@ -109,32 +128,46 @@ StepResult Trainer::skip(StepResult r, const std::vector<Tensor>& buffers_before
   return r;
 }
 
+Tensor Trainer::loss_seed(float scale) const {
+  Tensor s = Tensor::empty(DType::f32, {});
+  s.data<float>()[0] = scale;
+  return to_device(s, device_);
+}
+
 StepResult Trainer::train_step(const Batch& batch) {
   optimizer_.set_lr(schedule_.at(state_.step));
   const std::vector<Tensor> buffers_before = copies(state_.buffers);
   StepResult r;
   r.samples = batch.labels.numel();
   optimizer_.zero_grad();
-  Var loss;
+  Var loss, logits;
   {
     TANDEM_ZONE_CAT("forward", "train");
-    Var logits = model_(Var(batch.images));
-    loss = cross_entropy(logits, batch.labels, options_.label_smoothing);
-    r.correct = count_correct(logits.value(), batch.labels);
+    AutocastGuard autocast(options_.autocast);
+    logits = model_(Var(to_device(batch.images, device_)));
+    loss = cross_entropy(logits, to_device(batch.labels, device_), options_.label_smoothing);
   }
-  r.loss = loss.value().scalar_at(0);
+  // The host reads the loss and the logits (a GPU run waits for its stream
+  // here, once per step): a non-finite loss must skip the step.
+  r.loss = to_host(loss.value()).scalar_at(0);
+  r.correct = count_correct(to_host(logits.value()), batch.labels);
   if (!std::isfinite(r.loss)) return skip(r, buffers_before);
   {
     TANDEM_ZONE_CAT("backward", "train");
-    backward(loss);
+    backward(loss, scaler_ ? loss_seed(scaler_->scale()) : Tensor());
   }
+  if (scaler_) scaler_->unscale(optimizer_.parameters());  // an overflow makes the norm below inf
   double max_norm = options_.clip_grad_norm > 0 ? options_.clip_grad_norm : std::numeric_limits<double>::infinity();
   ClipResult clip = clip_grad_norm(optimizer_.parameters(), max_norm);
   r.grad_norm = clip.total_norm;
-  if (!clip.finite) return skip(r, buffers_before);
+  if (!clip.finite) {
+    if (scaler_) scaler_->step(optimizer_), scaler_->update();  // counts the overflow, backs the scale off
+    return skip(r, buffers_before);
+  }
   {
     TANDEM_ZONE_CAT("optimizer", "train");
-    optimizer_.step();
+    if (scaler_) scaler_->step(optimizer_), scaler_->update();
+    else optimizer_.step();
   }
   ++state_.step;
   bad_in_a_row_ = 0;
@@ -151,9 +184,10 @@ EvalResult Trainer::evaluate(DataLoader& data, int64_t epoch) {
   int64_t correct = 0;
   data.start_epoch(epoch);
   while (std::optional<Batch> b = next_batch(data)) {
-    Var logits = model_(Var(b->images));
-    loss_sum += cross_entropy(logits, b->labels).value().scalar_at(0) * double(b->labels.numel());
-    correct += count_correct(logits.value(), b->labels);
+    Var logits = model_(Var(to_device(b->images, device_)));
+    Var loss = cross_entropy(logits, to_device(b->labels, device_));
+    loss_sum += to_host(loss.value()).scalar_at(0) * double(b->labels.numel());
+    correct += count_correct(to_host(logits.value()), b->labels);
     r.samples += b->labels.numel();
   }
   model_.train(was_training);

@@ -8,6 +8,10 @@
 //     evaluate on the test loader (eval mode, no tape)
 //     checkpoint                                             -> on_epoch
 //
+// Mixed precision: the forward under an AutocastGuard; with loss scaling
+// (fp16), backward starts from the scale, the gradients are unscaled before
+// clipping, and an overflow skips the step like a non-finite loss (and
+// halves the scale).
 // A loss or gradient norm that is NaN or Inf skips the step: no update, the
 // batch-norm running statistics and dropout counts put back as they were,
 // the skip counted and reported; `max_bad_steps` skips in a row are an Error
@@ -23,6 +27,7 @@
 #include "train/checkpoint.h"
 #include "train/data/data_loader.h"
 #include "train/layers/module.h"
+#include "train/optim/loss_scaler.h"
 #include "train/optim/lr_schedule.h"
 #include "train/optim/optimizer.h"
 
@@ -36,6 +41,9 @@ struct TrainerOptions {
   std::string checkpoint;      // written after every epoch ("" = none)
   int64_t checkpoint_every = 0;  // also every this many steps (0: at epoch ends only)
   int64_t max_steps = 0;       // stop once `step` reaches this, after a checkpoint (0: no limit)
+  DType autocast = DType::f32;  // the forward runs under AutocastGuard(autocast) (train/autocast.h)
+  // Dynamic loss scaling (fp16): overflowed steps are skipped and counted.
+  std::optional<LossScalerOptions> loss_scaling = std::nullopt;
 };
 
 struct StepResult {
@@ -94,10 +102,14 @@ class Trainer {
  private:
   StepResult skip(StepResult r, const std::vector<Tensor>& buffers_before);
   void save();
+  // dL/dloss for backward: the loss scale, where the model is.
+  Tensor loss_seed(float scale) const;
   bool stop_requested() const { return options_.max_steps > 0 && state_.step >= options_.max_steps; }
 
   Module& model_;
+  Device device_;  // where batches go: the model's
   Optimizer& optimizer_;
+  std::optional<LossScaler> scaler_;
   LrSchedule schedule_;
   TrainerOptions options_;
   TrainingState state_;

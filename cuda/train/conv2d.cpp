@@ -14,6 +14,11 @@
 // algorithms, whose transforms round differently from a direct sum: fp32 is
 // the path that must match the CPU table. f16 and bf16 accumulate in f32 and
 // may use tensor cores and every algorithm.
+// Autocast (Conv2dParams::compute f16 or bf16, as torch.autocast on CUDA):
+// x, w and dy are rounded into 16-bit scratch copies, cuDNN multiplies them
+// on tensor cores and accumulates in f32, and its 16-bit y, dx and dw are
+// widened into the f32 tensors (added, for an accumulated gradient). The
+// bias and its gradient stay f32.
 #include <algorithm>
 #include <climits>
 #include <memory>
@@ -22,6 +27,7 @@
 
 #include "cuda/cudnn_utils.h"
 #include "cuda/float_types.h"
+#include "cuda/train/cast.h"
 #include "cuda/train/common.h"
 #include "profile/zone.h"
 
@@ -227,21 +233,44 @@ void choose_filter(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor&
       "backward-filter", pl.where);
 }
 
+// The plan of x's shape and w's in the compute precision.
 ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Shape& w) {
   Shape y = conv2d_output_shape(p, x.shape(), w);
-  std::string key = cache_key("conv2d", x, w, p.groups, p.stride[0], p.stride[1], p.padding[0], p.padding[1],
-                             p.dilation[0], p.dilation[1]);
+  std::string key = cache_key("conv2d", x.shape(), p.compute, w, p.groups, p.stride[0], p.stride[1], p.padding[0],
+                              p.padding[1], p.dilation[0], p.dilation[1]);
   return c.plans.get<ConvPlan>(key, [&] {
-    return std::make_unique<ConvPlan>(p, x.dtype(), x.shape(), w, y, op_context(op, x));
+    return std::make_unique<ConvPlan>(p, p.compute, x.shape(), w, y, op_context(op, x));
   });
 }
+
+// An operand in the compute precision: t itself for f32, else a rounded copy.
+Tensor operand(TrainContext& c, const Tensor& t, DType compute, const ErrorContext& where) {
+  return compute == DType::f32 ? t : rounded_copy(c, t, compute, where);
+}
+
+// Where cuDNN writes a result of `like`'s shape: `out` itself in f32, else a
+// 16-bit scratch tensor widen() then moves into `out`.
+struct Result {
+  Result(TrainContext& c, const Tensor& out, bool accumulate, DType compute)
+      : out(out), accumulate(accumulate), t(compute == DType::f32 ? out : device_empty(c.gpu, compute, out.shape())) {}
+  bool direct() const { return t.raw() == out.raw(); }
+  // cuDNN's blend: only a direct f32 result accumulates in place.
+  float beta() const { return direct() && accumulate ? 1.f : 0.f; }
+  GradOut as_grad() const { return {t, direct() && accumulate ? GradMode::accumulate : GradMode::overwrite}; }
+  void widen(TrainContext& c, const ErrorContext& where) const {
+    if (!direct()) widen_into(c, t, out, accumulate, where);
+  }
+  Tensor out;
+  bool accumulate;
+  Tensor t;
+};
 
 void check_inputs(const TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w,
                   const Tensor& b) {
   require_f32(c, op, {&x, &w, &b});
-  // bf16 autocast (Conv2dParams::compute) is the CPU's so far.
-  check_supported(p.compute == DType::f32, "conv2d on cuda computes in f32 only so far, asked for " +
-                                               std::string(dtype_name(p.compute)), op_context(op, x));
+  check_supported(p.compute == DType::f32 || p.compute == DType::f16 || p.compute == DType::bf16,
+                  "conv2d on cuda computes in f32, f16 or bf16, not " + std::string(dtype_name(p.compute)),
+                  op_context(op, x));
   conv2d_output_shape(p, x.shape(), w.shape());
   if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
 }
@@ -256,16 +285,19 @@ void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Ten
   require_f32(c, op, {&y});
   require_shape(op, y, conv2d_output_shape(p, x.shape(), w.shape()), "y");
   if (y.numel() == 0) return;
-  ConvPlan& plan = plan_for(c, op, p, x, w.shape());
   ErrorContext where = op_context(op, x);
+  Tensor xc = operand(c, x, p.compute, where), wc = operand(c, w, p.compute, where);
+  Result yc(c, y, false, p.compute);
+  ConvPlan& plan = plan_for(c, op, p, x, w.shape());
   std::lock_guard<std::mutex> lock(plan.mu);
-  if (!plan.fwd.chosen) choose_forward(c, plan, x, w, y);
+  if (!plan.fwd.chosen) choose_forward(c, plan, xc, wc, yc.t);
   Scratch ws(c.gpu, plan.fwd.workspace);
   const float one = 1.f, zero = 0.f;
-  check_cudnn(cudnnConvolutionForward(c.gpu.cudnn, &one, plan.xd.get(), x.raw(), plan.wd.get(), w.raw(),
+  check_cudnn(cudnnConvolutionForward(c.gpu.cudnn, &one, plan.xd.get(), xc.raw(), plan.wd.get(), wc.raw(),
                                       plan.fwd_cd.get(), cudnnConvolutionFwdAlgo_t(plan.fwd.algo), ws.get(),
-                                      ws.bytes(), &zero, plan.yd.get(), y.raw()),
+                                      ws.bytes(), &zero, plan.yd.get(), yc.t.raw()),
               "cudnnConvolutionForward", where);
+  yc.widen(c, where);
   if (b.defined()) launch_add(c, y, b.reshaped({1, w.dim(0), 1, 1}), y, where);
 }
 
@@ -284,23 +316,30 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
   ConvPlan& plan = plan_for(c, op, p, x, w.shape());
   std::lock_guard<std::mutex> lock(plan.mu);
   const float one = 1.f;
+  Tensor dyc = operand(c, dy, p.compute, where);
   if (gx) {
-    if (!plan.data.chosen) choose_data(c, plan, w, dy, dx);
+    Tensor wc = operand(c, w, p.compute, where);
+    Result r(c, dx.t, gx.accumulate, p.compute);
+    if (!plan.data.chosen) choose_data(c, plan, wc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.data.workspace);
-    float beta = grad_beta(dx);
-    check_cudnn(cudnnConvolutionBackwardData(c.gpu.cudnn, &one, plan.wd.get(), w.raw(), plan.yd.get(), dy.raw(),
+    float beta = r.beta();
+    check_cudnn(cudnnConvolutionBackwardData(c.gpu.cudnn, &one, plan.wd.get(), wc.raw(), plan.yd.get(), dyc.raw(),
                                              plan.data_cd.get(), cudnnConvolutionBwdDataAlgo_t(plan.data.algo),
-                                             ws.get(), ws.bytes(), &beta, plan.xd.get(), gx.p),
+                                             ws.get(), ws.bytes(), &beta, plan.xd.get(), r.t.raw()),
                 "cudnnConvolutionBackwardData", where);
+    r.widen(c, where);
   }
   if (gw) {
-    if (!plan.filter.chosen) choose_filter(c, plan, x, dy, dw);
+    Tensor xc = operand(c, x, p.compute, where);
+    Result r(c, dw.t, gw.accumulate, p.compute);
+    if (!plan.filter.chosen) choose_filter(c, plan, xc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.filter.workspace);
-    float beta = grad_beta(dw);
-    check_cudnn(cudnnConvolutionBackwardFilter(c.gpu.cudnn, &one, plan.xd.get(), x.raw(), plan.yd.get(), dy.raw(),
+    float beta = r.beta();
+    check_cudnn(cudnnConvolutionBackwardFilter(c.gpu.cudnn, &one, plan.xd.get(), xc.raw(), plan.yd.get(), dyc.raw(),
                                                plan.filter_cd.get(), cudnnConvolutionBwdFilterAlgo_t(plan.filter.algo),
-                                               ws.get(), ws.bytes(), &beta, plan.wd.get(), gw.p),
+                                               ws.get(), ws.bytes(), &beta, plan.wd.get(), r.t.raw()),
                 "cudnnConvolutionBackwardFilter", where);
+    r.widen(c, where);
   }
 }
 

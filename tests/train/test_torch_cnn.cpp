@@ -18,19 +18,6 @@ using namespace tandem;
 using namespace tandem::testing;
 using namespace tandem::train;
 
-namespace {
-
-// Runs the PyTorch side; false when torch is missing.
-bool run_torch(const std::string& dir) {
-  std::string cmd = std::string(kReferencePython) + " " TANDEM_SOURCE_DIR "/tests/train/tiny_cnn_torch.py " + dir;
-  int rc = std::system(cmd.c_str());
-  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return false;
-  check(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "PyTorch reference failed: " + cmd);
-  return true;
-}
-
-}  // namespace
-
 TEST(TorchTinyCnn, SameLossGradientsAndRunningStats) {
   if (!have_reference_python()) GTEST_SKIP() << kReferencePython << " missing";
   Rng rng(2024);

@@ -1,12 +1,13 @@
 """PyTorch side of tests/train/test_trainer_torch.cpp.
 
-Usage: trainer_torch.py DIR STEPS BATCH. DIR holds the cnn's initial
+Usage: trainer_torch.py DIR STEPS BATCH [DEVICE]. DIR holds the cnn's initial
 state_dict as <key>.npy (dropout 0), x.npy (f32 [STEPS*BATCH,1,28,28]) and
 y.npy (i64). For each optimizer (Adam lr 1e-3; SGD lr 0.01 momentum 0.9)
 trains the PyTorch twin from those weights on the batches in order and
 writes the STEPS training losses to losses_<name>.npy, and those of the same
 run in float64 to losses64_<name>.npy (how far PyTorch's own float32 drifts
-from exact arithmetic). Exits 77 without torch.
+from exact arithmetic). DEVICE: cpu (default) or cuda (TF32 off, so fp32
+is fp32). Exits 77 without torch (or without CUDA, asked for cuda).
 """
 import os
 import sys
@@ -26,14 +27,14 @@ OPTIMIZERS = {
 }
 
 
-def train(d, steps, batch, make_optimizer, dtype):
+def train(d, steps, batch, make_optimizer, dtype, device):
     net = torch_models.cnn(dropout=0.0)
     keys = net.state_dict().keys()
     torch_models.load_named(net, {k: np.load(os.path.join(d, k + ".npy")) for k in keys}).train()
-    net = net.to(dtype)
+    net = net.to(device=device, dtype=dtype)
     opt = make_optimizer(net.parameters())
-    x = torch.from_numpy(np.load(os.path.join(d, "x.npy"))).to(dtype)
-    y = torch.from_numpy(np.load(os.path.join(d, "y.npy")))
+    x = torch.from_numpy(np.load(os.path.join(d, "x.npy"))).to(device=device, dtype=dtype)
+    y = torch.from_numpy(np.load(os.path.join(d, "y.npy"))).to(device)
     losses = []
     for s in range(steps):
         opt.zero_grad()
@@ -44,12 +45,17 @@ def train(d, steps, batch, make_optimizer, dtype):
     return np.array(losses)
 
 
-def main(d, steps, batch):
+def main(d, steps, batch, device):
     torch.set_num_threads(2)
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            sys.exit(77)
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     for name, make in OPTIMIZERS.items():
-        np.save(os.path.join(d, "losses_" + name + ".npy"), train(d, steps, batch, make, torch.float32))
-        np.save(os.path.join(d, "losses64_" + name + ".npy"), train(d, steps, batch, make, torch.float64))
+        np.save(os.path.join(d, "losses_" + name + ".npy"), train(d, steps, batch, make, torch.float32, device))
+        np.save(os.path.join(d, "losses64_" + name + ".npy"), train(d, steps, batch, make, torch.float64, device))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "cpu")

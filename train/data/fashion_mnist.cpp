@@ -1,8 +1,15 @@
 #include "train/data/fashion_mnist.h"
 
+#include <cstdlib>
+
 #include "formats/idx.h"
 
 namespace tandem::train {
+
+std::string fashion_mnist_dir() {
+  const char* dir = std::getenv("TANDEM_FASHION_MNIST_DIR");
+  return dir && *dir ? dir : kFashionMnistDir;
+}
 
 namespace {
 

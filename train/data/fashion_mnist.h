@@ -11,6 +11,9 @@
 namespace tandem::train {
 
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+// $TANDEM_FASHION_MNIST_DIR when set (a machine without the Debian package),
+// else kFashionMnistDir.
+std::string fashion_mnist_dir();
 
 enum class Split { train, test };
 
@@ -25,7 +28,7 @@ class FashionMnist : public Dataset {
   // outside [0, 10) is an Error naming the file (and the sample).
   FashionMnist(const std::string& images_path, const std::string& labels_path);
   // The standard file names of `split` in `dir`.
-  static FashionMnist load(Split split, const std::string& dir = kFashionMnistDir);
+  static FashionMnist load(Split split, const std::string& dir = fashion_mnist_dir());
 
   int64_t size() const override { return images_.dim(0); }
   Sample get(int64_t i) const override;
