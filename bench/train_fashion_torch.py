@@ -8,6 +8,11 @@ set in memory as tensors. Prints one JSON line per epoch (the fields of
 FILE also tandem's figures from its log, side by side.
 
   /usr/bin/python3 bench/train_fashion_torch.py --epochs 10 [--threads 2] [--tandem-log log.jsonl]
+
+On a GPU (--device cuda; TF32 off, the data set moved to the GPU before the
+clock starts, as the issue's first reading), optionally with AMP (--amp:
+fp16 autocast and GradScaler). $TANDEM_FASHION_MNIST_DIR overrides Debian's
+data directory.
 """
 import argparse
 import gzip
@@ -22,7 +27,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "train"))
 import torch_models  # noqa: E402
 
-DATA = "/usr/share/datasets/fashion-mnist"
+DATA = os.environ.get("TANDEM_FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist"
 
 
 def idx(name):
@@ -40,28 +45,34 @@ def split(prefix):
     return torch.from_numpy(x[:, None]), torch.from_numpy(y)
 
 
-def evaluate(net, x, y, batch):
+def evaluate(net, x, y, batch, amp=False):
     net.eval()
     loss, correct = 0.0, 0
-    with torch.no_grad():
+    with torch.no_grad(), torch.autocast(x.device.type, dtype=torch.float16, enabled=amp):
         for i in range(0, len(x), batch):
-            logits = net(x[i:i + batch])
+            logits = net(x[i:i + batch]).float()
             loss += torch.nn.functional.cross_entropy(logits, y[i:i + batch], reduction="sum").item()
             correct += (logits.argmax(1) == y[i:i + batch]).sum().item()
     net.train()
     return loss / len(x), correct / len(x)
 
 
-def train_epoch(net, opt, x, y, batch, generator):
-    order = torch.randperm(len(x), generator=generator)
+def train_epoch(net, opt, x, y, batch, generator, scaler=None):
+    order = torch.randperm(len(x), generator=generator).to(x.device)
     loss_sum, correct = 0.0, 0
     for i in range(0, len(x), batch):
         idx_ = order[i:i + batch]
         opt.zero_grad()
-        logits = net(x[idx_])
-        loss = torch.nn.functional.cross_entropy(logits, y[idx_])
-        loss.backward()
-        opt.step()
+        with torch.autocast(x.device.type, dtype=torch.float16, enabled=scaler is not None):
+            logits = net(x[idx_])
+            loss = torch.nn.functional.cross_entropy(logits, y[idx_])
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
         loss_sum += loss.item() * len(idx_)
         correct += (logits.argmax(1) == y[idx_]).sum().item()
     return loss_sum / len(x), correct / len(x)
@@ -94,26 +105,32 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: PyTorch's default)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tandem-log", help="a `tandem train --log` file to compare with")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--amp", action="store_true", help="cuda: fp16 autocast with GradScaler")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
+    if a.device == "cuda":
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(a.seed)
-    x, y = split("train")
-    tx, ty = split("t10k")
-    net = torch_models.cnn()
+    x, y = (t.to(a.device) for t in split("train"))
+    tx, ty = (t.to(a.device) for t in split("t10k"))
+    net = torch_models.cnn().to(a.device)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda") if a.amp else None
     generator = torch.Generator().manual_seed(a.seed)
     entries = []
     for epoch in range(1, a.epochs + 1):
         t0 = time.perf_counter()
-        train_loss, train_acc = train_epoch(net, opt, x, y, a.batch, generator)
+        train_loss, train_acc = train_epoch(net, opt, x, y, a.batch, generator, scaler)
         t1 = time.perf_counter()
-        test_loss, test_acc = evaluate(net, tx, ty, a.batch)
+        test_loss, test_acc = evaluate(net, tx, ty, a.batch, a.amp)
         entries.append({"epoch": epoch, "train_loss": train_loss, "train_accuracy": train_acc,
                         "test_loss": test_loss, "test_accuracy": test_acc, "train_seconds": t1 - t0,
                         "eval_seconds": time.perf_counter() - t1, "images_per_second": len(x) / (t1 - t0)})
         print(json.dumps(entries[-1]), flush=True)
-    print("torch %s, %d threads" % (torch.__version__, torch.get_num_threads()))
+    print("torch %s, %d threads, %s%s" % (torch.__version__, torch.get_num_threads(), a.device, " AMP" if a.amp else ""))
     report("pytorch", entries)
     if a.tandem_log:
         with open(a.tandem_log) as f:

@@ -150,7 +150,7 @@ StepResult Trainer::train_step(const Batch& batch) {
   // The host reads the loss and the logits (a GPU run waits for its stream
   // here, once per step): a non-finite loss must skip the step.
   r.loss = to_host(loss.value()).scalar_at(0);
-  r.correct = count_correct(to_host(logits.value()), batch.labels);
+  r.correct = count_correct(to_host(logits.value()), to_host(batch.labels));
   if (!std::isfinite(r.loss)) return skip(r, buffers_before);
   {
     TANDEM_ZONE_CAT("backward", "train");
@@ -187,7 +187,7 @@ EvalResult Trainer::evaluate(DataLoader& data, int64_t epoch) {
     Var logits = model_(Var(to_device(b->images, device_)));
     Var loss = cross_entropy(logits, to_device(b->labels, device_));
     loss_sum += to_host(loss.value()).scalar_at(0) * double(b->labels.numel());
-    correct += count_correct(to_host(logits.value()), b->labels);
+    correct += count_correct(to_host(logits.value()), to_host(b->labels));
     r.samples += b->labels.numel();
   }
   model_.train(was_training);
