@@ -9,7 +9,8 @@ namespace tandem::cli {
 void check_train_options(const TrainCliOptions& o) {
   check_supported(o.device == "cpu", "--device " + o.device +
                                          ": training on it is not supported yet (this build trains on the cpu only)");
-  check_supported(o.precision == "fp32", "--precision " + o.precision + ": not supported yet (fp32 only)");
+  check_supported(o.precision != "fp16",
+                  "--precision fp16 is for the GPU (--device cuda); on the cpu use bf16 (or fp32, int8-qat)");
   check(o.split == "auto", "--split applies to --device hetero, which is not supported yet");
   check_supported(o.data == "fashion-mnist",
                   "--data " + o.data + ": image-folder datasets are not supported yet (only fashion-mnist)");

@@ -2,6 +2,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/dtype.h"
 #include "train/layers/module.h"
 
 namespace tandem::train {
@@ -26,12 +27,24 @@ class Sequential : public Module {
   M& emplace(Args&&... args) {
     return add(std::make_unique<M>(std::forward<Args>(args)...));
   }
+  // Puts `m` before the first layer (a model's input quantizer).
+  template <typename M>
+  M& add_front(const std::string& name, std::unique_ptr<M> m) {
+    M& r = add_module(name, std::move(m));
+    layers_.insert(layers_.begin(), &r);
+    return r;
+  }
   Var forward(const Var& x) override;
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
   size_t size() const { return layers_.size(); }
+  Module& layer(size_t i) const { return *layers_.at(i); }
+  // Mixed precision: forward runs under AutocastGuard(compute) (f32: as
+  // the caller's scope is), so a model trains in bf16 without its loop knowing.
+  void set_autocast(DType compute) { autocast_ = compute; }
 
  private:
   std::vector<Module*> layers_;
+  DType autocast_ = DType::f32;
 };
 
 }  // namespace tandem::train
