@@ -16,6 +16,7 @@
 #include "train/data/subset.h"
 #include "train/export.h"
 #include "train/models/models.h"
+#include "train/precision.h"
 #include "train/trainer.h"
 
 namespace tandem::cli {
@@ -44,8 +45,8 @@ train::LoaderOptions loader_options(const TrainCliOptions& o, bool shuffle) {
   return l;
 }
 
-nlohmann::json epoch_json(const train::EpochReport& r) {
-  nlohmann::json j = {{"epoch", r.epoch + 1},          {"train_loss", r.train_loss},
+nlohmann::json epoch_json(const train::EpochReport& r, const std::string& precision) {
+  nlohmann::json j = {{"epoch", r.epoch + 1},          {"precision", precision},          {"train_loss", r.train_loss},
                       {"train_accuracy", r.train_accuracy}, {"train_seconds", r.train_seconds},
                       {"eval_seconds", r.eval_seconds}, {"images_per_second", r.images_per_second},
                       {"skipped_steps", r.skipped_steps}};
@@ -73,6 +74,7 @@ int train_command(const TrainCliOptions& o) {
   train::ModelConfig mc{sample[0], sample[1], sample[2], tr.num_classes(), o.dropout};
   train::Rng rng(o.seed);
   std::unique_ptr<train::Sequential> model = train::make_model(o.arch, mc, rng);
+  train::apply_precision(*model, o.precision);
   if (o.device == "cuda") model->to(Device::cuda(0));  // before the optimizer: its state lives with the weights
   std::unique_ptr<train::Optimizer> optimizer = make_optimizer(o, model->parameters());
   train::DataLoader train_loader(tr, loader_options(o, true));
@@ -96,11 +98,11 @@ int train_command(const TrainCliOptions& o) {
     log.open(o.log, std::ios::app);
     check(bool(log), "cannot open the log file", {o.log, "", "", ""});
   }
-  TrainProgress progress(o.epochs);
+  TrainProgress progress(o.epochs, o.precision);
   trainer.on_step = [&](const train::StepReport& r) { progress.step(r); };
   trainer.on_epoch = [&](const train::EpochReport& r) {
     progress.epoch(r);
-    if (log.is_open()) log << epoch_json(r).dump() << std::endl;
+    if (log.is_open()) log << epoch_json(r, o.precision).dump() << std::endl;
   };
   trainer.fit(train_loader, &test_loader);
   if (!o.out.empty()) {
@@ -115,7 +117,7 @@ int train_command(const TrainCliOptions& o) {
 
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainCliOptions>();
-  CLI::App* sub = app.add_subcommand("train", "Train a CNN (CPU or GPU) and export it as ONNX");
+  CLI::App* sub = app.add_subcommand("train", "Train a CNN (CPU or GPU; fp32, fp16, bf16 or int8 QAT) and export it as ONNX");
   sub->add_option("--arch", o->arch, "lenet5, cnn, resnet20 or resnet18")
       ->check(CLI::IsMember({"lenet5", "cnn", "resnet20", "resnet18"}));
   sub->add_option("--data", o->data, "fashion-mnist (Debian's dataset-fashion-mnist) or an image folder DIR");

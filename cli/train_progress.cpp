@@ -16,7 +16,8 @@ std::string minutes(double s) {
 
 }  // namespace
 
-TrainProgress::TrainProgress(int64_t epochs) : epochs_(epochs), tty_(isatty(fileno(stderr)) != 0) {}
+TrainProgress::TrainProgress(int64_t epochs, std::string precision)
+    : epochs_(epochs), tag_(precision == "fp32" ? "" : " [" + precision + "]"), tty_(isatty(fileno(stderr)) != 0) {}
 
 void TrainProgress::step(const train::StepReport& r) {
   auto now = std::chrono::steady_clock::now();
@@ -30,8 +31,8 @@ void TrainProgress::step(const train::StepReport& r) {
 
 void TrainProgress::draw(const train::StepReport& r) {
   double eta = r.epoch_seconds / double(r.batch) * double(r.batches - r.batch);
-  std::string text = fmt::format("epoch {}/{} {}/{} loss {:.4f} acc {:.2f}% {:.0f} img/s lr {:.3g} ETA {}",
-                                 r.epoch + 1, epochs_, r.batch, r.batches, r.epoch_loss, 100 * r.epoch_accuracy,
+  std::string text = fmt::format("epoch {}/{}{} {}/{} loss {:.4f} acc {:.2f}% {:.0f} img/s lr {:.3g} ETA {}",
+                                 r.epoch + 1, epochs_, tag_, r.batch, r.batches, r.epoch_loss, 100 * r.epoch_accuracy,
                                  r.images_per_second, r.lr, minutes(eta));
   if (r.skipped_steps) text += fmt::format(" skipped {}", r.skipped_steps);
   if (!tty_) {
@@ -53,8 +54,8 @@ void TrainProgress::epoch(const train::EpochReport& r) {
   std::string test = r.test ? fmt::format(" | test loss {:.4f} acc {:.2f}%", r.test->loss, 100 * r.test->accuracy)
                             : std::string();
   std::string skipped = r.skipped_steps ? fmt::format(", {} steps skipped (NaN/Inf)", r.skipped_steps) : "";
-  fmt::print("epoch {}/{}: train loss {:.4f} acc {:.2f}%{} | {:.1f} s ({:.0f} img/s) + eval {:.1f} s{}\n",
-             r.epoch + 1, epochs_, r.train_loss, 100 * r.train_accuracy, test, r.train_seconds,
+  fmt::print("epoch {}/{}{}: train loss {:.4f} acc {:.2f}%{} | {:.1f} s ({:.0f} img/s) + eval {:.1f} s{}\n",
+             r.epoch + 1, epochs_, tag_, r.train_loss, 100 * r.train_accuracy, test, r.train_seconds,
              r.images_per_second, r.eval_seconds, skipped);
   std::fflush(stdout);
 }

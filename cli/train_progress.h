@@ -5,6 +5,7 @@
 // epoch (train and test loss/accuracy, times).
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "train/trainer.h"
 
@@ -12,7 +13,8 @@ namespace tandem::cli {
 
 class TrainProgress {
  public:
-  explicit TrainProgress(int64_t epochs);
+  // precision: shown in every line ("bf16"), unless fp32.
+  explicit TrainProgress(int64_t epochs, std::string precision = "fp32");
   void step(const train::StepReport& r);
   void epoch(const train::EpochReport& r);
 
@@ -20,6 +22,7 @@ class TrainProgress {
   void draw(const train::StepReport& r);
 
   int64_t epochs_;
+  std::string tag_;  // " [bf16]", or empty for fp32
   bool tty_;
   bool drawn_ = false;  // a bar is on the current line
   std::chrono::steady_clock::time_point last_;

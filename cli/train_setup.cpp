@@ -8,7 +8,8 @@ namespace tandem::cli {
 
 void check_train_options(const TrainCliOptions& o) {
   check_supported(o.device != "hetero", "--device hetero: the CPU/GPU split is not supported yet");
-  check_supported(o.precision != "int8-qat", "--precision int8-qat: not supported yet");
+  check_supported(o.precision != "int8-qat" || o.device == "cpu",
+                  "--precision int8-qat: quantization-aware training runs on the cpu only");
   check_supported(o.precision != "fp16" || o.device != "cpu",
                   "--precision fp16 trains on the GPU (--device cuda); the CPU computes in fp32 or bf16");
   check(o.split == "auto", "--split applies to --device hetero, which is not supported yet");

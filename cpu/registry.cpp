@@ -34,6 +34,7 @@ void register_all() {
   register_scatter_kernels();
   register_resize_kernels();
   register_topk_kernels();
+  register_quantize_kernels();
   register_mod_kernels();
 }
 }  // namespace

@@ -37,6 +37,7 @@ void register_concat_kernels();    // cpu/concat.cpp
 void register_scatter_kernels();   // cpu/scatter.cpp
 void register_resize_kernels();    // cpu/resize.cpp
 void register_topk_kernels();      // cpu/topk.cpp
+void register_quantize_kernels();  // cpu/quantize.cpp
 void register_mod_kernels();       // cpu/mod.cpp
 
 }  // namespace tandem::cpu

@@ -23,6 +23,7 @@ void register_all_schemas() {
   register_scatter_schema();
   register_resize_schemas();
   register_topk_schema();
+  register_quantize_schemas();
 }
 
 }  // namespace tandem::ops

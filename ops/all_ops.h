@@ -24,6 +24,7 @@ void register_concat_schema();        // ops/concat.cpp
 void register_scatter_schema();       // ops/scatter.cpp
 void register_resize_schemas();       // ops/resize.cpp
 void register_topk_schema();          // ops/topk.cpp
+void register_quantize_schemas();     // ops/quantize.cpp
 void register_all_schemas();
 
 }  // namespace tandem::ops

@@ -177,6 +177,7 @@ StepResult Trainer::train_step(const Batch& batch) {
 EvalResult Trainer::evaluate(DataLoader& data, int64_t epoch) {
   TANDEM_ZONE_CAT("evaluate", "train");
   NoGradGuard no_grad;
+  AutocastGuard autocast(options_.autocast);  // the model is evaluated as it trains
   const bool was_training = model_.training();
   model_.eval();
   EvalResult r;

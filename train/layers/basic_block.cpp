@@ -20,15 +20,30 @@ BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride, Rng& rng) {
 }
 
 Var BasicBlock::forward(const Var& x) {
-  Var y = relu(bn1_->forward(conv1_->forward(x)));
-  y = bn2_->forward(conv2_->forward(y));
-  return relu(add(y, downsample_ ? downsample_->forward(x) : x));
+  Var y = relu((*bn1_)((*conv1_)(x)));
+  if (relu1_fake_quant_) y = (*relu1_fake_quant_)(y);
+  y = (*bn2_)((*conv2_)(y));
+  return relu(add(y, downsample_ ? (*downsample_)(x) : x));
 }
 
 ValueId BasicBlock::to_graph(ExportBuilder& g, ValueId x) const {
-  ValueId y = g.node("Relu", {bn1_->to_graph(g, conv1_->to_graph(g, x))});
-  y = bn2_->to_graph(g, conv2_->to_graph(g, y));
-  return g.node("Relu", {g.node("Add", {y, downsample_ ? downsample_->to_graph(g, x) : x})});
+  ValueId y = g.node("Relu", {bn1_->graph(g, conv1_->graph(g, x))});
+  if (relu1_fake_quant_) y = relu1_fake_quant_->graph(g, y);
+  y = bn2_->graph(g, conv2_->graph(g, y));
+  return g.node("Relu", {g.node("Add", {y, downsample_ ? downsample_->graph(g, x) : x})});
+}
+
+void BasicBlock::enable_qat() {
+  if (relu1_fake_quant_) return;
+  conv1_->enable_qat();
+  conv2_->enable_qat();
+  relu1_fake_quant_ = &add_module("relu1_fake_quant", std::make_unique<FakeQuantize>());
+  bn2_->quantize_output();
+  if (downsample_) {
+    dynamic_cast<Conv2d&>(downsample_->layer(0)).enable_qat();
+    downsample_->layer(1).quantize_output();
+  }
+  quantize_output();
 }
 
 }  // namespace tandem::train

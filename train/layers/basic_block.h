@@ -13,6 +13,11 @@ class BasicBlock : public Module {
   BasicBlock(int64_t in, int64_t out, int64_t stride, Rng& rng);
   Var forward(const Var& x) override;
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
+  // Quantization-aware training from now on, as torchvision's quantizable
+  // block: int8 weights on every conv; uint8 activations after relu(bn1)
+  // ("relu1_fake_quant"), after bn2 and downsample (the adds' inputs) and
+  // after the block (its own output quantizer).
+  void enable_qat();
 
  private:
   Conv2d* conv1_;
@@ -20,6 +25,7 @@ class BasicBlock : public Module {
   Conv2d* conv2_;
   BatchNorm2d* bn2_;
   Sequential* downsample_ = nullptr;
+  FakeQuantize* relu1_fake_quant_ = nullptr;
 };
 
 }  // namespace tandem::train

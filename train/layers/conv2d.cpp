@@ -40,7 +40,9 @@ ValueId Conv2d::to_graph(ExportBuilder& g, ValueId x) const {
   a.set("pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
   a.set("dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
   a.set("group", p.groups);
-  std::vector<ValueId> in{x, g.constant(weight_->name, weight_->value)};
+  ValueId wq = weight_fake_quant_ ? weight_fake_quant_->weight_to_graph(g, weight_->name, weight_->value)
+                                  : g.constant(weight_->name, weight_->value);
+  std::vector<ValueId> in{x, wq};
   if (bias_) in.push_back(g.constant(bias_->name, bias_->value));
   return g.node("Conv", std::move(in), a);
 }

@@ -30,7 +30,9 @@ void Linear::enable_qat() {
 ValueId Linear::to_graph(ExportBuilder& g, ValueId x) const {
   Attributes a;
   a.set("transB", int64_t(1));  // x [N, K] · w [M, K]ᵀ
-  std::vector<ValueId> in{x, g.constant(weight_->name, weight_->value)};
+  ValueId wq = weight_fake_quant_ ? weight_fake_quant_->weight_to_graph(g, weight_->name, weight_->value)
+                                  : g.constant(weight_->name, weight_->value);
+  std::vector<ValueId> in{x, wq};
   if (bias_) in.push_back(g.constant(bias_->name, bias_->value));
   return g.node("Gemm", std::move(in), a);
 }

@@ -2,6 +2,7 @@
 
 #include "train/device_tensor.h"
 #include "train/export_builder.h"
+#include "train/layers/fake_quantize.h"
 
 namespace tandem::train {
 
@@ -31,6 +32,20 @@ NamedTensors Module::state_dict() {
   for (Buffer* b : buffers())
     if (b->persistent) r.emplace_back(b->name, b->value);
   return r;
+}
+
+Var Module::operator()(const Var& x) {
+  Var y = forward(x);
+  return output_fake_quant_ ? output_fake_quant_->forward(y) : y;
+}
+
+ValueId Module::graph(ExportBuilder& g, ValueId x) const {
+  ValueId y = to_graph(g, x);
+  return output_fake_quant_ ? output_fake_quant_->to_graph(g, y) : y;
+}
+
+void Module::quantize_output() {
+  if (!output_fake_quant_) output_fake_quant_ = &add_module("activation_post_process", std::make_unique<FakeQuantize>());
 }
 
 ValueId Module::to_graph(ExportBuilder&, ValueId) const {
@@ -64,12 +79,13 @@ Buffer& Module::add_buffer(const std::string& name, Tensor value, bool persisten
 }
 
 void Module::adopt(const std::string& name, std::unique_ptr<Module> m) {
-  m->prefix_names(name + ".");
+  m->prefix_names(prefix_ + name + ".");
   m->train(training_);
   children_.push_back(std::move(m));
 }
 
 void Module::prefix_names(const std::string& prefix) {
+  prefix_ = prefix + prefix_;
   for (Parameter& p : params_) p.name = prefix + p.name;
   for (Buffer& b : buffers_) b.name = prefix + b.name;
   for (auto& c : children_) c->prefix_names(prefix);

@@ -19,6 +19,7 @@
 namespace tandem::train {
 
 class ExportBuilder;
+class FakeQuantize;
 
 // A tensor a module keeps and checkpoints but does not train. Persistent
 // ones are in the state_dict (running statistics); others are run state a
@@ -37,10 +38,19 @@ class Module {
   virtual ~Module() = default;
 
   virtual Var forward(const Var& x) = 0;
-  Var operator()(const Var& x) { return forward(x); }
+  // forward(x), then the output's fake quantizer if quantize_output() added
+  // one: what a container calls on its children.
+  Var operator()(const Var& x);
   // The eval-mode forward of x as graph nodes; returns the output value.
   // Throws Error::unsupported for a layer without an ONNX form.
   virtual ValueId to_graph(ExportBuilder& g, ValueId x) const;
+  // to_graph(g, x), then the output's QuantizeLinear/DequantizeLinear pair
+  // if quantize_output() added a fake quantizer (as operator() runs it).
+  ValueId graph(ExportBuilder& g, ValueId x) const;
+  // Quantization-aware training: from now on the output passes through a
+  // per-tensor uint8 fake quantizer, the child "activation_post_process"
+  // (where PyTorch's eager prepare_qat puts a module's output observer).
+  void quantize_output();
 
   ParameterList parameters();
   // Every buffer, persistent or not (what a checkpoint keeps).
@@ -77,6 +87,10 @@ class Module {
   std::deque<Parameter> params_;  // deques: stable addresses for ParameterList
   std::deque<Buffer> buffers_;
   std::vector<std::unique_ptr<Module>> children_;
+  // What the names of this module's tensors start with ("layer1.0.conv1."),
+  // so a child added after this module was adopted is named in full.
+  std::string prefix_;
+  FakeQuantize* output_fake_quant_ = nullptr;
   bool training_ = true;
 };
 

@@ -4,12 +4,12 @@ namespace tandem::train {
 
 Var Sequential::forward(const Var& x) {
   Var y = x;
-  for (Module* m : layers_) y = m->forward(y);
+  for (Module* m : layers_) y = (*m)(y);
   return y;
 }
 
 ValueId Sequential::to_graph(ExportBuilder& g, ValueId x) const {
-  for (const Module* m : layers_) x = m->to_graph(g, x);
+  for (const Module* m : layers_) x = m->graph(g, x);
   return x;
 }
 

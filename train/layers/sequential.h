@@ -26,9 +26,17 @@ class Sequential : public Module {
   M& emplace(Args&&... args) {
     return add(std::make_unique<M>(std::forward<Args>(args)...));
   }
+  // Puts `m` before the first layer (a model's input quantizer).
+  template <typename M>
+  M& add_front(const std::string& name, std::unique_ptr<M> m) {
+    M& r = add_module(name, std::move(m));
+    layers_.insert(layers_.begin(), &r);
+    return r;
+  }
   Var forward(const Var& x) override;
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
   size_t size() const { return layers_.size(); }
+  Module& layer(size_t i) const { return *layers_.at(i); }
 
  private:
   std::vector<Module*> layers_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "train/backend.h"
 #include "train/functional.h"
@@ -48,15 +49,15 @@ void FakeQuantizer::observe(const Tensor& x) {
 
 // PyTorch's ObserverBase._calculate_qparams for quint8 affine and qint8
 // symmetric, in float32; torch.round is round-half-even (nearbyint).
-void FakeQuantizer::compute_qparams() {
+std::pair<Tensor, Tensor> FakeQuantizer::qparams() const {
   const int64_t n = min_.numel();
-  scale_ = Tensor::empty(DType::f32, {n});
-  zero_point_ = Tensor::empty(DType::i64, {n});
+  Tensor scale = Tensor::empty(DType::f32, {n});
+  Tensor zero_point = Tensor::empty(DType::i64, {n});
   const float eps = std::numeric_limits<float>::epsilon();
   const float* mn = min_.data<float>();
   const float* mx = max_.data<float>();
-  float* s = scale_.data<float>();
-  int64_t* z = zero_point_.data<int64_t>();
+  float* s = scale.data<float>();
+  int64_t* z = zero_point.data<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
     const float lo = std::min(mn[i], 0.f), hi = std::max(mx[i], 0.f);
     if (spec_.scheme == QScheme::per_channel_symmetric) {
@@ -69,16 +70,44 @@ void FakeQuantizer::compute_qparams() {
       z[i] = std::clamp(zp, spec_.qmin, spec_.qmax);
     }
   }
+  return {scale, zero_point};
 }
 
 Var FakeQuantizer::operator()(const Var& x, bool training) {
-  if (training) {
-    observe(x.value());
-    compute_qparams();
-  }
+  if (training) observe(x.value());
   check(observed(), "fake quantizer used in eval mode before any training step observed its input");
+  // Also in eval: a range restored from a checkpoint has no qparams yet.
+  std::tie(scale_, zero_point_) = qparams();
   const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
   return fake_quantize(x, scale_, zero_point_, FakeQuantParams{axis, spec_.qmin, spec_.qmax});
 }
+
+Tensor FakeQuantizer::quantize(const Tensor& x) const {
+  check(observed(), "quantize: the fake quantizer has observed nothing yet");
+  check(x.dtype() == DType::f32 && x.device().is_cpu(), "quantize: f32 host tensors only, got " + x.desc().str());
+  const auto [scale, zero_point] = qparams();
+  const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
+  const int64_t channels = scale.numel();
+  check(axis < 0 || (axis < x.rank() && x.dim(axis) == channels),
+        "quantize: " + x.desc().str() + " does not have " + std::to_string(channels) + " channels on axis " +
+            std::to_string(axis));
+  int64_t inner = 1;
+  for (int64_t i = axis + 1; axis >= 0 && i < x.rank(); ++i) inner *= x.dim(i);
+  Tensor out = Tensor::empty(spec_.qmin < 0 ? DType::i8 : DType::u8, x.shape());
+  const float* xs = x.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t c = axis < 0 ? 0 : (i / inner) % channels;
+    const float s = scale.data<float>()[c];
+    const int64_t z = zero_point.data<int64_t>()[c];
+    // core/quant_rules.h's rounding, so dequantizing gives the fake-quantized value.
+    const int64_t v = std::clamp<int64_t>(z + int64_t(std::nearbyint(xs[i] * (1.0f / s))), spec_.qmin, spec_.qmax);
+    if (spec_.qmin < 0)
+      out.data<int8_t>()[i] = int8_t(v);
+    else
+      out.data<uint8_t>()[i] = uint8_t(v);
+  }
+  return out;
+}
+
 
 }  // namespace tandem::train

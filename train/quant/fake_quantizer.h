@@ -8,6 +8,7 @@
 // The observer updates in training mode only (PyTorch keeps observing in
 // eval until disable_observer(); here eval freezes the qparams).
 #include <string>
+#include <utility>
 
 #include "train/autograd.h"
 
@@ -45,10 +46,15 @@ class FakeQuantizer {
   const Tensor& max() const { return max_; }
   const Tensor& scale() const { return scale_; }
   const Tensor& zero_point() const { return zero_point_; }
+  // The qparams of the observed range as they are now (scale f32, zero
+  // point i64, [channels]), whatever mode last ran.
+  std::pair<Tensor, Tensor> qparams() const;
+  // x's integers under those qparams (i8 for a signed range, else u8): what
+  // DequantizeLinear turns back into the fake-quantized x.
+  Tensor quantize(const Tensor& x) const;
 
  private:
   void observe(const Tensor& x);
-  void compute_qparams();
 
   QuantSpec spec_;
   Tensor min_, max_, scale_, zero_point_;
