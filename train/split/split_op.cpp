@@ -57,7 +57,7 @@ struct SplitFn : GradFn {
       sh[1] = extents[0], sc[1] = extents[1];
       dy_home = empty_f32(home, sh), dy_host = empty_f32(home, sc);
       const GradOut parts[2] = {{dy_home, GradMode::overwrite}, {dy_host, GradMode::overwrite}};
-      home.concat_backward(home.ctx, 1, dy, extents, parts);
+      home.concat_backward(home.ctx, 1, dy, std::span<const int64_t>(extents), std::span<const GradOut>(parts));
     }
     std::unique_ptr<HostCopy> dy_copy = link.to_host(dy_host);
     if (home_rows > 0) {
@@ -106,8 +106,8 @@ Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op_in, cons
   Tensor y = y_host;
   if (y_home.defined()) {
     const Tensor parts[2] = {y_home, y_host};
-    y = empty_f32(home, concat_output_shape(parts, 1));
-    home.concat_forward(home.ctx, 1, parts, y);
+    y = empty_f32(home, concat_output_shape(std::span<const Tensor>(parts), 1));
+    home.concat_forward(home.ctx, 1, std::span<const Tensor>(parts), y);
   }
   return record<SplitFn>(std::move(y), home, {x, v.w_home, v.b_home, v.w_host, v.b_host}, op, link, x_host);
 }
