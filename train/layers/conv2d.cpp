@@ -34,7 +34,11 @@ void Conv2d::enable_qat() {
 }
 
 ChannelSplit& Conv2d::split(Device home) {
-  if (split_) return *split_;
+  if (split_) {
+    check(split_->link().home() == home, "a layer split with " + split_->link().home().str() +
+                                             " cannot be split with " + home.str() + " as well");
+    return *split_;
+  }
   check_supported(!weight_fake_quant_, "a layer under quantization-aware training cannot be split between devices");
   // A grouped conv splits only whole: a part of its groups would need its
   // own slice of x's channels as well (a copy per step); r = 0 or 1.

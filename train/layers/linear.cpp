@@ -30,7 +30,11 @@ void Linear::enable_qat() {
 }
 
 ChannelSplit& Linear::split(Device home) {
-  if (split_) return *split_;
+  if (split_) {
+    check(split_->link().home() == home, "a layer split with " + split_->link().home().str() +
+                                             " cannot be split with " + home.str() + " as well");
+    return *split_;
+  }
   check_supported(!weight_fake_quant_, "a layer under quantization-aware training cannot be split between devices");
   split_ = std::make_unique<ChannelSplit>(own_parameters(), ChannelOp{ChannelOp::Kind::linear, {}}, home, 1);
   weight_ = bias_ = nullptr;  // the split's parameters now

@@ -55,7 +55,7 @@ void ChannelSplit::set_home_rows(int64_t home_rows) {
   check(home_rows >= 0 && home_rows <= rows_ && home_rows % step_ == 0,
         "split of '" + weight_name_ + "': " + std::to_string(home_rows) + " of " + std::to_string(rows_) +
             " channels on the home device (steps of " + std::to_string(step_) + ")");
-  if (home_rows == home_rows_) return;
+  if (home_rows == home_rows_ && placed()) return;
   const Tensor w = home_rows_ < 0 ? to_host(params_.front().value) : full_weight();
   const Tensor b = !has_bias_ ? Tensor() : home_rows_ < 0 ? to_host(params_.back().value) : full_bias();
   std::deque<Parameter> made;
@@ -75,6 +75,14 @@ void ChannelSplit::set_home_rows(int64_t home_rows) {
   w_host_ = home_rows < rows_ ? &params_[i++] : nullptr;
   b_home_ = has_bias_ && home_rows > 0 ? &params_[i++] : nullptr;
   b_host_ = has_bias_ && home_rows < rows_ ? &params_[i++] : nullptr;
+}
+
+bool ChannelSplit::placed() const {
+  for (const Parameter& p : params_) {
+    const bool home_part = &p == w_home_ || &p == b_home_;
+    if (p.value.device() != (home_part ? link_.home() : Device::cpu())) return false;
+  }
+  return true;
 }
 
 void ChannelSplit::zero_grad() {

@@ -35,7 +35,8 @@ class ChannelSplit {
   ChannelSplit(const ChannelSplit&) = delete;
   ChannelSplit& operator=(const ChannelSplit&) = delete;
 
-  // Re-cuts the parameters at `home_rows` (values kept, gradients zeroed).
+  // Re-cuts the parameters at `home_rows` (values kept, gradients zeroed),
+  // each part on its side (again after a Module::to moved them all).
   // Parameter pointers into the layer dangle afterwards: make the optimizer
   // after the last call.
   void set_home_rows(int64_t home_rows);
@@ -64,6 +65,7 @@ class ChannelSplit {
 
  private:
   Tensor full(size_t which) const;
+  bool placed() const;  // every part on its side
 
   std::deque<Parameter>& params_;
   ChannelOp op_;

@@ -36,8 +36,9 @@ int place_hetero(Module& model, Device home, const SplitSetting& s) {
     else if (auto* l = dynamic_cast<Linear*>(&m)) split = &l->split(home);
     if (!split) return;
     ++n;
+    // Also puts back a split layer's host part that model.to moved to home.
+    split->set_home_rows(s.automatic ? split->rows() : home_rows_for(s.ratio, split->rows(), split->step()));
     if (s.automatic) split->tune = ChannelSplit::Tune::pending;
-    else split->set_home_rows(home_rows_for(s.ratio, split->rows(), split->step()));
   });
   return n;
 }
