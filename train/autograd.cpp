@@ -61,11 +61,13 @@ std::vector<NodePtr> topological_order(const NodePtr& root) {
 }
 
 // Where input v's gradient goes: its gradient tensor when it has one (added
-// to), else a new one (overwritten).
-GradOut destination(const Var& v, const TrainBackend& be) {
+// to), else a new one (overwritten) on v's device (an op split between
+// devices has inputs on two).
+GradOut destination(const Var& v) {
   if (!v.defined() || !v.requires_grad()) return {};
   Node& n = *VarAccess::node(v);
   if (n.grad.defined()) return {n.grad, GradMode::accumulate};
+  const TrainBackend& be = train_backend(n.value.device());
   n.grad = be.empty(be.ctx, DType::f32, n.value.shape());
   return {n.grad, GradMode::overwrite};
 }
@@ -78,7 +80,7 @@ void run_node(Node& n) {
   GradFn& fn = *n.fn;
   std::vector<GradOut> outs;
   // In input order, so an input used twice by one op is overwritten, then added to.
-  for (const Var& v : fn.inputs) outs.push_back(destination(v, *fn.backend));
+  for (const Var& v : fn.inputs) outs.push_back(destination(v));
   fn.backward(n.grad, outs);
   n.grad = Tensor();
   n.fn.reset();
@@ -126,7 +128,7 @@ void backward(const Var& root, const Tensor& seed) {
   }
   check(s.shape() == root.shape(), "the seed " + shape_str(s.shape()) + " does not match the root " +
         shape_str(root.shape()));
-  be.sum_to(be.ctx, s, destination(root, be));
+  be.sum_to(be.ctx, s, destination(root));
   std::vector<NodePtr> order = topological_order(r);
   for (auto it = order.rbegin(); it != order.rend(); ++it) run_node(**it);
 }

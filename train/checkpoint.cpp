@@ -4,6 +4,7 @@
 
 #include "train/checkpoint_file.h"
 #include "train/device_tensor.h"
+#include "train/split/slice_names.h"
 
 namespace tandem::train {
 
@@ -85,12 +86,14 @@ struct CheckedCheckpoint {
 CheckedCheckpoint checked_against(const CheckpointData& d, const TrainingState& state, const ErrorContext& ctx) {
   check_tensor_names(d, ctx);
   CheckedCheckpoint c;
-  c.params = with_prefix(d, kParam);
+  // A layer split between devices holds slices; the file holds whole tensors.
+  c.params = slice_like(live_parameters(state), with_prefix(d, kParam));
   check_same_tensors(live_parameters(state), c.params, "parameters", ctx);
   c.buffers = with_prefix(d, kBuffer);
   check_same_tensors(state.buffers, c.buffers, "buffers", ctx);
   if (state.optimizer) {
     c.optimizer = optimizer_state(d, ctx);
+    c.optimizer.slots = slice_like(state.optimizer->state().slots, c.optimizer.slots);
     state.optimizer->check_state(c.optimizer, ctx);
     c.lr = required(d.reals, "optimizer.lr", ctx);
   }
@@ -131,14 +134,15 @@ void apply(const CheckedCheckpoint& c, TrainingState& state, const ErrorContext&
 void save_checkpoint(const std::string& path, const TrainingState& state) {
   CheckpointData d;
   // The file is written from host copies of what lives on a GPU.
-  for (const auto& [name, value] : live_parameters(state)) d.tensors.emplace_back(kParam + name, to_host(value));
+  // Split layers' slices go in whole, so any split (or none) resumes from the file.
+  for (const auto& [name, value] : gather_slices(live_parameters(state))) d.tensors.emplace_back(kParam + name, to_host(value));
   for (const auto& [name, value] : state.buffers) d.tensors.emplace_back(kBuffer + name, to_host(value));
   if (state.optimizer) {
     OptimizerState s = state.optimizer->state();
     d.texts["optimizer.kind"] = s.kind;
     d.ints["optimizer.steps"] = s.steps;
     d.reals["optimizer.lr"] = state.optimizer->lr();
-    for (const auto& [name, t] : s.slots) d.tensors.emplace_back(kSlot + name, to_host(t));
+    for (const auto& [name, t] : gather_slices(s.slots)) d.tensors.emplace_back(kSlot + name, to_host(t));
   }
   if (state.scaler) {
     d.reals["scaler.scale"] = state.scaler->state().scale;

@@ -20,6 +20,7 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, 
 }
 
 Var Conv2d::forward(const Var& x) {
+  if (split_) return split_->forward(x);
   Var w = Var::of(*weight_);
   if (weight_fake_quant_) w = (*weight_fake_quant_)(w);
   return conv2d(x, w, bias_ ? Var::of(*bias_) : Var(), params_);
@@ -27,12 +28,29 @@ Var Conv2d::forward(const Var& x) {
 
 void Conv2d::enable_qat() {
   if (weight_fake_quant_) return;
+  check_supported(!split_, "quantization-aware training of a layer split between devices");
   weight_fake_quant_ = &add_module("weight_fake_quant",
                                    std::make_unique<FakeQuantize>(QuantSpec::weights(), weight_->value.dim(0)));
 }
 
+ChannelSplit& Conv2d::split(Device home) {
+  if (split_) {
+    check(split_->link().home() == home, "a layer split with " + split_->link().home().str() +
+                                             " cannot be split with " + home.str() + " as well");
+    return *split_;
+  }
+  check_supported(!weight_fake_quant_, "a layer under quantization-aware training cannot be split between devices");
+  // A grouped conv splits only whole: a part of its groups would need its
+  // own slice of x's channels as well (a copy per step); r = 0 or 1.
+  const int64_t step = params_.groups > 1 ? weight_->value.dim(0) : 1;
+  split_ = std::make_unique<ChannelSplit>(own_parameters(), ChannelOp{ChannelOp::Kind::conv2d, params_}, home, step);
+  weight_ = bias_ = nullptr;  // the split's parameters now
+  return *split_;
+}
+
 ValueId Conv2d::to_graph(ExportBuilder& g, ValueId x) const {
-  const Shape& w = weight_->value.shape();
+  const WholeParameters wb = whole_parameters(split_.get(), weight_, bias_);
+  const Shape& w = wb.weight.shape();
   const Conv2dParams& p = params_;
   Attributes a;
   a.set("kernel_shape", std::vector<int64_t>{w[2], w[3]});
@@ -40,10 +58,10 @@ ValueId Conv2d::to_graph(ExportBuilder& g, ValueId x) const {
   a.set("pads", std::vector<int64_t>{p.padding[0], p.padding[1], p.padding[0], p.padding[1]});
   a.set("dilations", std::vector<int64_t>{p.dilation[0], p.dilation[1]});
   a.set("group", p.groups);
-  ValueId wq = weight_fake_quant_ ? weight_fake_quant_->weight_to_graph(g, weight_->name, weight_->value)
-                                  : g.constant(weight_->name, weight_->value);
+  ValueId wq = weight_fake_quant_ ? weight_fake_quant_->weight_to_graph(g, wb.weight_name, wb.weight)
+                                  : g.constant(wb.weight_name, wb.weight);
   std::vector<ValueId> in{x, wq};
-  if (bias_) in.push_back(g.constant(bias_->name, bias_->value));
+  if (wb.bias.defined()) in.push_back(g.constant(wb.bias_name, wb.bias));
   return g.node("Conv", std::move(in), a);
 }
 

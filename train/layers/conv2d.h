@@ -3,6 +3,7 @@
 #include "train/layers/fake_quantize.h"
 #include "train/layers/init.h"
 #include "train/layers/module.h"
+#include "train/split/channel_split.h"
 
 namespace tandem::train {
 
@@ -21,12 +22,19 @@ class Conv2d : public Module {
   // per-output-channel int8 fake quantizer (child "weight_fake_quant").
   void enable_qat();
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
+  // From now on the output channels are split between `home` (a GPU, where
+  // x lives) and the host (train/split/place.h), all on home at first; the
+  // weight and bias become a ChannelSplit's parameters, so make the optimizer
+  // afterwards. Not with QAT (an Error after enable_qat, and enable_qat after).
+  ChannelSplit& split(Device home);
+  ChannelSplit* channel_split() const { return split_.get(); }
 
  private:
   Conv2dParams params_;
   Parameter* weight_;
   Parameter* bias_ = nullptr;
   FakeQuantize* weight_fake_quant_ = nullptr;
+  std::unique_ptr<ChannelSplit> split_;
 };
 
 }  // namespace tandem::train

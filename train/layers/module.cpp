@@ -3,6 +3,7 @@
 #include "train/device_tensor.h"
 #include "train/export_builder.h"
 #include "train/layers/fake_quantize.h"
+#include "train/split/slice_names.h"
 
 namespace tandem::train {
 
@@ -26,12 +27,23 @@ std::vector<Buffer*> Module::buffers() {
   return r;
 }
 
-NamedTensors Module::state_dict() {
+namespace {
+
+NamedTensors live_state(Module& m) {
   NamedTensors r;
-  for (Parameter* p : parameters()) r.emplace_back(p->name, p->value);
-  for (Buffer* b : buffers())
+  for (Parameter* p : m.parameters()) r.emplace_back(p->name, p->value);
+  for (Buffer* b : m.buffers())
     if (b->persistent) r.emplace_back(b->name, b->value);
   return r;
+}
+
+}  // namespace
+
+NamedTensors Module::state_dict() { return gather_slices(live_state(*this)); }
+
+void Module::load_state_dict(const NamedTensors& tensors) {
+  NamedTensors live = live_state(*this);
+  copy_by_name(live, slice_like(live, tensors), "state_dict tensors", {});
 }
 
 Var Module::operator()(const Var& x) {
@@ -65,6 +77,11 @@ void Module::to(Device device) {
   for (Buffer& b : buffers_)
     if (is_floating(b.value.dtype())) b.value = to_device(b.value, device);
   for (auto& c : children_) c->to(device);
+}
+
+void Module::visit(const std::function<void(Module&)>& f) {
+  f(*this);
+  for (auto& c : children_) c->visit(f);
 }
 
 Parameter& Module::add_parameter(const std::string& name, Tensor value, bool decay) {

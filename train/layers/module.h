@@ -7,6 +7,7 @@
 // to_graph() writes the layer's eval-mode forward as ONNX-domain nodes of a
 // Graph (train/export.h), naming initializers by the same keys.
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,8 +57,14 @@ class Module {
   // Every buffer, persistent or not (what a checkpoint keeps).
   std::vector<Buffer*> buffers();
   // PyTorch's state_dict(): parameters and persistent buffers by name,
-  // sharing storage with the module.
+  // sharing storage with the module; a layer split between devices
+  // (train/split) contributes its whole weight and bias, gathered into host
+  // copies, under their plain names.
   NamedTensors state_dict();
+  // Copies `tensors` (a state_dict: every name and shape, or an Error listing
+  // the differences) into the parameters and buffers, cutting whole tensors
+  // into a split layer's slices.
+  void load_state_dict(const NamedTensors& tensors);
   // Training mode (batch statistics, dropout) or eval mode, for the whole tree.
   void train(bool on = true);
   void eval() { train(false); }
@@ -68,11 +75,16 @@ class Module {
   // pointers stay valid; make the optimizer after the move (its state lives
   // where the parameters were when it was made).
   void to(Device device);
+  // Calls f on this module, then on every module below it (pre-order).
+  void visit(const std::function<void(Module&)>& f);
 
  protected:
   // A new parameter with gradient zeros; `decay`: weight decay applies.
   Parameter& add_parameter(const std::string& name, Tensor value, bool decay);
   Buffer& add_buffer(const std::string& name, Tensor value, bool persistent = true);
+  // The module's own parameters, for a layer that re-cuts them between
+  // devices (train/split/channel_split.h).
+  std::deque<Parameter>& own_parameters() { return params_; }
   template <typename M>
   M& add_module(const std::string& name, std::unique_ptr<M> m) {
     M& r = *m;

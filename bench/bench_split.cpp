@@ -1,0 +1,141 @@
+// The heterogeneous split (train/split) over layer shapes and batch sizes:
+// forward + backward of one conv 3x3 (C -> C, padding 1) or linear layer with
+// its activations on the GPU, timed (median of reps, GPU synchronized) as
+//   gpu:   all on the GPU (r = 1)
+//   cpu:   all on the CPU (r = 0; x, y, dy and dx copied)
+//   auto:  the tuner's r (train/split/tuner.h)
+//   best:  the best r of a grid of eighths
+// and the ratios best-single / split-best and best-single / auto (above 1:
+// the split is faster). Issue 7 asks: >= 1.2x where the two devices are
+// within 3x of each other, and auto never more than 3% slower than the best
+// single device.
+//   bench_split            (needs a CUDA GPU; prints "no GPU" and exits 0 without one)
+//   bench_split --cpu-only (both sides on the CPU: the mechanism, not a speedup)
+//   bench_split --quick    (fewer shapes)
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "train/device_tensor.h"
+#include "train/layers.h"
+#include "train/split/device_link.h"
+#include "train/split/place.h"
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/context.h"
+#endif
+
+using namespace tandem;
+using namespace tandem::train;
+
+namespace {
+
+struct Case {
+  std::string name;
+  bool conv = true;
+  int64_t in = 0, out = 0, hw = 0;  // conv: channels, spatial size; linear: K -> M
+};
+
+std::unique_ptr<Module> make_layer(const Case& c) {
+  Rng rng(1);
+  if (c.conv) return std::make_unique<Conv2d>(c.in, c.out, 3, Conv2dOptions{.padding = 1}, rng);
+  return std::make_unique<Linear>(c.in, c.out, true, rng);
+}
+
+Shape input_shape(const Case& c, int64_t n) { return c.conv ? Shape{n, c.in, c.hw, c.hw} : Shape{n, c.in}; }
+
+Tensor random_on(const Shape& s, Device d) {
+  Tensor t = Tensor::empty(DType::f32, s);
+  Rng rng(2);
+  uniform_fill(t, -1, 1, rng);
+  return to_device(t, d);
+}
+
+// Median seconds of forward + backward (dy = y) of `layer` on x.
+double time_layer(Module& layer, const Tensor& x, const DeviceLink& link, int reps) {
+  auto once = [&] {
+    Var y = layer(Var(x, true));
+    backward(y, y.value());
+  };
+  for (int i = 0; i < 2; ++i) once();
+  link.synchronize();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    once();
+    link.synchronize();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double at_ratio(const Case& c, const Tensor& x, Device home, double r, int reps) {
+  std::unique_ptr<Module> layer = make_layer(c);
+  place_hetero(*layer, home, SplitSetting{false, r});
+  return time_layer(*layer, x, DeviceLink(home), reps);
+}
+
+std::vector<Case> cases(bool quick) {
+  std::vector<Case> r;
+  for (int64_t hw : {32, 16, 8, 56})
+    for (int64_t ch : {16, 32, 64, 128, 256}) {
+      if (hw == 56 && ch > 64) continue;  // minutes per row on the CPU
+      if (quick && (ch == 16 || ch == 128 || hw == 56)) continue;
+      r.push_back({fmt::format("conv3x3 {}->{} {}x{}", ch, ch, hw, hw), true, ch, ch, hw});
+    }
+  for (auto [k, m] : std::vector<std::pair<int64_t, int64_t>>{{512, 1000}, {2048, 1000}, {3136, 128}, {4096, 4096}})
+    if (!quick || k == 512) r.push_back({fmt::format("linear {}->{}", k, m), false, k, m, 0});
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool cpu_only = false, quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--cpu-only")) cpu_only = true;
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else {
+      fmt::print(stderr, "usage: bench_split [--cpu-only] [--quick]\n");
+      return 2;
+    }
+  }
+  int gpus = 0;
+#ifdef TANDEM_HAVE_CUDA
+  gpus = cuda::device_count();
+#endif
+  if (gpus == 0 && !cpu_only) {
+    fmt::print("no GPU: nothing to split against (bench_split --cpu-only shows the mechanism with both sides on the CPU)\n");
+    return 0;
+  }
+  const Device home = cpu_only ? Device::cpu() : Device::cuda(0);
+  const std::vector<int64_t> batches = quick ? std::vector<int64_t>{8, 32} : std::vector<int64_t>{8, 32, 128};
+  fmt::print("{:<26} {:>5} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>10} {:>10}\n", "layer", "batch", "gpu ms", "cpu ms",
+             "auto r", "auto ms", "best r", "best ms", "single/best", "single/auto");
+  for (const Case& c : cases(quick)) {
+    for (int64_t n : batches) {
+      Tensor x = random_on(input_shape(c, n), home);
+      const double t_gpu = at_ratio(c, x, home, 1, 7), t_cpu = at_ratio(c, x, home, 0, 3);
+      double best_r = t_gpu <= t_cpu ? 1 : 0, t_best = std::min(t_gpu, t_cpu);
+      const double single = t_best;
+      for (int k = 1; k < 8; ++k) {
+        double t = at_ratio(c, x, home, k / 8.0, 5);
+        if (t < t_best) t_best = t, best_r = k / 8.0;
+      }
+      std::unique_ptr<Module> tuned = make_layer(c);
+      place_hetero(*tuned, home, SplitSetting{true, 1});
+      prepare_split(*tuned, x);
+      const double auto_r = split_summary(*tuned).front().r;
+      const double t_auto = time_layer(*tuned, x, DeviceLink(home), 7);
+      fmt::print("{:<26} {:>5} {:>9.3f} {:>9.3f} {:>6.3f} {:>9.3f} {:>6.3f} {:>9.3f} {:>10.2f}x {:>9.2f}x\n", c.name, n,
+                 t_gpu * 1e3, t_cpu * 1e3, auto_r, t_auto * 1e3, best_r, t_best * 1e3, single / t_best,
+                 single / t_auto);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

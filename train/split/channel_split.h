@@ -1,0 +1,88 @@
+#pragma once
+// The split state of one Conv2d or Linear (train/split/split_op.h): its
+// weight and bias as Parameters cut at home_rows output channels, rows
+// [0, home_rows) on home (a GPU), the rest on the host, each stepped by the
+// optimizer where it lives. At home_rows = rows the layer is whole on home
+// (plain names, the unsplit layer's code path); otherwise the parameters are
+// named as slices (train/split/slice_names.h) and the state_dict, checkpoints
+// and export see full tensors.
+#include <deque>
+#include <string>
+
+#include "train/parameter.h"
+#include "train/split/device_link.h"
+#include "train/split/split_op.h"
+
+namespace tandem::train {
+
+// What the tuner measured and chose for one layer (seconds of forward +
+// backward), for the trace and the end-of-run summary.
+struct SplitTiming {
+  bool tuned = false;
+  std::string input_shape;  // x's shape when measured
+  double t_home = 0;        // the whole layer on home (r = 1)
+  double t_host = 0;        // the whole layer on the CPU, copies included (r = 0)
+  double t_split = 0;       // the split at the chosen r, measured (t_home when r = 1)
+};
+
+class ChannelSplit {
+ public:
+  // `params`: the layer's own parameters, weight [rows, ...] then optionally
+  // bias [rows], whole, on any device. `step`: home_rows must be a multiple
+  // (a grouped conv's whole-layer step: it splits only at r = 0 or 1). The
+  // layer starts whole on home.
+  ChannelSplit(std::deque<Parameter>& params, const ChannelOp& op, Device home, int64_t step);
+  ChannelSplit(const ChannelSplit&) = delete;
+  ChannelSplit& operator=(const ChannelSplit&) = delete;
+
+  // Re-cuts the parameters at `home_rows` (values kept, gradients zeroed),
+  // each part on its side (again after a Module::to moved them all).
+  // Parameter pointers into the layer dangle afterwards: make the optimizer
+  // after the last call.
+  void set_home_rows(int64_t home_rows);
+  int64_t home_rows() const { return home_rows_; }
+  int64_t rows() const { return rows_; }
+  int64_t step() const { return step_; }
+  double r() const { return double(home_rows_) / double(rows_); }
+
+  Var forward(const Var& x);
+  // Sets the gradients of the split's parameters to zero.
+  void zero_grad();
+  // Host copies of the whole weight and bias (undefined without a bias).
+  Tensor full_weight() const;
+  Tensor full_bias() const;
+  const ChannelOp& op() const { return op_; }
+  const DeviceLink& link() const { return link_; }
+  const std::string& name() const { return weight_name_; }  // the weight's plain name
+  const std::string& bias_name() const { return bias_name_; }
+
+  SplitTiming timing;
+  // Auto-tuning (train/split/place.h): pending until prepare_split's
+  // forward, which tunes at the layer's real x; a training forward while
+  // still pending is an Error (re-cutting would strand the optimizer).
+  enum class Tune : uint8_t { none, pending, now };
+  Tune tune = Tune::none;
+
+ private:
+  Tensor full(size_t which) const;
+  bool placed() const;  // every part on its side
+
+  std::deque<Parameter>& params_;
+  ChannelOp op_;
+  DeviceLink link_;
+  int64_t rows_ = 0, step_ = 1, home_rows_ = 0;
+  bool has_bias_ = false;
+  std::string weight_name_, bias_name_;
+  bool weight_decay_ = true, bias_decay_ = false;
+  Parameter *w_home_ = nullptr, *b_home_ = nullptr, *w_host_ = nullptr, *b_host_ = nullptr;
+};
+
+// A Conv2d's or Linear's weight and bias as its export sees them: whole,
+// under their plain names (bias undefined when absent), split or not.
+struct WholeParameters {
+  std::string weight_name, bias_name;
+  Tensor weight, bias;
+};
+WholeParameters whole_parameters(const ChannelSplit* split, const Parameter* weight, const Parameter* bias);
+
+}  // namespace tandem::train

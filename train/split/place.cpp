@@ -1,0 +1,95 @@
+#include "train/split/place.h"
+
+#include <fmt/core.h>
+
+#include "train/device_tensor.h"
+#include "train/layers/conv2d.h"
+#include "train/layers/linear.h"
+
+namespace tandem::train {
+
+namespace {
+
+ChannelSplit* split_of(Module& m) {
+  if (auto* c = dynamic_cast<Conv2d*>(&m)) return c->channel_split();
+  if (auto* l = dynamic_cast<Linear*>(&m)) return l->channel_split();
+  return nullptr;
+}
+
+std::vector<ChannelSplit*> splits_of(Module& model) {
+  std::vector<ChannelSplit*> r;
+  model.visit([&](Module& m) {
+    if (ChannelSplit* s = split_of(m)) r.push_back(s);
+  });
+  return r;
+}
+
+}  // namespace
+
+int place_hetero(Module& model, Device home, const SplitSetting& s) {
+  check(s.automatic || (s.ratio >= 0 && s.ratio <= 1), "split share " + std::to_string(s.ratio) + " not in [0, 1]");
+  model.to(home);
+  int n = 0;
+  model.visit([&](Module& m) {
+    ChannelSplit* split = nullptr;
+    if (auto* c = dynamic_cast<Conv2d*>(&m)) split = &c->split(home);
+    else if (auto* l = dynamic_cast<Linear*>(&m)) split = &l->split(home);
+    if (!split) return;
+    ++n;
+    // Also puts back a split layer's host part that model.to moved to home.
+    split->set_home_rows(s.automatic ? split->rows() : home_rows_for(s.ratio, split->rows(), split->step()));
+    if (s.automatic) split->tune = ChannelSplit::Tune::pending;
+  });
+  return n;
+}
+
+void prepare_split(Module& model, const Tensor& batch) {
+  std::vector<ChannelSplit*> pending;
+  for (ChannelSplit* s : splits_of(model))
+    if (s->tune == ChannelSplit::Tune::pending) pending.push_back(s);
+  if (pending.empty()) return;
+  for (ChannelSplit* s : pending) s->tune = ChannelSplit::Tune::now;
+  const bool was_training = model.training();
+  model.eval();  // no running-statistics update, no dropout draw
+  try {
+    model(Var(to_device(batch, pending.front()->link().home())));
+  } catch (...) {
+    model.train(was_training);
+    throw;
+  }
+  model.train(was_training);
+  for (ChannelSplit* s : pending)
+    check(s->tune == ChannelSplit::Tune::none, "split layer '" + s->name() + "' was not reached by the forward");
+}
+
+std::vector<SplitRow> split_summary(Module& model) {
+  std::vector<SplitRow> rows;
+  for (ChannelSplit* s : splits_of(model)) {
+    SplitRow r;
+    r.layer = s->name();
+    if (r.layer.ends_with(".weight")) r.layer.resize(r.layer.size() - 7);
+    r.input_shape = s->timing.input_shape;
+    r.channels = s->rows();
+    r.r = s->r();
+    r.tuned = s->timing.tuned;
+    r.t_gpu = s->timing.t_home, r.t_cpu = s->timing.t_host, r.t_split = s->timing.t_split;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::string format_split_summary(const std::vector<SplitRow>& rows) {
+  std::string out = fmt::format("{:<24} {:<20} {:>8} {:>6} {:>10} {:>10} {:>10}\n", "layer", "input", "channels", "r",
+                                "gpu ms", "cpu ms", "split ms");
+  for (const SplitRow& r : rows) {
+    if (r.tuned)
+      out += fmt::format("{:<24} {:<20} {:>8} {:>6.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", r.layer, r.input_shape,
+                         r.channels, r.r, r.t_gpu * 1e3, r.t_cpu * 1e3, r.t_split * 1e3);
+    else
+      out += fmt::format("{:<24} {:<20} {:>8} {:>6.3f} {:>10} {:>10} {:>10}\n", r.layer, "(fixed)", r.channels, r.r,
+                         "-", "-", "-");
+  }
+  return out;
+}
+
+}  // namespace tandem::train

@@ -1,0 +1,47 @@
+#pragma once
+// A model trained on a GPU with its conv and linear layers split between the
+// GPU and the CPU (`tandem train --device hetero --split auto|R`):
+//
+//   place_hetero(model, Device::cuda(0), parse_split_setting("auto"));
+//   prepare_split(model, sample_batch);        // tunes r per layer (auto)
+//   auto opt = make_optimizer(model.parameters());   // after: slices are parameters
+//   ... train ...
+//   fmt::print("{}", format_split_summary(split_summary(model)));
+//
+// Every other layer (BN, activations, pools, the loss) runs on the GPU, where
+// the activations live. state_dict(), checkpoints and export keep the whole
+// tensors under their PyTorch names.
+#include <string>
+#include <vector>
+
+#include "train/layers/module.h"
+#include "train/split/split_ratio.h"
+
+namespace tandem::train {
+
+// Moves the model to `home` and splits every Conv2d and Linear in it:
+// share s.ratio of each layer's output channels on home (fixed), or all on
+// home until prepare_split tunes it (auto). A grouped conv splits only whole
+// (r rounds to 0 or 1). Returns the number of layers split.
+int place_hetero(Module& model, Device home, const SplitSetting& s);
+
+// Runs one eval-mode forward of `batch` (host or home; a training batch's
+// shape) so that each auto layer is tuned on its real input; training mode
+// is restored. Nothing to do without auto layers. Call before making the
+// optimizer.
+void prepare_split(Module& model, const Tensor& batch);
+
+// One split layer, for the end-of-run summary.
+struct SplitRow {
+  std::string layer;        // the weight's plain name without ".weight"
+  std::string input_shape;  // as tuned ("" for a fixed r)
+  int64_t channels = 0;     // output channels
+  double r = 1;             // share on the GPU
+  bool tuned = false;
+  double t_gpu = 0, t_cpu = 0, t_split = 0;  // seconds of forward + backward (tuned layers)
+};
+std::vector<SplitRow> split_summary(Module& model);
+// The rows as a text table (times in ms).
+std::string format_split_summary(const std::vector<SplitRow>& rows);
+
+}  // namespace tandem::train

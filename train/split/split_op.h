@@ -1,0 +1,42 @@
+#pragma once
+// One Conv2d or Linear whose output channels are split between a home device
+// (a GPU: the activations live there) and the host, forward and backward:
+//   y  = concat_channels(op(x, w_home), op(x, w_host))   (concat on home)
+//   dy -> dy_home, dy_host; each side its dw, db and PARTIAL dx;
+//   dx = dx_home + dx_host, the host's part copied to home and summed once.
+// Each side's weight gradient is computed where the weight lives. Copies go
+// through a DeviceLink (none when home is the CPU or shares its memory).
+#include "core/train_backend.h"
+#include "train/autograd.h"
+#include "train/split/device_link.h"
+
+namespace tandem::train {
+
+// The kernels a split layer runs on each side.
+struct ChannelOp {
+  enum class Kind : uint8_t { conv2d, linear };
+  Kind kind = Kind::conv2d;
+  Conv2dParams conv;  // conv2d only
+
+  const char* name() const { return kind == Kind::conv2d ? "conv2d" : "linear"; }
+  Shape output_shape(const Shape& x, const Shape& w) const;
+  void forward(const TrainBackend& be, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y) const;
+  void backward(const TrainBackend& be, const Tensor& x, const Tensor& w, const Tensor& dy, const GradOut& dx,
+                const GradOut& dw, const GradOut& db) const;
+};
+
+// A split layer's parameters as Vars: the first rows of the output channels
+// on home (undefined when home has none), the others on the host (defined).
+// Biases are undefined when the layer has none.
+struct SplitVars {
+  Var w_home, b_home, w_host, b_host;
+};
+
+// The op over all output channels, split as `v` says; x on the link's home.
+// Returns a Var on home.
+Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op, const DeviceLink& link);
+
+// The op on one device only (the unsplit layer, or a side alone when tuning).
+Var channel_forward(const Var& x, const Var& w, const Var& b, const ChannelOp& op);
+
+}  // namespace tandem::train
