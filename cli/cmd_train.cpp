@@ -17,6 +17,7 @@
 #include "train/export.h"
 #include "train/models/models.h"
 #include "train/precision.h"
+#include "train/split/place.h"
 #include "train/trainer.h"
 
 namespace tandem::cli {
@@ -42,6 +43,11 @@ train::LoaderOptions loader_options(const TrainCliOptions& o, bool shuffle) {
   l.shuffle = shuffle;
   l.seed = o.seed;
   l.workers = o.workers;
+  if (shuffle) {  // the training set's loader
+    l.augment.crop_padding = o.random_crop;
+    l.augment.horizontal_flip = o.flip;
+    l.augment.fill = -train::FashionMnist::kMean / train::FashionMnist::kStd;  // a black pixel, normalized
+  }
   return l;
 }
 
@@ -63,6 +69,24 @@ void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train:
   std::fflush(stdout);
 }
 
+// --device hetero: every conv and linear layer split between the GPU and the
+// CPU, r tuned per layer on a training batch's real shapes (--split auto) or
+// fixed (--split R).
+void place_split(const TrainCliOptions& o, train::Sequential& model, const train::Dataset& tr) {
+  const train::SplitSetting setting = train::parse_split_setting(o.split);
+  const int n = train::place_hetero(model, Device::cuda(0), setting);
+  if (!setting.automatic) return;
+  train::LoaderOptions lo = loader_options(o, false);
+  lo.workers = 0;
+  train::DataLoader first(tr, lo);
+  first.start_epoch(0);
+  std::optional<train::Batch> b = first.next();
+  check(b.has_value(), "--split auto: the training set is empty");
+  fmt::print("tuning the split of {} layers on a batch of {}...\n", n, o.batch);
+  std::fflush(stdout);
+  train::prepare_split(model, b->images);
+}
+
 int train_command(const TrainCliOptions& o) {
   check_train_options(o);
   profile::TraceSession trace(profile::SessionOutputs{o.trace, o.profile});
@@ -75,7 +99,10 @@ int train_command(const TrainCliOptions& o) {
   train::Rng rng(o.seed);
   std::unique_ptr<train::Sequential> model = train::make_model(o.arch, mc, rng);
   train::apply_precision(*model, o.precision);
-  if (o.device == "cuda") model->to(Device::cuda(0));  // before the optimizer: its state lives with the weights
+  // Placed before the optimizer is made: its state lives with the weights,
+  // and a split layer's parameters are its two slices.
+  if (o.device == "cuda") model->to(Device::cuda(0));
+  if (o.device == "hetero") place_split(o, *model, tr);
   std::unique_ptr<train::Optimizer> optimizer = make_optimizer(o, model->parameters());
   train::DataLoader train_loader(tr, loader_options(o, true));
   train::DataLoader test_loader(test_data.get(), loader_options(o, false));
@@ -105,6 +132,8 @@ int train_command(const TrainCliOptions& o) {
     if (log.is_open()) log << epoch_json(r, o.precision).dump() << std::endl;
   };
   trainer.fit(train_loader, &test_loader);
+  if (o.device == "hetero") fmt::print("CPU/GPU split (r: share of each layer's output channels on the GPU)\n{}",
+                                       train::format_split_summary(train::split_summary(*model)));
   if (!o.out.empty()) {
     train::export_onnx(*model, sample, o.out);
     fmt::print("wrote {}\n", o.out);
@@ -146,6 +175,9 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--clip-grad", o->clip_grad, "Clip the global gradient norm to this (0: off)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--dropout", o->dropout, "cnn: dropout probability before the last layer");
+  sub->add_option("--random-crop", o->random_crop, "augment: pad training images by P pixels, crop at random")
+      ->check(CLI::Range(0, 16));
+  sub->add_flag("--flip", o->flip, "augment: flip training images left-right at random");
   sub->add_option("--seed", o->seed, "Seed of the initial weights, shuffling and dropout");
   sub->add_option("--workers", o->workers, "Batch-making threads (0: on the training thread)")
       ->check(CLI::NonNegativeNumber);

@@ -3,18 +3,37 @@
 #include "core/error.h"
 #include "train/optim/adamw.h"
 #include "train/optim/sgd.h"
+#ifdef TANDEM_HAVE_CUDA
+#include "cuda/context.h"
+#endif
 
 namespace tandem::cli {
 
+namespace {
+
+// --device cuda and hetero need a GPU; said before any data is loaded.
+void check_gpu_present(const std::string& device) {
+  if (device == "cpu") return;
+#ifdef TANDEM_HAVE_CUDA
+  check_supported(cuda::device_count() > 0, "--device " + device + ": no CUDA GPU found (use --device cpu)");
+#else
+  check_supported(false, "--device " + device + ": this build has no CUDA backend (configure with -DTANDEM_CUDA=ON)");
+#endif
+}
+
+}  // namespace
+
 void check_train_options(const TrainCliOptions& o) {
-  check_supported(o.device != "hetero", "--device hetero: the CPU/GPU split is not supported yet");
+  check_supported(o.precision != "fp16" || o.device != "hetero",
+                  "--precision fp16 with --device hetero: the CPU side computes in fp32 or bf16");
   check_supported(o.precision != "int8-qat" || o.device == "cpu",
                   "--precision int8-qat: quantization-aware training runs on the cpu only");
   check_supported(o.precision != "fp16" || o.device != "cpu",
                   "--precision fp16 trains on the GPU (--device cuda); the CPU computes in fp32 or bf16");
-  check(o.split == "auto", "--split applies to --device hetero, which is not supported yet");
+  check(o.split == "auto" || o.device == "hetero", "--split applies to --device hetero only");
   check_supported(o.data == "fashion-mnist",
                   "--data " + o.data + ": image-folder datasets are not supported yet (only fashion-mnist)");
+  check_gpu_present(o.device);
   check(!o.resume || !o.checkpoint.empty(), "--resume needs --checkpoint FILE");
   check(o.optimizer != "adam" || o.weight_decay <= 0,
         "--optimizer adam with --weight-decay (L2 in the gradient) is not supported yet; use adamw (decoupled)");

@@ -31,6 +31,8 @@ struct TrainCliOptions {
   float label_smoothing = 0;
   double clip_grad = 0;
   float dropout = 0.5f;
+  int64_t random_crop = 0;  // training images: RandomCrop with this padding (0: none)
+  bool flip = false;        // training images: RandomHorizontalFlip
   uint64_t seed = 0;
   int workers = 2;
   int threads = 0;

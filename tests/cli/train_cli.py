@@ -11,9 +11,9 @@ exported weights in the twin of the architecture (tests/train/torch_models.py).
   - `--precision bf16` and `--precision int8-qat` runs (2000 images, 1
     epoch) complete, say their precision in the epoch line and the log, and
     export a model the checker accepts and `tandem run` runs (QDQ for int8);
-  - what is not implemented yet on this path (--device cuda/hetero,
-    --precision fp16 on the cpu, an image folder, --split without hetero)
-    fails with a clear message, exit status 1.
+  - what this machine or path cannot do (--device cuda/hetero without a
+    GPU, --precision fp16 on the cpu, an image folder, --split without
+    hetero) fails with a clear message, exit status 1.
 
   train_cli.py TANDEM_BINARY      exit 0: all passed, 1: failures, 77: skipped
 """
@@ -104,13 +104,24 @@ def low_precision_run(d, precision):
 
 
 def refusals(d):
-    cases = [(["--device", "cuda"], "not supported yet"), (["--device", "hetero"], "not supported yet"),
-             (["--precision", "fp16"], "fp16 is for the GPU"),
+    cases = [(["--precision", "fp16"], "fp16 trains on the GPU"),
              (["--data", d], "not supported yet"), (["--split", "0.5"], "--split"),
              (["--resume"], "--checkpoint")]
     for args, words in cases:
         r = tandem("train", "--epochs", "1", *args)
         check(r.returncode == 1 and words in r.stderr, "%s refused: %s" % (" ".join(args), r.stderr.strip()))
+    if not have_gpu():
+        for device in ("cuda", "hetero"):
+            r = tandem("train", "--epochs", "1", "--device", device)
+            check(r.returncode == 1 and ("no CUDA GPU" in r.stderr or "no CUDA backend" in r.stderr),
+                  "--device %s without a GPU refused: %s" % (device, r.stderr.strip()))
+
+
+def have_gpu():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except OSError:
+        return False
 
 
 def main():
