@@ -54,7 +54,9 @@ Tensor random_on(const Shape& s, Device d) {
   return to_device(t, d);
 }
 
-// Median seconds of forward + backward (dy = y) of `layer` on x.
+// Median seconds of forward + backward (dy = y) of `layer` on x, over at
+// least `reps` runs and at least ~50 ms of them: a sub-millisecond layer's
+// single runs scatter by tens of percent (launch latency, clocks).
 double time_layer(Module& layer, const Tensor& x, const DeviceLink& link, int reps) {
   auto once = [&] {
     Var y = layer(Var(x, true));
@@ -63,11 +65,13 @@ double time_layer(Module& layer, const Tensor& x, const DeviceLink& link, int re
   for (int i = 0; i < 2; ++i) once();
   link.synchronize();
   std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
+  double total = 0;
+  while (int(t.size()) < reps || (total < 0.05 && t.size() < 400)) {
     auto start = std::chrono::steady_clock::now();
     once();
     link.synchronize();
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    total += t.back();
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];

@@ -45,13 +45,17 @@ Var flatten(const Var& x, int64_t start_dim = 1);
 // Identity unless training (and p > 0).
 Var dropout(const Var& x, float p, uint64_t seed, bool training);
 
-// logits [N, K], labels i64 [N] -> the mean softmax cross-entropy [].
 // Quantization-aware training: x rounded to the integer grid of
 // (scale, zero_point) and back (core/quant_rules.h); the gradient passes
 // where x was in range (straight-through estimator). scale/zero_point live
 // on the host, [1] or [x.shape[p.axis]].
 Var fake_quantize(const Var& x, const Tensor& scale, const Tensor& zero_point, const FakeQuantParams& p);
 
-Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing = 0);
+// logits [N, K], labels i64 [N] -> the mean softmax cross-entropy [].
+// labels_checked: see CrossEntropyParams (check_labels did it on the host).
+Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing = 0, bool labels_checked = false);
+// Error unless every label of host i64 `labels` is in [0, classes), naming
+// the first that is not (as the kernels' own check words it).
+void check_labels(const Tensor& labels, int64_t classes);
 
 }  // namespace tandem::train

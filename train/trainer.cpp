@@ -23,6 +23,14 @@ std::optional<Batch> next_batch(DataLoader& loader) {
   return loader.next();
 }
 
+// Host labels are checked here, so that a GPU's cross-entropy need not wait
+// for its stream to read its own check back (device labels: it does).
+bool checked_on_host(const Tensor& labels, const Var& logits) {
+  if (!labels.device().is_cpu()) return false;
+  check_labels(labels, logits.shape()[1]);
+  return true;
+}
+
 // Sums over the batches of one epoch.
 struct EpochMeter {
   double loss_sum = 0;  // sum of per-sample losses of the steps not skipped
@@ -145,21 +153,23 @@ StepResult Trainer::train_step(const Batch& batch) {
     TANDEM_ZONE_CAT("forward", "train");
     AutocastGuard autocast(options_.autocast);
     logits = model_(Var(to_device(batch.images, device_)));
-    loss = cross_entropy(logits, to_device(batch.labels, device_), options_.label_smoothing);
+    loss = cross_entropy(logits, to_device(batch.labels, device_), options_.label_smoothing,
+                         checked_on_host(batch.labels, logits));
   }
-  // The host reads the loss and the logits (a GPU run waits for its stream
-  // here, once per step): a non-finite loss must skip the step.
-  r.loss = to_host(loss.value()).scalar_at(0);
-  r.correct = count_correct(to_host(logits.value()), to_host(batch.labels));
-  if (!std::isfinite(r.loss)) return skip(r, buffers_before);
   {
     TANDEM_ZONE_CAT("backward", "train");
     backward(loss, scaler_ ? loss_seed(scaler_->scale()) : Tensor());
   }
   if (scaler_) scaler_->unscale(optimizer_.parameters());  // an overflow makes the norm below inf
   double max_norm = options_.clip_grad_norm > 0 ? options_.clip_grad_norm : std::numeric_limits<double>::infinity();
+  // The host reads the gradient norm, then the loss and the logits: on a GPU
+  // one wait for the stream per step, after the backward (a non-finite loss
+  // still skips the step; its backward was enqueued for nothing).
   ClipResult clip = clip_grad_norm(optimizer_.parameters(), max_norm);
   r.grad_norm = clip.total_norm;
+  r.loss = to_host(loss.value()).scalar_at(0);
+  r.correct = count_correct(to_host(logits.value()), to_host(batch.labels));
+  if (!std::isfinite(r.loss)) return skip(r, buffers_before);
   if (!clip.finite) {
     if (scaler_) scaler_->step(optimizer_), scaler_->update();  // counts the overflow, backs the scale off
     return skip(r, buffers_before);
@@ -186,7 +196,7 @@ EvalResult Trainer::evaluate(DataLoader& data, int64_t epoch) {
   data.start_epoch(epoch);
   while (std::optional<Batch> b = next_batch(data)) {
     Var logits = model_(Var(to_device(b->images, device_)));
-    Var loss = cross_entropy(logits, to_device(b->labels, device_));
+    Var loss = cross_entropy(logits, to_device(b->labels, device_), 0, checked_on_host(b->labels, logits));
     loss_sum += to_host(loss.value()).scalar_at(0) * double(b->labels.numel());
     correct += count_correct(to_host(logits.value()), to_host(b->labels));
     r.samples += b->labels.numel();

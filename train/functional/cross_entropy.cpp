@@ -19,12 +19,20 @@ struct CrossEntropyFn : GradFn {
 
 }  // namespace
 
-Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing) {
+Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing, bool labels_checked) {
   const TrainBackend& be = train_backend("cross_entropy", {&logits});
-  CrossEntropyParams p{label_smoothing};
+  CrossEntropyParams p{label_smoothing, labels_checked};
   Tensor loss = empty_f32(be, {}), saved;
   be.cross_entropy_forward(be.ctx, p, logits.value(), labels, loss, &saved);
   return record<CrossEntropyFn>(std::move(loss), be, {logits}, p, labels, std::move(saved));
+}
+
+void check_labels(const Tensor& labels, int64_t classes) {
+  check(labels.device().is_cpu() && labels.dtype() == DType::i64, "labels to check must be i64 on the host");
+  const int64_t* y = labels.data<int64_t>();
+  for (int64_t i = 0; i < labels.numel(); ++i)
+    check(y[i] >= 0 && y[i] < classes, "label " + std::to_string(y[i]) + " of sample " + std::to_string(i) +
+                                           " is outside [0, " + std::to_string(classes) + ")");
 }
 
 }  // namespace tandem::train
