@@ -8,12 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/train_data.h"
 #include "cli/train_progress.h"
 #include "cli/train_setup.h"
 #include "cpu/cpu_backend.h"
 #include "profile/session.h"
-#include "train/data/fashion_mnist.h"
-#include "train/data/subset.h"
 #include "train/export.h"
 #include "train/models/models.h"
 #include "train/precision.h"
@@ -24,20 +23,7 @@ namespace tandem::cli {
 
 namespace {
 
-// A dataset and, with a limit, the view of its first samples.
-struct Data {
-  std::unique_ptr<train::Dataset> full;
-  std::unique_ptr<train::Dataset> view;
-  const train::Dataset& get() const { return view ? *view : *full; }
-};
-
-Data load_split(train::Split split, int64_t limit) {
-  Data d{std::make_unique<train::FashionMnist>(train::FashionMnist::load(split)), nullptr};
-  if (limit > 0) d.view = std::make_unique<train::Prefix>(*d.full, std::min(limit, d.full->size()));
-  return d;
-}
-
-train::LoaderOptions loader_options(const TrainCliOptions& o, bool shuffle) {
+train::LoaderOptions loader_options(const TrainCliOptions& o, bool shuffle, float fill = 0) {
   train::LoaderOptions l;
   l.batch_size = o.batch;
   l.shuffle = shuffle;
@@ -46,7 +32,7 @@ train::LoaderOptions loader_options(const TrainCliOptions& o, bool shuffle) {
   if (shuffle) {  // the training set's loader
     l.augment.crop_padding = o.random_crop;
     l.augment.horizontal_flip = o.flip;
-    l.augment.fill = -train::FashionMnist::kMean / train::FashionMnist::kStd;  // a black pixel, normalized
+    l.augment.fill = fill;
   }
   return l;
 }
@@ -60,12 +46,13 @@ nlohmann::json epoch_json(const train::EpochReport& r, const std::string& precis
   return j;
 }
 
-void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train::Dataset& te, int64_t batches,
+void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train::Dataset* te, int64_t batches,
                 const train::Optimizer& opt) {
-  fmt::print("training {} on {}: {} train / {} test images {}, {} batches of {} per epoch, {} lr {:g}, {} epochs, "
-             "{} {}\n",
-             o.arch, o.data, tr.size(), te.size(), shape_str(tr.image_shape()), batches, o.batch, o.optimizer,
-             opt.lr(), o.epochs, o.device, o.precision);
+  const std::string test = te ? fmt::format("{} test", te->size()) : "no test";
+  fmt::print("training {} on {}: {} train / {} images {}, {} classes, {} batches of {} per epoch, {} lr {:g}, "
+             "{} epochs, {} {}\n",
+             o.arch, o.data, tr.size(), test, shape_str(tr.image_shape()), tr.num_classes(), batches, o.batch,
+             o.optimizer, opt.lr(), o.epochs, o.device, o.precision);
   std::fflush(stdout);
 }
 
@@ -91,9 +78,8 @@ int train_command(const TrainCliOptions& o) {
   check_train_options(o);
   profile::TraceSession trace(profile::SessionOutputs{o.trace, o.profile});
   cpu::set_num_threads(o.threads);
-  Data train_data = load_split(train::Split::train, o.limit_train);
-  Data test_data = load_split(train::Split::test, o.limit_test);
-  const train::Dataset& tr = train_data.get();
+  TrainData data = load_train_data(o);
+  const train::Dataset& tr = data.train.get();
   Shape sample = tr.image_shape();
   train::ModelConfig mc{sample[0], sample[1], sample[2], tr.num_classes(), o.dropout};
   train::Rng rng(o.seed);
@@ -104,8 +90,9 @@ int train_command(const TrainCliOptions& o) {
   if (o.device == "cuda") model->to(Device::cuda(0));
   if (o.device == "hetero") place_split(o, *model, tr);
   std::unique_ptr<train::Optimizer> optimizer = make_optimizer(o, model->parameters());
-  train::DataLoader train_loader(tr, loader_options(o, true));
-  train::DataLoader test_loader(test_data.get(), loader_options(o, false));
+  train::DataLoader train_loader(tr, loader_options(o, true, data.fill));
+  std::unique_ptr<train::DataLoader> test_loader;
+  if (data.test) test_loader = std::make_unique<train::DataLoader>(data.test.get(), loader_options(o, false));
   const int64_t batches = train_loader.batches_per_epoch();
   train::TrainerOptions to;
   to.epochs = o.epochs;
@@ -119,7 +106,7 @@ int train_command(const TrainCliOptions& o) {
     fmt::print("resumed from {} at epoch {}, batch {} (step {})\n", o.checkpoint, trainer.state().epoch + 1,
                trainer.state().epoch_batch, trainer.state().step);
   }
-  print_plan(o, tr, test_data.get(), batches, *optimizer);
+  print_plan(o, tr, data.test ? &data.test.get() : nullptr, batches, *optimizer);
   std::ofstream log;
   if (!o.log.empty()) {
     log.open(o.log, std::ios::app);
@@ -131,7 +118,7 @@ int train_command(const TrainCliOptions& o) {
     progress.epoch(r);
     if (log.is_open()) log << epoch_json(r, o.precision).dump() << std::endl;
   };
-  trainer.fit(train_loader, &test_loader);
+  trainer.fit(train_loader, test_loader.get());
   if (o.device == "hetero") fmt::print("CPU/GPU split (r: share of each layer's output channels on the GPU)\n{}",
                                        train::format_split_summary(train::split_summary(*model)));
   if (!o.out.empty()) {
@@ -150,6 +137,8 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--arch", o->arch, "lenet5, cnn, resnet20 or resnet18")
       ->check(CLI::IsMember({"lenet5", "cnn", "resnet20", "resnet18"}));
   sub->add_option("--data", o->data, "fashion-mnist (Debian's dataset-fashion-mnist) or an image folder DIR");
+  sub->add_option("--image-size", o->image_size, "image folders: the square crop S the network sees (resize to S*256/224)")
+      ->check(CLI::Range(8, 1024));
   sub->add_option("--epochs", o->epochs, "Passes over the training set")->check(CLI::NonNegativeNumber);
   sub->add_option("--batch", o->batch, "Images per step")->check(CLI::PositiveNumber);
   sub->add_option("--device", o->device, "cpu, cuda or hetero (CPU and GPU)")

@@ -31,8 +31,6 @@ void check_train_options(const TrainCliOptions& o) {
   check_supported(o.precision != "fp16" || o.device != "cpu",
                   "--precision fp16 trains on the GPU (--device cuda); the CPU computes in fp32 or bf16");
   check(o.split == "auto" || o.device == "hetero", "--split applies to --device hetero only");
-  check_supported(o.data == "fashion-mnist",
-                  "--data " + o.data + ": image-folder datasets are not supported yet (only fashion-mnist)");
   check_gpu_present(o.device);
   check(!o.resume || !o.checkpoint.empty(), "--resume needs --checkpoint FILE");
   check(o.optimizer != "adam" || o.weight_decay <= 0,

@@ -14,6 +14,7 @@ namespace tandem::cli {
 struct TrainCliOptions {
   std::string arch = "cnn";
   std::string data = "fashion-mnist";
+  int64_t image_size = 224;  // image folders: the crop (torchvision's CenterCrop)
   int64_t epochs = 10;
   int64_t batch = 128;
   std::string device = "cpu";
