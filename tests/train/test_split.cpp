@@ -8,6 +8,7 @@
 
 #include "tests/temp_dir.h"
 #include "tests/train/split_test_util.h"
+#include "train/autocast.h"
 #include "train/checkpoint.h"
 #include "train/functional.h"
 #include "train/layers.h"
@@ -65,6 +66,33 @@ TEST(Split, ConvMatchesTheUnsplitLayerAtEveryShare) {
                       "conv case " + std::to_string(seed) + " r=" + std::to_string(r));
       ++seed;
     }
+  }
+}
+
+// The CPU side of a split computes in bf16 through oneDNN under autocast,
+// as the unsplit layer does: y and the weight gradient are per output
+// channel, the same sums in the same precision; dx is two partial sums, each
+// produced in bf16 (oneDNN's bf16 backward-data), against one: bf16 rounding
+// (2^-8) apart, not more.
+TEST(Split, ConvUnderBf16AutocastMatchesTheUnsplitBf16Layer) {
+  const ConvCase c{8, 16, 3, {.padding = 1}, {2, 8, 6, 6}};
+  const Shape ys{2, 16, 6, 6};
+  Tensor x = random_host(c.x, 41), dy = random_host(ys, 42);
+  for (double r : {0.25, 0.5}) {
+    Rng a(40), b(40);
+    Conv2d whole(c.in, c.out, c.kernel, c.o, a), split(c.in, c.out, c.kernel, c.o, b);
+    place_hetero(split, Device::cpu(), SplitSetting{false, r});
+    AutocastGuard bf16(DType::bf16);
+    LayerRun s = run_layer(split, x, dy, Device::cpu()), w = run_layer(whole, x, dy, Device::cpu());
+    const std::string what = "bf16 r=" + std::to_string(r);
+    EXPECT_LE(rel_error(s.y, w.y), kTol) << what;
+    EXPECT_LE(rel_error(s.dx, w.dx), 1e-2) << what;
+    for (const auto& [name, g] : w.grads) EXPECT_LE(rel_error(s.grads.at(name), g), kTol) << what << " d" << name;
+    // and it is bf16: the f32 layer differs by more than f32 rounding
+    AutocastGuard f32(DType::f32);
+    Rng f(40);
+    Conv2d exact(c.in, c.out, c.kernel, c.o, f);
+    EXPECT_GT(rel_error(run_layer(exact, x, dy, Device::cpu()).y, w.y), 1e-4);
   }
 }
 
