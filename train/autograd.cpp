@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "profile/zone.h"
 #include "train/backend.h"
 
 namespace tandem::train {
@@ -81,12 +82,29 @@ void run_node(Node& n) {
   std::vector<GradOut> outs;
   // In input order, so an input used twice by one op is overwritten, then added to.
   for (const Var& v : fn.inputs) outs.push_back(destination(v));
-  fn.backward(n.grad, outs);
+  if (fn.zone) {
+    TANDEM_ZONE_AT(fn.zone);
+    fn.backward(n.grad, outs);
+  } else {
+    fn.backward(n.grad, outs);
+  }
   n.grad = Tensor();
   n.fn.reset();
 }
 
 }  // namespace
+
+namespace {
+thread_local const profile::SourceLocation* t_layer_zone = nullptr;
+}  // namespace
+
+LayerZoneScope::LayerZoneScope(const profile::SourceLocation* backward_zone) : previous_(t_layer_zone) {
+  t_layer_zone = backward_zone;
+}
+
+LayerZoneScope::~LayerZoneScope() { t_layer_zone = previous_; }
+
+const profile::SourceLocation* current_layer_zone() { return t_layer_zone; }
 
 Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
   check(value.defined(), "a Var needs a value");

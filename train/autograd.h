@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/train_backend.h"
+#include "profile/thread_buffer.h"
 #include "train/parameter.h"
 
 namespace tandem::train {
@@ -61,7 +62,24 @@ class GradFn {
 
   std::vector<Var> inputs;
   const TrainBackend* backend = nullptr;
+  // The profiler zone of the layer whose forward recorded this op
+  // (LayerZoneScope), so that `--profile` shows the backward per layer.
+  const profile::SourceLocation* zone = nullptr;
 };
+
+// While one lives on this thread, the ops recorded carry `backward_zone`
+// (the innermost scope wins; a Module's operator() opens one per layer).
+class LayerZoneScope {
+ public:
+  explicit LayerZoneScope(const profile::SourceLocation* backward_zone);
+  ~LayerZoneScope();
+  LayerZoneScope(const LayerZoneScope&) = delete;
+  LayerZoneScope& operator=(const LayerZoneScope&) = delete;
+
+ private:
+  const profile::SourceLocation* previous_;
+};
+const profile::SourceLocation* current_layer_zone();
 
 // Runs root's backward. `seed` is dL/droot; omitted, root must hold one value
 // (a loss) and the seed is 1.
@@ -93,6 +111,7 @@ Var record(Tensor value, const TrainBackend& backend, std::vector<Var> inputs, A
   auto fn = std::make_shared<Fn>(std::forward<Args>(args)...);
   fn->inputs = std::move(inputs);
   fn->backend = &backend;
+  fn->zone = current_layer_zone();
   return Var::result(std::move(value), std::move(fn));
 }
 

@@ -1,5 +1,7 @@
 #include "train/layers/module.h"
 
+#include "profile/dynamic_location.h"
+#include "profile/zone.h"
 #include "train/device_tensor.h"
 #include "train/export_builder.h"
 #include "train/layers/fake_quantize.h"
@@ -47,8 +49,19 @@ void Module::load_state_dict(const NamedTensors& tensors) {
 }
 
 Var Module::operator()(const Var& x) {
-  Var y = forward(x);
-  return output_fake_quant_ ? output_fake_quant_->forward(y) : y;
+  auto run = [&] {
+    Var y = forward(x);
+    return output_fake_quant_ ? output_fake_quant_->forward(y) : y;
+  };
+  if (prefix_.empty()) return run();  // the model itself: the loop's zones are its
+  if (!forward_zone_) {
+    const std::string name = prefix_.substr(0, prefix_.size() - 1);  // without the trailing '.'
+    forward_zone_ = profile::dynamic_location("forward " + name, "layer");
+    backward_zone_ = profile::dynamic_location("backward " + name, "layer");
+  }
+  TANDEM_ZONE_AT(forward_zone_);
+  LayerZoneScope scope(backward_zone_);  // the ops it records run their backward in that zone
+  return run();
 }
 
 ValueId Module::graph(ExportBuilder& g, ValueId x) const {

@@ -102,6 +102,10 @@ class Module {
   // What the names of this module's tensors start with ("layer1.0.conv1."),
   // so a child added after this module was adopted is named in full.
   std::string prefix_;
+  // "forward <name>" and "backward <name>" (profile/dynamic_location.h), made
+  // at the first forward: --profile shows the step per layer.
+  const profile::SourceLocation* forward_zone_ = nullptr;
+  const profile::SourceLocation* backward_zone_ = nullptr;
   FakeQuantize* output_fake_quant_ = nullptr;
   bool training_ = true;
 };

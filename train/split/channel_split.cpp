@@ -30,6 +30,8 @@ ChannelSplit::ChannelSplit(std::deque<Parameter>& params, const ChannelOp& op, D
         "split of '" + w.name + "' " + w.value.desc().str() + " in steps of " + std::to_string(step));
   rows_ = w.value.dim(0);
   weight_name_ = w.name;
+  const std::string layer = w.name.ends_with(".weight") ? w.name.substr(0, w.name.size() - 7) : w.name;
+  zones_ = split_zones(layer, home);
   weight_decay_ = w.decay;
   has_bias_ = params.size() == 2;
   if (has_bias_) bias_name_ = params.back().name, bias_decay_ = params.back().decay;
@@ -98,7 +100,7 @@ Var ChannelSplit::forward(const Var& x) {
   }
   auto var = [](Parameter* p) { return p ? Var::of(*p) : Var(); };
   if (!w_host_) return channel_forward(x, var(w_home_), var(b_home_), op_);
-  return split_forward(x, SplitVars{var(w_home_), var(b_home_), var(w_host_), var(b_host_)}, op_, link_);
+  return split_forward(x, SplitVars{var(w_home_), var(b_home_), var(w_host_), var(b_host_)}, op_, link_, zones_);
 }
 
 WholeParameters whole_parameters(const ChannelSplit* split, const Parameter* weight, const Parameter* bias) {

@@ -73,6 +73,7 @@ class ChannelSplit {
   int64_t rows_ = 0, step_ = 1, home_rows_ = 0;
   bool has_bias_ = false;
   std::string weight_name_, bias_name_;
+  SplitZones zones_{};
   bool weight_decay_ = true, bias_decay_ = false;
   Parameter *w_home_ = nullptr, *b_home_ = nullptr, *w_host_ = nullptr, *b_host_ = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "train/split/split_op.h"
 
+#include "profile/dynamic_location.h"
 #include "profile/zone.h"
 #include "train/autocast.h"
 #include "train/backend.h"
@@ -23,6 +24,12 @@ void ChannelOp::backward(const TrainBackend& be, const Tensor& x, const Tensor& 
   else be.linear_backward(be.ctx, x, w, dy, dx, dw, db);
 }
 
+SplitZones split_zones(const std::string& layer, Device home) {
+  const std::string h = "split " + layer + (home.is_cpu() ? " home " : " gpu "), c = "split " + layer + " cpu ";
+  return {profile::dynamic_location(h + "forward", "split"), profile::dynamic_location(c + "forward", "split"),
+          profile::dynamic_location(h + "backward", "split"), profile::dynamic_location(c + "backward", "split")};
+}
+
 Var channel_forward(const Var& x, const Var& w, const Var& b, const ChannelOp& op) {
   return op.kind == ChannelOp::Kind::conv2d ? conv2d(x, w, b, op.conv) : linear(x, w, b);
 }
@@ -32,8 +39,9 @@ namespace {
 Tensor value_or_none(const Var& v) { return v.defined() ? v.value() : Tensor(); }
 
 // The host side's output channels, computed on the calling thread.
-Tensor host_forward(const ChannelOp& op, const Tensor& x_host, const SplitVars& v, const DeviceLink& link) {
-  TANDEM_ZONE_CAT("split cpu forward", "split");
+Tensor host_forward(const ChannelOp& op, const Tensor& x_host, const SplitVars& v, const DeviceLink& link,
+                    const SplitZones& zones) {
+  TANDEM_ZONE_AT(zones.host_forward);
   const TrainBackend& cpu = train_backend(Device::cpu());
   Tensor y = link.host_empty(op.output_shape(x_host.shape(), v.w_host.shape()));
   op.forward(cpu, x_host, v.w_host.value(), value_or_none(v.b_host), y);
@@ -42,7 +50,8 @@ Tensor host_forward(const ChannelOp& op, const Tensor& x_host, const SplitVars& 
 
 // inputs: x, w_home, b_home, w_host, b_host (undefined ones kept as placeholders).
 struct SplitFn : GradFn {
-  SplitFn(const ChannelOp& o, const DeviceLink& l, Tensor xh) : op(o), link(l), x_host(std::move(xh)) {}
+  SplitFn(const ChannelOp& o, const DeviceLink& l, Tensor xh, const SplitZones& z)
+      : op(o), link(l), x_host(std::move(xh)), zones(z) {}
   const char* name() const override { return "split"; }
 
   void backward(const Tensor& dy, std::span<const GradOut> d) override {
@@ -61,13 +70,13 @@ struct SplitFn : GradFn {
     }
     std::unique_ptr<HostCopy> dy_copy = link.to_host(dy_host);
     if (home_rows > 0) {
-      TANDEM_ZONE_CAT("split home backward", "split");
+      TANDEM_ZONE_AT(zones.home_backward);
       op.backward(home, x.value(), w_home.value(), dy_home, d[0], d[1], d[2]);
     }
     const Tensor& dy_h = dy_copy->wait();
     Tensor dx_part;
     {
-      TANDEM_ZONE_CAT("split cpu backward", "split");
+      TANDEM_ZONE_AT(zones.host_backward);
       const TrainBackend& cpu = train_backend(Device::cpu());
       if (d[0].wanted()) dx_part = link.host_empty(x_host.shape());
       op.backward(cpu, x_host, w_host.value(), dy_h, {dx_part, GradMode::overwrite}, d[3], d[4]);
@@ -82,11 +91,13 @@ struct SplitFn : GradFn {
   ChannelOp op;
   DeviceLink link;
   Tensor x_host;  // x as the host side read it (kept for its weight gradient)
+  SplitZones zones;
 };
 
 }  // namespace
 
-Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op_in, const DeviceLink& link) {
+Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op_in, const DeviceLink& link,
+                  const SplitZones& zones) {
   check(v.w_host.defined() && v.w_host.device().is_cpu(), "a split layer needs its host part on the host");
   check(x.device() == link.home() && (!v.w_home.defined() || v.w_home.device() == link.home()),
         std::string("split ") + op_in.name() + ": x and the home part must live on " + link.home().str() + ", x is on " +
@@ -97,19 +108,19 @@ Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op_in, cons
   std::unique_ptr<HostCopy> x_copy = link.to_host(x.value());
   Tensor y_home;
   if (v.w_home.defined()) {
-    TANDEM_ZONE_CAT("split home forward", "split");
+    TANDEM_ZONE_AT(zones.home_forward);
     y_home = empty_f32(home, op.output_shape(x.shape(), v.w_home.shape()));
     op.forward(home, x.value(), v.w_home.value(), value_or_none(v.b_home), y_home);
   }
   const Tensor& x_host = x_copy->wait();
-  Tensor y_host = link.to_home(host_forward(op, x_host, v, link));
+  Tensor y_host = link.to_home(host_forward(op, x_host, v, link, zones));
   Tensor y = y_host;
   if (y_home.defined()) {
     const Tensor parts[2] = {y_home, y_host};
     y = empty_f32(home, concat_output_shape(std::span<const Tensor>(parts), 1));
     home.concat_forward(home.ctx, 1, std::span<const Tensor>(parts), y);
   }
-  return record<SplitFn>(std::move(y), home, {x, v.w_home, v.b_home, v.w_host, v.b_host}, op, link, x_host);
+  return record<SplitFn>(std::move(y), home, {x, v.w_home, v.b_home, v.w_host, v.b_host}, op, link, x_host, zones);
 }
 
 }  // namespace tandem::train

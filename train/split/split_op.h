@@ -32,9 +32,17 @@ struct SplitVars {
   Var w_home, b_home, w_host, b_host;
 };
 
+// The profiler zones of one split layer's two sides, so that `--profile`
+// shows each layer's CPU and GPU part ("split features.0 gpu forward", ...).
+struct SplitZones {
+  const profile::SourceLocation *home_forward, *host_forward, *home_backward, *host_backward;
+};
+SplitZones split_zones(const std::string& layer, Device home);
+
 // The op over all output channels, split as `v` says; x on the link's home.
 // Returns a Var on home.
-Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op, const DeviceLink& link);
+Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op, const DeviceLink& link,
+                  const SplitZones& zones);
 
 // The op on one device only (the unsplit layer, or a side alone when tuning).
 Var channel_forward(const Var& x, const Var& w, const Var& b, const ChannelOp& op);

@@ -1,0 +1,63 @@
+// `--profile` of a training step shows it per layer: every named layer's
+// forward is a zone "forward <name>" (nested in its container's), the ops
+// its forward recorded run their backward in "backward <name>", and a layer
+// split between devices shows each side ("split <name> home|cpu forward").
+// Checked on a real session's summary (profile/summary_io.h), the counts
+// against the number of steps.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "profile/session.h"
+#include "profile/summary_io.h"
+#include "tests/temp_dir.h"
+#include "tests/train/split_test_util.h"
+#include "train/layers.h"
+#include "train/split/place.h"
+
+namespace tandem::train {
+namespace {
+
+#if TANDEM_PROFILE
+const profile::StageSummary* find_stage(const profile::ProfileSummary& s, const std::string& name) {
+  for (const auto& st : s.stages)
+    if (st.name == name) return &st;
+  return nullptr;
+}
+
+// A conv-bn-relu block and a linear head, the conv split between two "sides"
+// on the CPU (home cpu): three steps of forward + backward.
+TEST(LayerProfile, ForwardAndBackwardZonesPerLayerAndPerSplitSide) {
+  tandem::testing::TempDir dir("layer_profile");
+  {
+    profile::TraceSession session(profile::SessionOutputs{"", dir.path().string()});
+    Rng rng(3);
+    Sequential model;
+    auto& features = model.add("features", std::make_unique<Sequential>());
+    features.emplace<Conv2d>(2, 4, 3, Conv2dOptions{.padding = 1}, rng);
+    features.emplace<BatchNorm2d>(4);
+    features.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
+    features.emplace<Flatten>();
+    model.add("head", std::make_unique<Linear>(4 * 5 * 5, 3, true, rng));
+    place_hetero(features, Device::cpu(), SplitSetting{false, 0.5});
+    for (int step = 0; step < 3; ++step) {
+      Var y = model(Var(testing::random_host({2, 2, 5, 5}, 10 + step), true));
+      backward(y, testing::random_host({2, 3}, 20 + step));
+    }
+  }
+  const profile::ProfileSummary s = profile::read_summary(dir.path().string());
+  for (const char* name : {"forward features", "forward features.0", "forward features.1", "forward features.2",
+                           "forward head", "backward features.0", "backward features.1", "backward features.2",
+                           "backward head", "split features.0 home forward", "split features.0 cpu forward",
+                           "split features.0 home backward", "split features.0 cpu backward"}) {
+    const profile::StageSummary* st = find_stage(s, name);
+    ASSERT_NE(st, nullptr) << name;
+    EXPECT_EQ(st->count, 3u) << name;
+  }
+  // The model itself (no name) opens no layer zone of its own.
+  EXPECT_EQ(find_stage(s, "forward "), nullptr);
+}
+#endif
+
+}  // namespace
+}  // namespace tandem::train
