@@ -143,6 +143,7 @@ GpuSummary summarize_gpu(const Trace& trace) {
   s.api_calls = gpu.api_calls.size();
   s.top_kernels = top_kernels(gpu);
   s.copies_by_kind = copies_by_kind(gpu);
+  s.by_stage = gpu_time_by_stage(trace);
   s.dropped = gpu.dropped;
   return s;
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "profile/gpu_by_stage.h"
 #include "profile/trace.h"
 
 namespace tandem::profile {
@@ -56,6 +57,7 @@ struct GpuSummary {
   uint64_t streams = 0, kernels = 0, copies = 0, memsets = 0, api_calls = 0;
   std::vector<KernelStats> top_kernels;  // by total time, at most kTopKernels
   std::vector<CopyStats> copies_by_kind;  // directions that occurred, in CopyKind order
+  std::vector<StageGpuStats> by_stage;    // GPU time by launching zone (gpu_by_stage.h), largest first
   uint64_t dropped = 0;
 };
 

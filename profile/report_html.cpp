@@ -75,6 +75,8 @@ window.addEventListener("unhandledrejection", e => tandemFail(e.reason));
 <div class="meta" id="gpu-line"></div>
 <table id="kernels"></table>
 <table id="copies"></table>
+<div class="meta">GPU time by the zone whose thread launched it (per layer in training).</div>
+<table id="gpu-stages"></table>
 </div>
 <div id="counter-section" hidden>
 <h2>Counters</h2>
@@ -369,6 +371,10 @@ function fillGpu() {
         g.top_kernels.map(k => [k.name, String(k.count), fmtDur(k.total_ns), fmtDur(k.mean_ns), fmtDur(k.min_ns), fmtDur(k.max_ns)]));
   table("copies", ["copy", "count", "bytes", "total", "GB/s"],
         g.copies.map(c => [c.kind, String(c.count), String(c.bytes), fmtDur(c.total_ns), c.gb_per_s.toFixed(2)]));
+  const busy = g.busy_ns || 1;
+  table("gpu-stages", ["launched in", "ops", "kernels", "copies", "share of GPU busy"],
+        (g.by_stage || []).map(st => [st.stage, String(st.ops), fmtDur(st.kernel_ns), fmtDur(st.copy_ns),
+                                      pct((st.kernel_ns + st.copy_ns) / busy)]));
 }
 
 function fillCounters() {

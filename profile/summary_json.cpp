@@ -64,6 +64,10 @@ json gpu_json(const GpuSummary& g) {
     kernels.push_back({{"name", k.name},     {"count", k.count},   {"total_ns", k.total_ns},
                        {"mean_ns", k.mean_ns}, {"min_ns", k.min_ns}, {"max_ns", k.max_ns}});
   j["top_kernels"] = kernels;
+  json by_stage = json::array();
+  for (const StageGpuStats& st : g.by_stage)
+    by_stage.push_back({{"stage", st.stage}, {"ops", st.ops}, {"kernel_ns", st.kernel_ns}, {"copy_ns", st.copy_ns}});
+  j["by_stage"] = by_stage;
   json copies = json::array();
   for (const CopyStats& c : g.copies_by_kind)
     copies.push_back({{"kind", copy_kind_name(c.kind)}, {"count", c.count}, {"bytes", c.bytes},

@@ -1,6 +1,8 @@
 // summary.txt and the short summary printed at the end of a run.
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "profile/summary_io.h"
 
 namespace tandem::profile {
@@ -75,6 +77,26 @@ std::string counter_table(const std::vector<CounterSummary>& counters) {
   return out;
 }
 
+// GPU time by the zone that launched it (per layer in training); the top
+// kGpuStageRows, the rest in summary.json.
+constexpr size_t kGpuStageRows = 12;
+
+std::string gpu_by_stage_table(const GpuSummary& g) {
+  if (g.by_stage.empty()) return "";
+  std::string out = fmt::format("  {:<{}} {:>8} {:>10} {:>10} {:>7}\n", "GPU time by launching zone", kNameWidth, "ops",
+                                "kernels", "copies", "share");
+  const double busy = double(std::max<uint64_t>(g.time.busy_ns(), 1));
+  for (size_t i = 0; i < g.by_stage.size() && i < kGpuStageRows; ++i) {
+    const StageGpuStats& st = g.by_stage[i];
+    out += fmt::format("  {:<{}} {:>8} {:>10} {:>10} {:>6.1f}%\n", shorten_name(st.stage, kNameWidth), kNameWidth,
+                       st.ops, format_duration(st.kernel_ns), format_duration(st.copy_ns),
+                       100.0 * double(st.total_ns()) / busy);
+  }
+  if (g.by_stage.size() > kGpuStageRows)
+    out += fmt::format("  ... {} more in summary.json\n", g.by_stage.size() - kGpuStageRows);
+  return out;
+}
+
 std::string gpu_tables(const GpuSummary& g) {
   std::string out = fmt::format("GPU: {} streams, {} kernels, {} copies, {} memsets, {} CUDA calls, {} records dropped\n",
                                 g.streams, g.kernels, g.copies, g.memsets, g.api_calls, g.dropped);
@@ -90,6 +112,7 @@ std::string gpu_tables(const GpuSummary& g) {
   for (const CopyStats& c : g.copies_by_kind)
     out += fmt::format("  {:<10} {:>8} {:>12} {:>10} {:>10.2f}\n", copy_kind_name(c.kind), c.count, c.bytes,
                        format_duration(c.total_ns), c.gb_per_s);
+  out += gpu_by_stage_table(g);
   return out;
 }
 

@@ -133,6 +133,50 @@ TEST(GpuActivity, ApiCallsJoinTheProfilerThreads) {
   EXPECT_EQ(t.tracks[1].os_tid, 999u);
 }
 
+// GPU time by launching zone: each op goes to the innermost zone open on the
+// launching thread when its API call began. Host zones: "forward L" [0,300)
+// holding "split L gpu forward" [100,200), then "backward L" [400,800).
+// Launches at 50, 150, 250 (the child has ended: its parent again), 450,
+// 900 (outside every zone); one op has no correlation id.
+TEST(GpuActivity, GpuTimeGoesToTheZoneThatLaunchedIt) {
+  profile::Trace t;
+  t.begin_ns = 0, t.end_ns = 1000;
+  t.locations = {{"forward L", "x.cpp", 1, "layer"}, {"split L gpu forward", "x.cpp", 2, "split"},
+                 {"backward L", "x.cpp", 3, "layer"}};
+  profile::Track host;
+  host.tid = 1, host.os_tid = 77, host.name = "main";
+  host.zones = {{0, 300, 0, 0}, {100, 200, 1, 1}, {400, 800, 2, 0}};
+  t.tracks.push_back(host);
+  profile::GpuActivity g;
+  g.collected = true;
+  g.names = {"k", "memcpy", "cudaLaunchKernel"};
+  profile::GpuStream s{0, 7, {}};
+  s.ops = {op(GpuOpKind::kernel, 0, 60, 160, 1), op(GpuOpKind::kernel, 0, 160, 180, 2),
+           op(GpuOpKind::memcpy, 1, 260, 300, 3, 8, CopyKind::dtoh), op(GpuOpKind::kernel, 0, 460, 530, 4),
+           op(GpuOpKind::kernel, 0, 910, 915, 5), op(GpuOpKind::kernel, 0, 920, 925, 0)};
+  g.streams = {s};
+  for (uint32_t corr : {1u, 2u, 3u, 4u, 5u}) {
+    const uint64_t at[] = {0, 50, 150, 250, 450, 900};
+    g.api_calls.push_back({77, 0, 2, corr, at[corr], at[corr] + 5});
+  }
+  profile::attach_gpu_activity(t, std::move(g));
+  const std::vector<profile::StageGpuStats> by = profile::gpu_time_by_stage(t);
+  ASSERT_EQ(by.size(), 4u);
+  EXPECT_EQ(by[0].stage, "forward L");
+  EXPECT_EQ(by[0].ops, 2u);
+  EXPECT_EQ(by[0].kernel_ns, 100u);
+  EXPECT_EQ(by[0].copy_ns, 40u);
+  EXPECT_EQ(by[1].stage, "backward L");
+  EXPECT_EQ(by[1].kernel_ns, 70u);
+  EXPECT_EQ(by[2].stage, "split L gpu forward");
+  EXPECT_EQ(by[2].kernel_ns, 20u);
+  EXPECT_EQ(by[3].stage, profile::kNoZone);
+  EXPECT_EQ(by[3].ops, 2u);
+  EXPECT_EQ(by[3].kernel_ns, 10u);
+  const std::string text = profile::format_summary(profile::summarize(t));
+  EXPECT_NE(text.find("GPU time by launching zone"), std::string::npos) << text;
+}
+
 TEST(GpuActivity, SummaryTextAndJson) {
   const profile::ProfileSummary s = profile::summarize(synthetic_gpu_trace());
   const std::string text = profile::format_summary(s);
@@ -143,6 +187,10 @@ TEST(GpuActivity, SummaryTextAndJson) {
   EXPECT_EQ(j["gpu"]["time"]["sync_ns"], 80);
   EXPECT_EQ(j["gpu"]["top_kernels"][0]["name"], "kernelA");
   EXPECT_EQ(j["gpu"]["copies"][1]["kind"], "DtoH");
+  // Only the launch at 560 falls in a zone (the wait.gpu zone [480, 580)).
+  ASSERT_EQ(j["gpu"]["by_stage"].size(), 2u);
+  EXPECT_EQ(j["gpu"]["by_stage"][1]["stage"], "stream sync");
+  EXPECT_EQ(j["gpu"]["by_stage"][1]["copy_ns"], 100);
 }
 
 TEST(GpuActivity, UnavailableIsOneNoteAndNoGpuRunSaysNothing) {
