@@ -21,9 +21,8 @@ void prepare_children(Sequential& s) {
       prepare_children(*seq);
     } else if (auto* block = dynamic_cast<BasicBlock*>(&m)) {
       block->enable_qat();
-    } else if (dynamic_cast<Conv2d*>(&m) || dynamic_cast<Linear*>(&m)) {
-      if (auto* conv = dynamic_cast<Conv2d*>(&m)) conv->enable_qat();
-      if (auto* linear = dynamic_cast<Linear*>(&m)) linear->enable_qat();
+    } else if (auto* layer = dynamic_cast<ChannelLayer*>(&m)) {
+      layer->enable_qat();
       size_t last = i;
       while (last + 1 < s.size() && follows_in_group(s.layer(last + 1))) ++last;
       s.layer(last).quantize_output();

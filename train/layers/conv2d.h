@@ -1,9 +1,7 @@
 #pragma once
 #include "core/train_backend.h"
-#include "train/layers/fake_quantize.h"
+#include "train/layers/channel_layer.h"
 #include "train/layers/init.h"
-#include "train/layers/module.h"
-#include "train/split/channel_split.h"
 
 namespace tandem::train {
 
@@ -13,28 +11,20 @@ struct Conv2dOptions {
 };
 
 // PyTorch's nn.Conv2d with a square kernel: weight [out, in/groups, k, k],
-// bias [out], both U(±1/sqrt(fan_in)), fan_in = in/groups * k * k.
-class Conv2d : public Module {
+// bias [out], both U(±1/sqrt(fan_in)), fan_in = in/groups * k * k. QAT and
+// the CPU/GPU split: ChannelLayer.
+class Conv2d : public ChannelLayer {
  public:
   Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, Rng& rng);
   Var forward(const Var& x) override;
-  // Quantization-aware training from now on: the weight passes through a
-  // per-output-channel int8 fake quantizer (child "weight_fake_quant").
-  void enable_qat();
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
-  // From now on the output channels are split between `home` (a GPU, where
-  // x lives) and the host (train/split/place.h), all on home at first; the
-  // weight and bias become a ChannelSplit's parameters, so make the optimizer
-  // afterwards. Not with QAT (an Error after enable_qat, and enable_qat after).
-  ChannelSplit& split(Device home);
-  ChannelSplit* channel_split() const { return split_.get(); }
 
  private:
+  ChannelOp channel_op() const override { return ChannelOp{ChannelOp::Kind::conv2d, params_}; }
+  int64_t split_step() const override;
+
   Conv2dParams params_;
-  Parameter* weight_;
-  Parameter* bias_ = nullptr;
-  FakeQuantize* weight_fake_quant_ = nullptr;
-  std::unique_ptr<ChannelSplit> split_;
+  int64_t kernel_ = 0;
 };
 
 }  // namespace tandem::train

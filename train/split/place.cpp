@@ -3,17 +3,15 @@
 #include <fmt/core.h>
 
 #include "train/device_tensor.h"
-#include "train/layers/conv2d.h"
-#include "train/layers/linear.h"
+#include "train/layers/channel_layer.h"
 
 namespace tandem::train {
 
 namespace {
 
 ChannelSplit* split_of(Module& m) {
-  if (auto* c = dynamic_cast<Conv2d*>(&m)) return c->channel_split();
-  if (auto* l = dynamic_cast<Linear*>(&m)) return l->channel_split();
-  return nullptr;
+  auto* layer = dynamic_cast<ChannelLayer*>(&m);
+  return layer ? layer->channel_split() : nullptr;
 }
 
 std::vector<ChannelSplit*> splits_of(Module& model) {
@@ -31,10 +29,9 @@ int place_hetero(Module& model, Device home, const SplitSetting& s) {
   model.to(home);
   int n = 0;
   model.visit([&](Module& m) {
-    ChannelSplit* split = nullptr;
-    if (auto* c = dynamic_cast<Conv2d*>(&m)) split = &c->split(home);
-    else if (auto* l = dynamic_cast<Linear*>(&m)) split = &l->split(home);
-    if (!split) return;
+    auto* layer = dynamic_cast<ChannelLayer*>(&m);
+    if (!layer) return;
+    ChannelSplit* split = &layer->split(home);
     ++n;
     // Also puts back a split layer's host part that model.to moved to home.
     split->set_home_rows(s.automatic ? split->rows() : home_rows_for(s.ratio, split->rows(), split->step()));
