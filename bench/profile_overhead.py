@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from passthrough_args import parse_with_passthrough
+
 RATE = re.compile(r"([0-9.]+) s, ([0-9.]+) images/s")
 
 
@@ -43,9 +45,7 @@ def main():
     ap.add_argument("--tandem", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--pairs", type=int, default=5)
-    argv = sys.argv[1:]
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # argparse's "--" varies across versions
-    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a, extra = parse_with_passthrough(ap, sys.argv[1:])
     a.tag_args = extra
     tag_rate(a, False)  # warm-up: page cache, algorithm cache
     plain, profiled = [], []

@@ -23,6 +23,8 @@ import sys
 import tempfile
 from collections import defaultdict
 
+from passthrough_args import parse_with_passthrough
+
 
 def base_name(name):
     """'void ns::f<a, b<c>>(int, float)' -> 'ns::f'."""
@@ -81,9 +83,7 @@ def main():
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--out", help="keep the profile and the comparison here")
     ap.add_argument("model")
-    argv = sys.argv[1:]
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # argparse's "--" varies across versions
-    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a, extra = parse_with_passthrough(ap, sys.argv[1:])
     a.bench_args = extra
     out = a.out or tempfile.mkdtemp(prefix="profile_vs_ncu_")
     os.makedirs(out, exist_ok=True)
