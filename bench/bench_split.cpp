@@ -3,7 +3,7 @@
 // its activations on the GPU, timed (median of reps, GPU synchronized) as
 //   gpu:   all on the GPU (r = 1)
 //   cpu:   all on the CPU (r = 0; x, y, dy and dx copied)
-//   auto:  the tuner's r (train/split/tuner.h)
+//   auto:  the tuner's r (train/split/tuner.h), timed in alternation with gpu
 //   best:  the best r of a grid of eighths
 // and the ratios best-single / split-best and best-single / auto (above 1:
 // the split is faster). Issue 7 asks: >= 1.2x where the two devices are
@@ -54,27 +54,47 @@ Tensor random_on(const Shape& s, Device d) {
   return to_device(t, d);
 }
 
-// Median seconds of forward + backward (dy = y) of `layer` on x, over at
-// least `reps` runs and at least ~50 ms of them: a sub-millisecond layer's
-// single runs scatter by tens of percent (launch latency, clocks).
-double time_layer(Module& layer, const Tensor& x, const DeviceLink& link, int reps) {
-  auto once = [&] {
-    Var y = layer(Var(x, true));
-    backward(y, y.value());
-  };
-  for (int i = 0; i < 2; ++i) once();
+// Forward + backward (dy = y) of `layer` on x, synchronized: seconds.
+double run_once(Module& layer, const Tensor& x, const DeviceLink& link) {
+  auto start = std::chrono::steady_clock::now();
+  Var y = layer(Var(x, true));
+  backward(y, y.value());
   link.synchronize();
-  std::vector<double> t;
-  double total = 0;
-  while (int(t.size()) < reps || (total < 0.05 && t.size() < 400)) {
-    auto start = std::chrono::steady_clock::now();
-    once();
-    link.synchronize();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    total += t.back();
-  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> t) {
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// Median seconds of each layer of `layers` on x, measured in rounds (one run
+// of each per round, so drift of the clocks or the machine burdens all
+// alike) after two warm-up rounds, for at least `reps` rounds and ~50 ms of
+// each layer: a sub-millisecond layer's single runs scatter by tens of
+// percent (launch latency, clocks).
+std::vector<double> time_layers(const std::vector<Module*>& layers, const Tensor& x, const DeviceLink& link,
+                                int reps) {
+  for (int i = 0; i < 2; ++i)
+    for (Module* l : layers) run_once(*l, x, link);
+  std::vector<std::vector<double>> t(layers.size());
+  double least = 0;  // the least total time of any layer so far
+  while (int(t[0].size()) < reps || (least < 0.05 && t[0].size() < 400)) {
+    least = 1e30;
+    for (size_t k = 0; k < layers.size(); ++k) {
+      t[k].push_back(run_once(*layers[k], x, link));
+      double total = 0;
+      for (double v : t[k]) total += v;
+      least = std::min(least, total);
+    }
+  }
+  std::vector<double> out;
+  for (auto& v : t) out.push_back(median(v));
+  return out;
+}
+
+double time_layer(Module& layer, const Tensor& x, const DeviceLink& link, int reps) {
+  return time_layers({&layer}, x, link, reps).front();
 }
 
 double at_ratio(const Case& c, const Tensor& x, Device home, double r, int reps) {
@@ -123,18 +143,22 @@ int main(int argc, char** argv) {
   for (const Case& c : cases(quick)) {
     for (int64_t n : batches) {
       Tensor x = random_on(input_shape(c, n), home);
-      const double t_gpu = at_ratio(c, x, home, 1, 7), t_cpu = at_ratio(c, x, home, 0, 3);
+      // The GPU alone and the tuner's choice are timed in alternation: when
+      // auto keeps the layer whole they are the same configuration, and
+      // their ratio must show only the split's cost, not the machine's drift.
+      std::unique_ptr<Module> gpu = make_layer(c), tuned = make_layer(c);
+      place_hetero(*gpu, home, SplitSetting{false, 1});
+      place_hetero(*tuned, home, SplitSetting{true, 1});
+      prepare_split(*tuned, x);
+      const double auto_r = split_summary(*tuned).front().r;
+      const std::vector<double> pair = time_layers({gpu.get(), tuned.get()}, x, DeviceLink(home), 7);
+      const double t_gpu = pair[0], t_auto = pair[1], t_cpu = at_ratio(c, x, home, 0, 3);
       double best_r = t_gpu <= t_cpu ? 1 : 0, t_best = std::min(t_gpu, t_cpu);
       const double single = t_best;
       for (int k = 1; k < 8; ++k) {
         double t = at_ratio(c, x, home, k / 8.0, 5);
         if (t < t_best) t_best = t, best_r = k / 8.0;
       }
-      std::unique_ptr<Module> tuned = make_layer(c);
-      place_hetero(*tuned, home, SplitSetting{true, 1});
-      prepare_split(*tuned, x);
-      const double auto_r = split_summary(*tuned).front().r;
-      const double t_auto = time_layer(*tuned, x, DeviceLink(home), 7);
       fmt::print("{:<26} {:>5} {:>9.3f} {:>9.3f} {:>6.3f} {:>9.3f} {:>6.3f} {:>9.3f} {:>10.2f}x {:>9.2f}x\n", c.name, n,
                  t_gpu * 1e3, t_cpu * 1e3, auto_r, t_auto * 1e3, best_r, t_best * 1e3, single / t_best,
                  single / t_auto);
