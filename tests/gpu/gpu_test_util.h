@@ -13,6 +13,7 @@
 #include "core/half.h"
 #include "cuda/context.h"
 #include "graph/session.h"
+#include "tests/tensor_compare.h"
 
 namespace tandem::testing {
 
@@ -76,17 +77,6 @@ inline const char* precision_name(Precision p) {
   return "?";
 }
 
-// ||a - b|| / ||b|| over all elements, in double.
-inline double relative_error(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < b.numel(); ++i) {
-    double d = double(a.data<float>()[i]) - double(b.data<float>()[i]);
-    num += d * d;
-    den += double(b.data<float>()[i]) * double(b.data<float>()[i]);
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
 
 // Exact agreement of any dtype (bool masks, integer casts, data movement).
 inline void expect_identical(const Tensor& gpu, const Tensor& cpu, const std::string& what) {

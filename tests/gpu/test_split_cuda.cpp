@@ -19,19 +19,13 @@ namespace {
 
 using testing::LayerRun;
 using testing::random_host;
-using testing::rel_error;
+using testing::relative_error;
 using testing::run_layer;
 
 constexpr double kTol = 1e-4;
 
 void expect_close_runs(const LayerRun& split, const LayerRun& whole, const std::string& what) {
-  EXPECT_LE(rel_error(split.y, whole.y), kTol) << what << " y";
-  EXPECT_LE(rel_error(split.dx, whole.dx), kTol) << what << " dx";
-  ASSERT_EQ(split.grads.size(), whole.grads.size()) << what;
-  for (const auto& [name, g] : whole.grads) {
-    ASSERT_TRUE(split.grads.count(name)) << what << " " << name;
-    EXPECT_LE(rel_error(split.grads.at(name), g), kTol) << what << " d" << name;
-  }
+  testing::expect_same_layer_run(split, whole, what, kTol);
 }
 
 TEST(SplitCuda, ConvMatchesTheAllGpuLayer) {

@@ -2,10 +2,10 @@
 // A layer's forward and backward on one input, for comparing a split layer
 // (train/split) with the same layer unsplit: y, dx and every parameter's
 // gradient (slices gathered into whole tensors), all as host tensors.
-#include <cmath>
 #include <map>
 #include <string>
 
+#include "tests/tensor_compare.h"
 #include "train/device_tensor.h"
 #include "train/layers/init.h"
 #include "train/layers/module.h"
@@ -38,15 +38,18 @@ inline LayerRun run_layer(train::Module& layer, const Tensor& x, const Tensor& d
   return r;
 }
 
-// ||a - b|| / ||b|| in double.
-inline double rel_error(const Tensor& a, const Tensor& b) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < b.numel(); ++i) {
-    double d = double(a.data<float>()[i]) - double(b.data<float>()[i]);
-    num += d * d;
-    den += double(b.data<float>()[i]) * double(b.data<float>()[i]);
+// The split layer's run gives the whole layer's: y, dx and every parameter's
+// gradient (by plain name, same shapes) within `tol` relative error.
+inline void expect_same_layer_run(const LayerRun& split, const LayerRun& whole, const std::string& what,
+                                  double tol) {
+  EXPECT_LE(relative_error(split.y, whole.y), tol) << what << " y";
+  EXPECT_LE(relative_error(split.dx, whole.dx), tol) << what << " dx";
+  ASSERT_EQ(split.grads.size(), whole.grads.size()) << what;
+  for (const auto& [name, g] : whole.grads) {
+    ASSERT_TRUE(split.grads.count(name)) << what << " " << name;
+    ASSERT_EQ(split.grads.at(name).shape(), g.shape()) << what << " " << name;
+    EXPECT_LE(relative_error(split.grads.at(name), g), tol) << what << " d" << name;
   }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 }  // namespace tandem::testing

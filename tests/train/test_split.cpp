@@ -21,20 +21,13 @@ namespace {
 
 using testing::LayerRun;
 using testing::random_host;
-using testing::rel_error;
+using testing::relative_error;
 using testing::run_layer;
 
 constexpr double kTol = 1e-5;
 
 void expect_same_run(const LayerRun& split, const LayerRun& whole, const std::string& what) {
-  EXPECT_LE(rel_error(split.y, whole.y), kTol) << what << " y";
-  EXPECT_LE(rel_error(split.dx, whole.dx), kTol) << what << " dx";
-  ASSERT_EQ(split.grads.size(), whole.grads.size()) << what;
-  for (const auto& [name, g] : whole.grads) {
-    ASSERT_TRUE(split.grads.count(name)) << what << " " << name;
-    ASSERT_EQ(split.grads.at(name).shape(), g.shape()) << what << " " << name;
-    EXPECT_LE(rel_error(split.grads.at(name), g), kTol) << what << " d" << name;
-  }
+  testing::expect_same_layer_run(split, whole, what, kTol);
 }
 
 struct ConvCase {
@@ -85,14 +78,14 @@ TEST(Split, ConvUnderBf16AutocastMatchesTheUnsplitBf16Layer) {
     AutocastGuard bf16(DType::bf16);
     LayerRun s = run_layer(split, x, dy, Device::cpu()), w = run_layer(whole, x, dy, Device::cpu());
     const std::string what = "bf16 r=" + std::to_string(r);
-    EXPECT_LE(rel_error(s.y, w.y), kTol) << what;
-    EXPECT_LE(rel_error(s.dx, w.dx), 1e-2) << what;
-    for (const auto& [name, g] : w.grads) EXPECT_LE(rel_error(s.grads.at(name), g), kTol) << what << " d" << name;
+    EXPECT_LE(relative_error(s.y, w.y), kTol) << what;
+    EXPECT_LE(relative_error(s.dx, w.dx), 1e-2) << what;
+    for (const auto& [name, g] : w.grads) EXPECT_LE(relative_error(s.grads.at(name), g), kTol) << what << " d" << name;
     // and it is bf16: the f32 layer differs by more than f32 rounding
     AutocastGuard f32(DType::f32);
     Rng f(40);
     Conv2d exact(c.in, c.out, c.kernel, c.o, f);
-    EXPECT_GT(rel_error(run_layer(exact, x, dy, Device::cpu()).y, w.y), 1e-4);
+    EXPECT_GT(relative_error(run_layer(exact, x, dy, Device::cpu()).y, w.y), 1e-4);
   }
 }
 
@@ -183,7 +176,7 @@ TEST(Split, CnnTrainingMatchesTheUnsplitRun) {
   ASSERT_EQ(wa.size(), wb.size());
   for (size_t i = 0; i < wa.size(); ++i) {
     if (!wa[i].first.ends_with(".weight")) continue;
-    EXPECT_LE(rel_error(wb[i].second, wa[i].second), 1e-5) << wa[i].first;
+    EXPECT_LE(relative_error(wb[i].second, wa[i].second), 1e-5) << wa[i].first;
   }
 }
 
