@@ -57,8 +57,8 @@ void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train:
 }
 
 // --device hetero: every conv and linear layer split between the GPU and the
-// CPU, r tuned per layer on a training batch's real shapes (--split auto) or
-// fixed (--split R).
+// CPU, the split tuned per layer on a training batch's real shapes (--split
+// auto) or fixed (--split R: the CPU's share of each layer's channels).
 void place_split(const TrainCliOptions& o, train::Sequential& model, const train::Dataset& tr) {
   const train::SplitSetting setting = train::parse_split_setting(o.split);
   const int n = train::place_hetero(model, Device::cuda(0), setting);
@@ -119,7 +119,7 @@ int train_command(const TrainCliOptions& o) {
     if (log.is_open()) log << epoch_json(r, o.precision).dump() << std::endl;
   };
   trainer.fit(train_loader, test_loader.get());
-  if (o.device == "hetero") fmt::print("CPU/GPU split (r: share of each layer's output channels on the GPU)\n{}",
+  if (o.device == "hetero") fmt::print("CPU/GPU split (cpu share: of each layer's output channels)\n{}",
                                        train::format_split_summary(train::split_summary(*model)));
   if (!o.out.empty()) {
     train::export_onnx(*model, sample, o.out);
@@ -145,7 +145,9 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda", "hetero"}));
   sub->add_option("--precision", o->precision, "fp32, fp16, bf16 or int8-qat")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "int8-qat"}));
-  sub->add_option("--split", o->split, "hetero: share of each layer's channels on the GPU, or auto");
+  sub->add_option("--split", o->split,
+                  "hetero: share of each layer's output channels on the CPU (0: all on the GPU), or auto (tuned per "
+                  "layer)");
   sub->add_option("--optimizer", o->optimizer, "adam, adamw or sgd")->check(CLI::IsMember({"adam", "adamw", "sgd"}));
   sub->add_option("--lr", o->lr, "Learning rate (default: 1e-3 adam/adamw, 0.01 sgd)")->check(CLI::PositiveNumber);
   sub->add_option("--weight-decay", o->weight_decay, "Weight decay (default: 1e-2 adamw, 0 sgd; adam: none)")

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "train/optim/adamw.h"
 #include "train/optim/sgd.h"
+#include "train/split/split_ratio.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
 #endif
@@ -31,6 +32,7 @@ void check_train_options(const TrainCliOptions& o) {
   check_supported(o.precision != "fp16" || o.device != "cpu",
                   "--precision fp16 trains on the GPU (--device cuda); the CPU computes in fp32 or bf16");
   check(o.split == "auto" || o.device == "hetero", "--split applies to --device hetero only");
+  train::parse_split_setting(o.split);  // a bad share is an Error before any data is loaded
   check_gpu_present(o.device);
   check(!o.resume || !o.checkpoint.empty(), "--resume needs --checkpoint FILE");
   check(o.optimizer != "adam" || o.weight_decay <= 0,

@@ -110,6 +110,7 @@ def low_precision_run(d, precision):
 def refusals(d):
     cases = [(["--precision", "fp16"], "fp16 trains on the GPU"),
              (["--data", d], "no class folders"), (["--split", "0.5"], "--split"),
+             (["--device", "hetero", "--split", "2"], "the share of each layer's channels on the CPU"),
              (["--resume"], "--checkpoint")]
     for args, words in cases:
         r = tandem("train", "--epochs", "1", *args)

@@ -291,9 +291,10 @@ TEST(SplitTuner, CanPutAWholeLayerOnTheCpu) {
 
 TEST(SplitSetting, ParsesAutoOrAShare) {
   EXPECT_TRUE(parse_split_setting("auto").automatic);
-  SplitSetting s = parse_split_setting("0.75");
+  SplitSetting s = parse_split_setting("0.25");  // the CPU's share
   EXPECT_FALSE(s.automatic);
-  EXPECT_DOUBLE_EQ(s.ratio, 0.75);
+  EXPECT_DOUBLE_EQ(s.ratio, 0.75);  // home's
+  EXPECT_DOUBLE_EQ(parse_split_setting("0").ratio, 1.0);
   for (const char* bad : {"", "1.5", "-0.1", "half", "0.5x", "nan"}) EXPECT_THROW(parse_split_setting(bad), Error) << bad;
   EXPECT_EQ(home_rows_for(0.5, 10, 1), 5);
   EXPECT_EQ(home_rows_for(0.33, 64, 1), 21);

@@ -76,15 +76,15 @@ std::vector<SplitRow> split_summary(Module& model) {
 }
 
 std::string format_split_summary(const std::vector<SplitRow>& rows) {
-  std::string out = fmt::format("{:<24} {:<20} {:>8} {:>6} {:>10} {:>10} {:>10}\n", "layer", "input", "channels", "r",
-                                "gpu ms", "cpu ms", "split ms");
+  std::string out = fmt::format("{:<24} {:<20} {:>8} {:>9} {:>10} {:>10} {:>10}\n", "layer", "input", "channels",
+                                "cpu share", "gpu ms", "cpu ms", "split ms");
   for (const SplitRow& r : rows) {
     if (r.tuned)
-      out += fmt::format("{:<24} {:<20} {:>8} {:>6.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", r.layer, r.input_shape,
-                         r.channels, r.r, r.t_gpu * 1e3, r.t_cpu * 1e3, r.t_split * 1e3);
+      out += fmt::format("{:<24} {:<20} {:>8} {:>9.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", r.layer, r.input_shape,
+                         r.channels, 1 - r.r, r.t_gpu * 1e3, r.t_cpu * 1e3, r.t_split * 1e3);
     else
-      out += fmt::format("{:<24} {:<20} {:>8} {:>6.3f} {:>10} {:>10} {:>10}\n", r.layer, "(fixed)", r.channels, r.r,
-                         "-", "-", "-");
+      out += fmt::format("{:<24} {:<20} {:>8} {:>9.3f} {:>10} {:>10} {:>10}\n", r.layer, "(fixed)", r.channels,
+                         1 - r.r, "-", "-", "-");
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // A model trained on a GPU with its conv and linear layers split between the
 // GPU and the CPU (`tandem train --device hetero --split auto|R`):
 //
-//   place_hetero(model, Device::cuda(0), parse_split_setting("auto"));
+//   place_hetero(model, Device::cuda(0), parse_split_setting("auto"));  // or "0.25": a quarter on the CPU
 //   prepare_split(model, sample_batch);        // tunes r per layer (auto)
 //   auto opt = make_optimizer(model.parameters());   // after: slices are parameters
 //   ... train ...
@@ -41,7 +41,7 @@ struct SplitRow {
   double t_gpu = 0, t_cpu = 0, t_split = 0;  // seconds of forward + backward (tuned layers)
 };
 std::vector<SplitRow> split_summary(Module& model);
-// The rows as a text table (times in ms).
+// The rows as a text table (times in ms; the CPU's share, 1 - r).
 std::string format_split_summary(const std::vector<SplitRow>& rows);
 
 }  // namespace tandem::train

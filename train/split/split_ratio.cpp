@@ -13,8 +13,8 @@ SplitSetting parse_split_setting(const std::string& text) {
   char* end = nullptr;
   double r = std::strtod(text.c_str(), &end);
   check(!text.empty() && end && *end == '\0' && std::isfinite(r) && r >= 0 && r <= 1,
-        "--split wants auto or a share of the channels on the GPU in [0, 1], got '" + text + "'");
-  return {false, r};
+        "--split wants auto or the share of each layer's channels on the CPU, in [0, 1], got '" + text + "'");
+  return {false, 1 - r};
 }
 
 int64_t home_rows_for(double r, int64_t rows, int64_t step) {

@@ -1,20 +1,22 @@
 #pragma once
-// How much of a split layer goes where. r is the share of a layer's output
-// channels on the home device (the GPU): r = 1 keeps the layer whole on the
-// GPU (the CPU does nothing), r = 0 puts it all on the CPU. The auto-tuner's
-// decision is a pure function of measured times (choose_split), so it can be
-// tested without devices.
+// How much of a split layer goes where. In the code r is the share of a
+// layer's output channels on the home device (the GPU): r = 1 keeps the layer
+// whole on the GPU (the CPU does nothing), r = 0 puts it all on the CPU. The
+// user sees the CPU's share, 1 - r, as issue 7 words it (`--split R`, the
+// end-of-run table, the trace: "0 where the CPU cannot help"). The
+// auto-tuner's decision is a pure function of measured times (choose_split),
+// so it can be tested without devices.
 #include <string>
 #include <vector>
 
 namespace tandem::train {
 
-// `--split auto` or `--split R` (R in [0, 1], the same for every split layer).
+// `--split auto` or a fixed home share for every split layer.
 struct SplitSetting {
   bool automatic = true;
-  double ratio = 1;
+  double ratio = 1;  // r, home's share
 };
-// "auto", or a number in [0, 1]; an Error otherwise.
+// "auto", or the CPU's share R in [0, 1] (ratio = 1 - R); an Error otherwise.
 SplitSetting parse_split_setting(const std::string& text);
 
 // The output channels on home for share r of `rows`, rounded to the nearest

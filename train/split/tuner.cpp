@@ -103,8 +103,8 @@ void tune_split(ChannelSplit& s, const Tensor& x) {
       t.t_split = t.t_home;
     }
   }
-  const std::string label = fmt::format("split {} r={:.3f} gpu {:.3f} ms cpu {:.3f} ms split {:.3f} ms", s.name(),
-                                        s.r(), t.t_home * 1e3, t.t_host * 1e3, t.t_split * 1e3);
+  const std::string label = fmt::format("split {} cpu share {:.3f}: gpu {:.3f} ms cpu {:.3f} ms split {:.3f} ms",
+                                        s.name(), 1 - s.r(), t.t_home * 1e3, t.t_host * 1e3, t.t_split * 1e3);
   TANDEM_ZONE_AT(profile::dynamic_location(label, "split"));
 }
 
