@@ -78,6 +78,11 @@ window.addEventListener("unhandledrejection", e => tandemFail(e.reason));
 <div class="meta">GPU time by the zone whose thread launched it (per layer in training).</div>
 <table id="gpu-stages"></table>
 </div>
+<div id="layer-section" hidden>
+<h2>Layers</h2>
+<div class="meta">Training: host thread time per layer, a split layer's CPU part, and the GPU time the layer launched; each inclusive of nested layers.</div>
+<table id="layers"></table>
+</div>
 <div id="counter-section" hidden>
 <h2>Counters</h2>
 <div class="meta">Samples over the run (queue depths, images, memory); the trace has them over time.</div>
@@ -339,6 +344,7 @@ function fillTables() {
     stages.append(tr);
   }
   fillGpu();
+  fillLayers();
   fillCounters();
   const o = S.overhead, thread = ACT.reduce((s, a) => s + S.split[a], 0);
   document.getElementById("overhead").textContent = (o.zones + o.counters) + " events \u00d7 " +
@@ -375,6 +381,14 @@ function fillGpu() {
   table("gpu-stages", ["launched in", "ops", "kernels", "copies", "share of GPU busy"],
         (g.by_stage || []).map(st => [st.stage, String(st.ops), fmtDur(st.kernel_ns), fmtDur(st.copy_ns),
                                       pct((st.kernel_ns + st.copy_ns) / busy)]));
+}
+
+function fillLayers() {
+  if (!S.layers || S.layers.length === 0) return;
+  document.getElementById("layer-section").hidden = false;
+  table("layers", ["layer", "forward", "backward", "cpu side", "GPU"],
+        S.layers.map(r => [r.layer, fmtDur(r.forward_ns), fmtDur(r.backward_ns), fmtDur(r.cpu_side_ns),
+                           fmtDur(r.gpu_ns)]));
 }
 
 function fillCounters() {

@@ -175,6 +175,7 @@ ProfileSummary summarize(const Trace& trace, double ns_per_event) {
   s.overhead.ns_per_event = ns_per_event;
   s.counters = summarize_counters(trace);
   s.gpu = summarize_gpu(trace);
+  s.layers = layer_table(s.stages, s.gpu.by_stage);
   return s;
 }
 

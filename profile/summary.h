@@ -10,6 +10,7 @@
 
 #include "profile/classify.h"
 #include "profile/gpu_summary.h"
+#include "profile/layer_table.h"
 #include "profile/trace.h"
 
 namespace tandem::profile {
@@ -60,6 +61,7 @@ struct ProfileSummary {
   std::vector<CounterSummary> counters;  // in Trace::counter_names order
   Overhead overhead;
   GpuSummary gpu;  // gpu.present: GPU activity was recorded (gpu_summary.h)
+  std::vector<LayerRow> layers;  // training runs: per layer (layer_table.h)
   std::string verdict;
 };
 

@@ -90,6 +90,13 @@ std::string summary_to_json(const ProfileSummary& s) {
   for (const CounterSummary& c : s.counters)
     counters.push_back({{"name", c.name}, {"samples", c.samples}, {"min", c.min}, {"mean", c.mean}, {"max", c.max},
                         {"last", c.last}});
+  json layers = json::array();
+  for (const LayerRow& r : s.layers)
+    layers.push_back({{"layer", r.layer},
+                      {"forward_ns", r.forward_ns},
+                      {"backward_ns", r.backward_ns},
+                      {"cpu_side_ns", r.cpu_side_ns},
+                      {"gpu_ns", r.gpu_ns}});
   json j = {{"format", kFormat},
             {"version", kVersion},
             {"wall_ns", s.wall_ns},
@@ -105,6 +112,7 @@ std::string summary_to_json(const ProfileSummary& s) {
               {"estimated_ns", o.estimated_ns()}}},
             {"counters", counters},
             {"gpu", gpu_json(s.gpu)},
+            {"layers", layers},
             {"verdict", s.verdict}};
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -141,6 +149,10 @@ ProfileSummary summary_from_json(const std::string& text, const std::string& sou
     for (const json& c : j.value("counters", json::array()))  // absent in summaries older than counters
       s.counters.push_back({c.at("name").get<std::string>(), c.at("samples").get<uint64_t>(), c.at("min").get<double>(),
                             c.at("mean").get<double>(), c.at("max").get<double>(), c.at("last").get<double>()});
+    for (const json& r : j.value("layers", json::array()))  // absent in summaries older than the layer table
+      s.layers.push_back({r.at("layer").get<std::string>(), r.at("forward_ns").get<uint64_t>(),
+                          r.at("backward_ns").get<uint64_t>(), r.at("cpu_side_ns").get<uint64_t>(),
+                          r.at("gpu_ns").get<uint64_t>()});
     return s;
   } catch (const json::exception& e) {
     throw Error(std::string("bad profile summary: ") + e.what(), where);

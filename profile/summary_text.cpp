@@ -132,6 +132,22 @@ std::string format_duration(uint64_t ns) {
   return fmt::format("{:.2f} s", v / 1e9);
 }
 
+// Training runs: per layer, the largest kLayerRows (all in summary.json).
+constexpr size_t kLayerRows = 16;
+
+std::string layer_rows(const std::vector<LayerRow>& layers) {
+  std::string out = fmt::format("  {:<{}} {:>10} {:>10} {:>10} {:>10}\n", "layer", kNameWidth, "forward", "backward",
+                                "cpu side", "GPU");
+  for (size_t i = 0; i < layers.size() && i < kLayerRows; ++i) {
+    const LayerRow& r = layers[i];
+    out += fmt::format("  {:<{}} {:>10} {:>10} {:>10} {:>10}\n", shorten_name(r.layer, kNameWidth), kNameWidth,
+                       format_duration(r.forward_ns), format_duration(r.backward_ns), format_duration(r.cpu_side_ns),
+                       format_duration(r.gpu_ns));
+  }
+  if (layers.size() > kLayerRows) out += fmt::format("  ... {} more in summary.json\n", layers.size() - kLayerRows);
+  return out;
+}
+
 std::string format_summary(const ProfileSummary& s) {
   std::string out = fmt::format("tandem profile: wall {}; {} threads, {} zones, {} counter samples\n\n",
                                 format_duration(s.wall_ns), s.threads.size(), s.overhead.zones, s.overhead.counters);
@@ -142,6 +158,10 @@ std::string format_summary(const ProfileSummary& s) {
   out += "\nstages (self: less the zones nested in it; share: total / wall, over 100% on several threads at once)\n";
   out += stage_table(s, kStageRows);
   out += "\n";
+  if (!s.layers.empty())
+    out += "layers (host thread time; cpu side: a split layer's CPU part; GPU: what the layer launched; each "
+           "inclusive of nested layers)\n" +
+           layer_rows(s.layers) + "\n";
   if (!s.counters.empty()) out += counter_table(s.counters) + "\n";
   if (s.gpu.present) out += gpu_tables(s.gpu) + "\n";
   else out += gpu_line(s.gpu);

@@ -175,6 +175,16 @@ TEST(GpuActivity, GpuTimeGoesToTheZoneThatLaunchedIt) {
   EXPECT_EQ(by[3].kernel_ns, 10u);
   const std::string text = profile::format_summary(profile::summarize(t));
   EXPECT_NE(text.find("GPU time by launching zone"), std::string::npos) << text;
+  // The layer table joins the host zones with the GPU time they launched:
+  // layer L's GPU time is its forward's 140 ns, its split side's 20 and its
+  // backward's 70.
+  const profile::ProfileSummary sum = profile::summarize(t);
+  ASSERT_EQ(sum.layers.size(), 1u);
+  EXPECT_EQ(sum.layers[0].layer, "L");
+  EXPECT_EQ(sum.layers[0].forward_ns, 300u);
+  EXPECT_EQ(sum.layers[0].backward_ns, 400u);
+  EXPECT_EQ(sum.layers[0].gpu_ns, 230u);
+  EXPECT_NE(profile::format_summary(sum).find("layers (host thread time"), std::string::npos);
 }
 
 TEST(GpuActivity, SummaryTextAndJson) {

@@ -56,6 +56,31 @@ TEST(LayerProfile, ForwardAndBackwardZonesPerLayerAndPerSplitSide) {
   }
   // The model itself (no name) opens no layer zone of its own.
   EXPECT_EQ(find_stage(s, "forward "), nullptr);
+  // One row per named layer, host time from those zones; the split layer's
+  // CPU part inside its own time.
+  auto row = [&](const std::string& layer) -> const profile::LayerRow* {
+    for (const auto& r : s.layers)
+      if (r.layer == layer) return &r;
+    return nullptr;
+  };
+  for (const char* layer : {"features", "features.0", "features.1", "features.2", "features.3", "head"}) {
+    const profile::LayerRow* r = row(layer);
+    ASSERT_NE(r, nullptr) << layer;
+    EXPECT_EQ(r->forward_ns, find_stage(s, std::string("forward ") + layer)->total_ns) << layer;
+  }
+  const profile::LayerRow& conv = *row("features.0");
+  EXPECT_EQ(conv.backward_ns, find_stage(s, "backward features.0")->total_ns);
+  EXPECT_EQ(conv.cpu_side_ns, find_stage(s, "split features.0 cpu forward")->total_ns +
+                                  find_stage(s, "split features.0 cpu backward")->total_ns);
+  EXPECT_GT(conv.cpu_side_ns, 0u);
+  EXPECT_LE(conv.cpu_side_ns, conv.forward_ns + conv.backward_ns);
+  EXPECT_EQ(conv.gpu_ns, 0u);  // no GPU in this run
+  // A container's row holds its children's.
+  const profile::LayerRow& features = *row("features");
+  EXPECT_GE(features.forward_ns, conv.forward_ns);
+  EXPECT_EQ(features.backward_ns, conv.backward_ns + row("features.1")->backward_ns +
+                                      row("features.2")->backward_ns + row("features.3")->backward_ns);
+  EXPECT_EQ(features.cpu_side_ns, conv.cpu_side_ns);
 }
 #endif
 
