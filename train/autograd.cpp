@@ -92,10 +92,9 @@ void run_node(Node& n) {
   n.fn.reset();
 }
 
-}  // namespace
-
-namespace {
+// The innermost LayerZoneScope's zone on this thread.
 thread_local const profile::SourceLocation* t_layer_zone = nullptr;
+
 }  // namespace
 
 LayerZoneScope::LayerZoneScope(const profile::SourceLocation* backward_zone) : previous_(t_layer_zone) {

@@ -30,8 +30,8 @@ ChannelSplit::ChannelSplit(std::deque<Parameter>& params, const ChannelOp& op, D
         "split of '" + w.name + "' " + w.value.desc().str() + " in steps of " + std::to_string(step));
   rows_ = w.value.dim(0);
   weight_name_ = w.name;
-  const std::string layer = w.name.ends_with(".weight") ? w.name.substr(0, w.name.size() - 7) : w.name;
-  zones_ = split_zones(layer, home);
+  layer_ = w.name.ends_with(".weight") ? w.name.substr(0, w.name.size() - 7) : w.name;
+  zones_ = split_zones(layer_, home);
   weight_decay_ = w.decay;
   has_bias_ = params.size() == 2;
   if (has_bias_) bias_name_ = params.back().name, bias_decay_ = params.back().decay;

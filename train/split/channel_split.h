@@ -54,6 +54,7 @@ class ChannelSplit {
   const ChannelOp& op() const { return op_; }
   const DeviceLink& link() const { return link_; }
   const std::string& name() const { return weight_name_; }  // the weight's plain name
+  const std::string& layer() const { return layer_; }       // the layer's: name() less ".weight"
   const std::string& bias_name() const { return bias_name_; }
 
   SplitTiming timing;
@@ -72,7 +73,7 @@ class ChannelSplit {
   DeviceLink link_;
   int64_t rows_ = 0, step_ = 1, home_rows_ = 0;
   bool has_bias_ = false;
-  std::string weight_name_, bias_name_;
+  std::string weight_name_, bias_name_, layer_;
   SplitZones zones_{};
   bool weight_decay_ = true, bias_decay_ = false;
   Parameter *w_home_ = nullptr, *b_home_ = nullptr, *w_host_ = nullptr, *b_host_ = nullptr;

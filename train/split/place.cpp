@@ -63,8 +63,7 @@ std::vector<SplitRow> split_summary(Module& model) {
   std::vector<SplitRow> rows;
   for (ChannelSplit* s : splits_of(model)) {
     SplitRow r;
-    r.layer = s->name();
-    if (r.layer.ends_with(".weight")) r.layer.resize(r.layer.size() - 7);
+    r.layer = s->layer();
     r.input_shape = s->timing.input_shape;
     r.channels = s->rows();
     r.r = s->r();
