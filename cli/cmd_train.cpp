@@ -17,6 +17,7 @@
 #include "train/models/models.h"
 #include "train/precision.h"
 #include "train/split/place.h"
+#include "train/train_profile.h"
 #include "train/trainer.h"
 
 namespace tandem::cli {
@@ -77,6 +78,10 @@ void place_split(const TrainCliOptions& o, train::Sequential& model, const train
 int train_command(const TrainCliOptions& o) {
   check_train_options(o);
   profile::TraceSession trace(profile::SessionOutputs{o.trace, o.profile});
+  trace.set_verdict([&o](const profile::ProfileSummary& s) {
+    return train::train_profile_verdict(
+        s, {"main", o.device != "cpu", o.precision == "fp16" || o.precision == "bf16"});
+  });
   cpu::set_num_threads(o.threads);
   TrainData data = load_train_data(o);
   const train::Dataset& tr = data.train.get();

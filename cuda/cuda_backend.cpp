@@ -8,7 +8,6 @@
 #include "cuda/check.h"
 #include "cuda/cupti_source.h"
 #include "cuda/registry.h"
-#include "profile/memory_sampler.h"
 #include "profile/zone.h"
 
 namespace tandem::cuda {
@@ -161,10 +160,7 @@ CudaBackend& cuda_backend(int device) {
   static std::mutex mutex;
   static std::map<int, std::unique_ptr<CudaBackend>> backends;
   std::lock_guard<std::mutex> lock(mutex);
-  // A GPU run: --profile may now record its kernels (CUPTI loads only then).
-  install_cupti_source();
-  // --profile's memory counters: what tandem holds on the device (buffers and arenas).
-  profile::set_device_memory_probe([]() -> uint64_t { return device_bytes(); });
+  enable_gpu_profiling();
   auto& b = backends[device];
   if (!b) b = std::make_unique<CudaBackend>(device);
   return *b;

@@ -25,9 +25,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cuda/context.h"
 #include "cuda/cupti_api.h"
 #include "profile/clock.h"
 #include "profile/gpu_activity.h"
+#include "profile/memory_sampler.h"
 
 namespace tandem::cuda {
 namespace {
@@ -371,6 +373,11 @@ class CuptiSource final : public profile::GpuActivitySource {
 void install_cupti_source() {
   static std::once_flag once;
   std::call_once(once, [] { profile::set_gpu_activity_source(&CuptiSource::instance()); });
+}
+
+void enable_gpu_profiling() {
+  install_cupti_source();
+  profile::set_device_memory_probe([]() -> uint64_t { return device_bytes(); });
 }
 
 }  // namespace tandem::cuda

@@ -10,4 +10,9 @@ namespace tandem::cuda {
 // Installs the CUPTI source as the process's GPU activity source (once).
 void install_cupti_source();
 
+// What every GPU user (inference backend, training table) calls when it first
+// touches a GPU: --profile may then record its kernels (CUPTI loads only
+// then) and sample the device memory tandem holds.
+void enable_gpu_profiling();
+
 }  // namespace tandem::cuda

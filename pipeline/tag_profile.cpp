@@ -7,32 +7,14 @@ namespace {
 
 using profile::Activity;
 
-// The mean split of the threads whose name starts with `prefix`.
-struct Group {
-  int threads = 0;
-  profile::TimeSplit split;
-  double share(Activity a) const { return split.share(a); }
-};
-
-Group group(const profile::ProfileSummary& s, const std::string& prefix) {
-  Group g;
-  for (const profile::ThreadSummary& t : s.threads)
-    if (t.name.rfind(prefix, 0) == 0) ++g.threads, g.split += t.split;
-  return g;
-}
+using Group = profile::ThreadGroup;
 
 double pct(double share) { return 100.0 * share; }
-
-uint64_t stage_total(const profile::ProfileSummary& s, const std::string& name) {
-  for (const profile::StageSummary& st : s.stages)
-    if (st.name == name) return st.total_ns;
-  return 0;
-}
 
 std::string inference_advice(const profile::ProfileSummary& s, const Group& infer, const TagRunFacts& f) {
   // Plan compile and cuDNN's algorithm search count as the inference
   // thread's work, but they are a one-off: a short run is dominated by them.
-  const uint64_t prepare = stage_total(s, kPrepareModelZone);
+  const uint64_t prepare = profile::stage_total(s, kPrepareModelZone);
   const uint64_t busy = infer.split[Activity::compute] + infer.split[Activity::wait_gpu];
   if (busy > 0 && prepare * 2 > busy)
     return fmt::format("{:.1f} s of it preparing the model (plan compile, cuDNN algorithm search): a run this short "
@@ -53,10 +35,10 @@ std::string decoder_advice(const Group& dec, const Group& gpu_dec, const TagRunF
 }  // namespace
 
 std::string tag_profile_verdict(const profile::ProfileSummary& s, const TagRunFacts& facts) {
-  const Group infer = group(s, "inference");
-  const Group dec = group(s, "decoder-");
-  const Group gpu_dec = group(s, "gpu-decoder-");
-  const Group writer = group(s, "writer");
+  const Group infer = profile::thread_group(s, "inference");
+  const Group dec = profile::thread_group(s, "decoder-");
+  const Group gpu_dec = profile::thread_group(s, "gpu-decoder-");
+  const Group writer = profile::thread_group(s, "writer");
   if (infer.threads == 0 || dec.threads == 0) return profile::generic_verdict(s);
   const double infer_busy = infer.share(Activity::compute) + infer.share(Activity::wait_gpu);
   const double dec_busy = dec.share(Activity::compute) + dec.share(Activity::io);

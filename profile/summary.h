@@ -75,6 +75,18 @@ std::string generic_verdict(const ProfileSummary& s);
 
 using VerdictRule = std::function<std::string(const ProfileSummary&)>;
 
+// For verdict rules: the summed split of the threads whose name starts with
+// `prefix` (threads: how many there were), and one stage's total time (0
+// when the run never opened that zone).
+struct ThreadGroup {
+  int threads = 0;
+  TimeSplit split;
+  double share(Activity a) const { return split.share(a); }
+};
+ThreadGroup thread_group(const ProfileSummary& s, const std::string& prefix);
+const StageSummary* find_stage(const ProfileSummary& s, const std::string& name);  // null: none
+uint64_t stage_total(const ProfileSummary& s, const std::string& name);
+
 // Nearest-rank percentile (0 < p <= 100) of sorted values; 0 when empty.
 uint64_t percentile_sorted(const std::vector<uint64_t>& sorted, double p);
 

@@ -1,4 +1,5 @@
-// generic_verdict: the limiting stage from the split and the stage table.
+// generic_verdict: the limiting stage from the split and the stage table;
+// the helpers verdict rules share.
 #include <fmt/core.h>
 
 #include "profile/summary.h"
@@ -14,6 +15,24 @@ const StageSummary* top_stage(const ProfileSummary& s, Activity a) {
 }
 
 }  // namespace
+
+ThreadGroup thread_group(const ProfileSummary& s, const std::string& prefix) {
+  ThreadGroup g;
+  for (const ThreadSummary& t : s.threads)
+    if (t.name.rfind(prefix, 0) == 0) ++g.threads, g.split += t.split;
+  return g;
+}
+
+const StageSummary* find_stage(const ProfileSummary& s, const std::string& name) {
+  for (const StageSummary& st : s.stages)
+    if (st.name == name) return &st;
+  return nullptr;
+}
+
+uint64_t stage_total(const ProfileSummary& s, const std::string& name) {
+  const StageSummary* st = find_stage(s, name);
+  return st ? st->total_ns : 0;
+}
 
 std::string generic_verdict(const ProfileSummary& s) {
   if (s.stages.empty()) return "no zones recorded (a build with TANDEM_PROFILE=OFF records none)";

@@ -165,7 +165,11 @@ StepResult Trainer::train_step(const Batch& batch) {
   // The host reads the gradient norm, then the loss and the logits: on a GPU
   // one wait for the stream per step, after the backward (a non-finite loss
   // still skips the step; its backward was enqueued for nothing).
-  ClipResult clip = clip_grad_norm(optimizer_.parameters(), max_norm);
+  ClipResult clip;
+  {
+    TANDEM_ZONE_CAT("gradient norm", "train");
+    clip = clip_grad_norm(optimizer_.parameters(), max_norm);
+  }
   r.grad_norm = clip.total_norm;
   r.loss = to_host(loss.value()).scalar_at(0);
   r.correct = count_correct(to_host(logits.value()), to_host(batch.labels));

@@ -1,5 +1,7 @@
 #include "cuda/train/common.h"
 
+#include "profile/zone.h"
+
 namespace tandem::cuda::train {
 
 TrainContext& enter(void* ctx) {
@@ -55,6 +57,9 @@ Tensor device_empty(Context& c, DType dtype, const Shape& shape) {
 }
 
 void read_back(Context& c, void* host, const void* device, size_t bytes, const ErrorContext& where) {
+  // The wait for everything queued before it (a step's whole backward, when
+  // the gradient norm is read): the profile must see it as GPU wait.
+  TANDEM_ZONE_CAT("read back (waits for the GPU)", "wait.gpu");
   check_cuda(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, c.stream), "cudaMemcpyAsync(D2H)", where);
   check_cuda(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize", where);
 }

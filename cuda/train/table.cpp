@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 
+#include "cuda/cupti_source.h"
 #include "cuda/train/common.h"
 #include "cuda/train/cuda_train_backend.h"
 
@@ -60,6 +61,7 @@ const TrainBackend& cuda_train_backend(int device) {
   auto& t = tables[device];
   if (!t) {
     Context& gpu = context(device);  // Error when the GPU is absent
+    enable_gpu_profiling();
     // Training allocates every activation and gradient from the pool: keep
     // freed blocks there for the next step.
     keep_pool_memory(device);

@@ -19,11 +19,7 @@ namespace tandem::train {
 namespace {
 
 #if TANDEM_PROFILE
-const profile::StageSummary* find_stage(const profile::ProfileSummary& s, const std::string& name) {
-  for (const auto& st : s.stages)
-    if (st.name == name) return &st;
-  return nullptr;
-}
+using profile::find_stage;
 
 // A conv-bn-relu block and a linear head, the conv split between two "sides"
 // on the CPU (home cpu): three steps of forward + backward.

@@ -78,6 +78,7 @@ DataLoader::Made DataLoader::make_or_capture(int64_t global, OrderCache& cache) 
 }
 
 void DataLoader::work(size_t worker, int64_t first) {
+  TANDEM_THREAD_NAME(std::string(kLoaderThreadPrefix) + std::to_string(worker));
   OrderCache cache;
   const int64_t stride = int64_t(queues_.size());
   for (int64_t g = first + int64_t(worker);; g += stride) {

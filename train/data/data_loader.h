@@ -29,6 +29,9 @@
 
 namespace tandem::train {
 
+// The profile's name of each worker thread: "loader-0", "loader-1", ...
+inline constexpr const char* kLoaderThreadPrefix = "loader-";
+
 struct LoaderOptions {
   int64_t batch_size = 64;
   bool shuffle = true;
