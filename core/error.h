@@ -59,4 +59,18 @@ inline void check_supported(bool ok, const std::string& message, const ErrorCont
   if (!ok) throw Error::unsupported(message, ctx);
 }
 
+// check() and check_supported() for code that runs per op or per step: a
+// function's arguments are built before the test, and a message or context
+// made of formatted shapes and concatenated strings costs microseconds,
+// more than a GPU kernel launch. These build them only on failure:
+//   TANDEM_CHECK(t.defined(), "the " + what + " is missing", op_context(op, t));
+#define TANDEM_CHECK(ok, ...)                     \
+  do {                                            \
+    if (!(ok)) throw ::tandem::Error(__VA_ARGS__); \
+  } while (0)
+#define TANDEM_CHECK_SUPPORTED(ok, ...)                        \
+  do {                                                         \
+    if (!(ok)) throw ::tandem::Error::unsupported(__VA_ARGS__); \
+  } while (0)
+
 }  // namespace tandem

@@ -44,16 +44,16 @@ Tensor Tensor::wrap(const TensorDesc& desc, void* data, Device device) {
 }
 
 Tensor Tensor::reshaped(const Shape& shape) const {
-  check(desc_.layout == Layout::plain, "reshape of a tensor in layout " +
+  TANDEM_CHECK(desc_.layout == Layout::plain, "reshape of a tensor in layout " +
                                            std::string(layout_name(desc_.layout)));
   TensorDesc d{desc_.dtype, shape, Layout::plain};
-  check(d.numel() == numel(),
+  TANDEM_CHECK(d.numel() == numel(),
         "cannot reshape " + shape_str(desc_.shape) + " to " + shape_str(shape));
   return Tensor(d, storage_, offset_);
 }
 
 Tensor Tensor::clone() const {
-  check(device().is_cpu(), "clone of a device tensor needs its backend");
+  TANDEM_CHECK(device().is_cpu(), "clone of a device tensor needs its backend");
   Tensor t = empty(desc_);
   if (bytes()) std::memcpy(t.raw(), raw(), bytes());
   return t;

@@ -35,12 +35,16 @@ std::unique_ptr<Context> make_context(int device) {
 }  // namespace
 
 int device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return n;
+  // Asked per op (context()); the devices a process sees do not change.
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return n;
+  }();
+  return count;
 }
 
 namespace {

@@ -26,7 +26,7 @@ namespace {
 thread_local bool t_grad_enabled = true;
 
 const Node& checked(const NodePtr& n) {
-  check(n != nullptr, "use of an undefined Var");
+  TANDEM_CHECK(n != nullptr, "use of an undefined Var");
   return *n;
 }
 
@@ -76,7 +76,7 @@ GradOut destination(const Var& v) {
 // Runs n's GradFn on its complete gradient, then frees both: intermediate
 // gradients and the tape's saved tensors are not needed again.
 void run_node(Node& n) {
-  check(n.leaf || n.fn, "backward through a graph already differentiated (its tape is freed)");
+  TANDEM_CHECK(n.leaf || n.fn, "backward through a graph already differentiated (its tape is freed)");
   if (!n.fn || !n.grad.defined()) return;
   GradFn& fn = *n.fn;
   std::vector<GradOut> outs;
@@ -106,13 +106,13 @@ LayerZoneScope::~LayerZoneScope() { t_layer_zone = previous_; }
 const profile::SourceLocation* current_layer_zone() { return t_layer_zone; }
 
 Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
-  check(value.defined(), "a Var needs a value");
+  TANDEM_CHECK(value.defined(), "a Var needs a value");
   node_->value = std::move(value);
   node_->requires_grad = requires_grad;
 }
 
 Var Var::of(Parameter& p) {
-  check(p.value.defined() && p.grad.defined() && p.grad.shape() == p.value.shape() &&
+  TANDEM_CHECK(p.value.defined() && p.grad.defined() && p.grad.shape() == p.value.shape() &&
             p.grad.device() == p.value.device(),
         "parameter '" + p.name + "' needs a gradient tensor like its value",
         {"", "", "", p.value.defined() ? shape_str(p.value.shape()) : ""});
@@ -134,16 +134,16 @@ bool Var::requires_grad() const { return checked(node_).requires_grad; }
 
 void backward(const Var& root, const Tensor& seed) {
   const NodePtr& r = VarAccess::node(root);
-  check(r && r->requires_grad, "backward of a value that does not require a gradient");
+  TANDEM_CHECK(r && r->requires_grad, "backward of a value that does not require a gradient");
   const TrainBackend& be = train_backend(root.device());
   Tensor s = seed;
   if (!s.defined()) {
-    check(root.value().numel() == 1, "backward without a seed needs a one-value root (a loss), got " +
+    TANDEM_CHECK(root.value().numel() == 1, "backward without a seed needs a one-value root (a loss), got " +
           shape_str(root.shape()));
     s = be.empty(be.ctx, DType::f32, root.shape());
     be.fill(be.ctx, s, 1.f);
   }
-  check(s.shape() == root.shape(), "the seed " + shape_str(s.shape()) + " does not match the root " +
+  TANDEM_CHECK(s.shape() == root.shape(), "the seed " + shape_str(s.shape()) + " does not match the root " +
         shape_str(root.shape()));
   be.sum_to(be.ctx, s, destination(root));
   std::vector<NodePtr> order = topological_order(r);

@@ -20,7 +20,7 @@ namespace {
 #endif
 
 Tensor to_device(const Tensor& t, Device device) {
-  check(t.defined(), "to_device of an undefined tensor");
+  TANDEM_CHECK(t.defined(), "to_device of an undefined tensor");
   if (t.device() == device) return t;
 #ifdef TANDEM_HAVE_CUDA
   if (device.is_cpu()) return cuda::to_host(t);
@@ -33,7 +33,7 @@ Tensor to_device(const Tensor& t, Device device) {
 
 void copy_tensor(const Tensor& dst, const Tensor& src) {
   if (dst.device().is_cpu() && src.device().is_cpu()) {
-    check(dst.desc() == src.desc(), "copy between " + dst.desc().str() + " and " + src.desc().str());
+    TANDEM_CHECK(dst.desc() == src.desc(), "copy between " + dst.desc().str() + " and " + src.desc().str());
     if (src.bytes()) std::memcpy(dst.raw(), src.raw(), src.bytes());
     return;
   }

@@ -58,7 +58,7 @@ std::vector<Axis> collapse(const Shape& full, const Shape& part) {
 }
 
 void push(Walk& w, int64_t extent, int64_t stride, const ErrorContext& where) {
-  check_supported(w.rank < kMaxDims, "more than " + std::to_string(kMaxDims) + " alternating broadcast axes", where);
+  TANDEM_CHECK_SUPPORTED(w.rank < kMaxDims, "more than " + std::to_string(kMaxDims) + " alternating broadcast axes", where);
   w.extent[w.rank] = extent;
   w.stride[w.rank] = stride;
   ++w.rank;
@@ -93,17 +93,36 @@ __global__ void sum_rows_kernel(const T* src, T* dst, Walk kept, Walk reduced, i
   }
 }
 
-// One block per output: many values summed into each.
+// Many values summed into each output: block (p, o) sums chunk p of output
+// o's values into partial[o * parts + p] (one part: straight into dst); with
+// several parts finish_parts_kernel adds each output's chunks in order, so
+// a handful of outputs (a conv bias's channels) still fill the GPU.
 template <typename T>
-__global__ void sum_blocks_kernel(const T* src, T* dst, Walk kept, Walk reduced, int64_t outputs, int64_t count,
-                                  bool accumulate) {
-  for (int64_t o = blockIdx.x; o < outputs; o += gridDim.x) {
-    int64_t base = offset_of(kept, o);
-    float s = 0.f;
-    for (int64_t r = threadIdx.x; r < count; r += blockDim.x) s += load(src, base + offset_of(reduced, r));
-    s = block_reduce(s, SumOp{}, 0.f);
-    if (threadIdx.x == 0) store(dst, o, accumulate ? load(dst, o) + s : s);
+__global__ void sum_blocks_kernel(const T* src, T* dst, float* partial, Walk kept, Walk reduced, int64_t count,
+                                  int parts, bool accumulate) {
+  const int64_t o = blockIdx.y, base = offset_of(kept, o);
+  const int64_t b = count * blockIdx.x / parts, e = count * (blockIdx.x + 1) / parts;
+  float s = 0.f;
+  for (int64_t r = b + threadIdx.x; r < e; r += blockDim.x) s += load(src, base + offset_of(reduced, r));
+  s = block_reduce(s, SumOp{}, 0.f);
+  if (threadIdx.x != 0) return;
+  if (parts > 1) partial[o * parts + blockIdx.x] = s;
+  else store(dst, o, accumulate ? load(dst, o) + s : s);
+}
+
+template <typename T>
+__global__ void finish_parts_kernel(const float* partial, T* dst, int64_t outputs, int parts, bool accumulate) {
+  for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs; o += int64_t(gridDim.x) * blockDim.x) {
+    double s = 0;
+    for (int p = 0; p < parts; ++p) s += partial[o * parts + p];
+    store(dst, o, accumulate ? load(dst, o) + float(s) : float(s));
   }
+}
+
+// Chunks per output: four blocks per SM over all outputs, none under 4096 values.
+int parts_for(int64_t outputs, int64_t count, const cudaDeviceProp& props) {
+  const int64_t want = (4 * int64_t(props.multiProcessorCount) + outputs - 1) / outputs;
+  return int(std::clamp<int64_t>(std::min(want, count / 4096), 1, 64));
 }
 
 constexpr int64_t kBlockPerOutputFrom = 64;  // summed values per output
@@ -144,9 +163,17 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& d
     using T = decltype(zero);
     const T* s = static_cast<const T*>(src.raw());
     T* d = static_cast<T*>(dst);
-    if (count >= kBlockPerOutputFrom) {
-      unsigned blocks = unsigned(std::min<int64_t>(outputs, int64_t(c.gpu.props.multiProcessorCount) * 32));
-      sum_blocks_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(s, d, kept, reduced, outputs, count, accumulate);
+    if (count >= kBlockPerOutputFrom && outputs <= 65535) {
+      const int parts = parts_for(outputs, count, c.gpu.props);
+      Scratch partial(c.gpu, parts > 1 ? sizeof(float) * size_t(outputs * parts) : 0);
+      float* ps = static_cast<float*>(partial.get());
+      sum_blocks_kernel<T><<<dim3(unsigned(parts), unsigned(outputs)), kThreads, 0, c.gpu.stream>>>(
+          s, d, ps, kept, reduced, count, parts, accumulate);
+      if (parts > 1) {
+        check_launch("sum_blocks_kernel", where);
+        finish_parts_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(ps, d, outputs, parts,
+                                                                                                accumulate);
+      }
     } else {
       sum_rows_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(s, d, kept, reduced,
                                                                                           outputs, count, accumulate);
@@ -171,7 +198,7 @@ void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   if (!dst.wanted()) return;
   require_f32(c, op, {&dst.t});
   ErrorContext where = op_context(op, src);
-  check(sums_to(src.shape(), dst.t.shape()),
+  TANDEM_CHECK(sums_to(src.shape(), dst.t.shape()),
         "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), where);
   if (src.shape() != dst.t.shape()) {
     launch_sum_to(c, src, dst.t.raw(), dst.t.shape(), dst.mode == GradMode::accumulate, where);

@@ -154,7 +154,7 @@ const Tensor& PendingHostCopy::wait() {
 
 PendingHostCopy start_copy_to_host(const Tensor& src) {
   ErrorContext w = where("start_copy_to_host", src);
-  check(src.defined() && !src.device().is_cpu() && src.layout() == Layout::plain,
+  TANDEM_CHECK(src.defined() && !src.device().is_cpu() && src.layout() == Layout::plain,
         "start_copy_to_host wants a plain GPU tensor", w);
   const int device = src.device().index;
   Context& c = context(device);
@@ -173,7 +173,7 @@ PendingHostCopy start_copy_to_host(const Tensor& src) {
 
 Tensor copy_to_device_async(const Tensor& src, int device) {
   ErrorContext w = where("copy_to_device_async", src);
-  check(src.defined() && src.device().is_cpu() && src.layout() == Layout::plain,
+  TANDEM_CHECK(src.defined() && src.device().is_cpu() && src.layout() == Layout::plain,
         "copy_to_device_async wants a plain host tensor", w);
   Lane& l = lane(device);
   if (l.shared()) return alias_on(src, Device::cuda(device));
@@ -199,7 +199,7 @@ void synchronize(int device) {
 }
 
 Tensor alias_on(const Tensor& t, Device device) {
-  check(t.defined() && t.layout() == Layout::plain, "alias_on wants a plain tensor");
+  TANDEM_CHECK(t.defined() && t.layout() == Layout::plain, "alias_on wants a plain tensor");
   // The alias's storage holds a reference to the original's until it goes.
   auto keep = new std::shared_ptr<Storage>(t.storage());
   auto storage = std::make_shared<Storage>(t.raw(), t.bytes(), device,

@@ -1,7 +1,16 @@
-// BatchNorm for training, kernels of our own: one block per channel computes
-// that channel's statistics (two passes: the mean, then the mean squared
-// deviation, so no cancellation) and normalizes it; the backward reduces
-// sum(dy) and sum(dy * xhat) the same way and writes dx.
+// BatchNorm for training, kernels of our own. A channel's N*S values are cut
+// into `parts` chunks, each a block, so that a small CNN's 32 channels still
+// fill an H200's 132 SMs (one block per channel ran at a tenth of the
+// memory bandwidth). Two launches each way:
+//   forward:  stats_kernel   each chunk's count, mean and squared deviations
+//                            (two passes over the chunk, so no cancellation);
+//             normalize_kernel  each block merges its channel's chunks (Chan's
+//                            formula, in double), normalizes its chunk; block
+//                            0 of a channel updates the running statistics.
+//   backward: grad_sums_kernel  each chunk's sum(dy) and sum(dy * xhat);
+//             dx_kernel      each block adds its channel's chunk sums (in
+//                            double, fixed order: deterministic), writes its
+//                            chunk of dx; block 0 writes dgamma and dbeta.
 //   x / y / dy / dx [N, C, ...] (T), gamma / beta / running stats [C] (f32);
 //   saved [2, C] f32: the mean and biased variance the forward normalized with
 //   (the batch's in training, the running ones in eval), as the CPU table.
@@ -10,9 +19,6 @@
 //   training: dx = gamma / sigma * (dy - mean(dy) - xhat * mean(dy * xhat))
 //   eval:     dx = gamma / sigma * dy
 //   dgamma = sum(dy * xhat), dbeta = sum(dy), over N and the spatial axes.
-// Parallelism is one block per channel: enough for a small CNN's 32-64
-// channels to read at full speed per SM, not to fill an H200 (a split
-// reduction would).
 #include <algorithm>
 
 #include "cuda/block_reduce.cuh"
@@ -23,78 +29,122 @@ namespace tandem::cuda::train {
 
 namespace {
 
-constexpr int kBlock = 512;
+constexpr int kBlock = 256;
+constexpr int64_t kMinChunk = 4096;  // values per block, at least: below, launch cost beats parallelism
+constexpr int kMaxParts = 64;
 
 // x viewed as [N, C, S]: the flat position of value i of channel c.
 struct ChannelWalk {
   int64_t n, c, s;
+  int parts;  // chunks per channel
   __device__ __forceinline__ int64_t at(int64_t channel, int64_t i) const {
     int64_t b = i / s;
     return (b * c + channel) * s + (i - b * s);
   }
   __device__ __forceinline__ int64_t count() const { return n * s; }
+  // The values [begin, end) of the channel that chunk `part` covers.
+  __device__ __forceinline__ int64_t begin(int part) const { return count() * part / parts; }
+  __device__ __forceinline__ int64_t end(int part) const { return count() * (part + 1) / parts; }
 };
+
+// One chunk's statistics.
+struct Moments {
+  float count, mean, m2;  // m2: sum of squared deviations from mean
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kBlock) stats_kernel(ChannelWalk w, const T* x, Moments* partial) {
+  const int64_t c = blockIdx.y, b = w.begin(blockIdx.x), e = w.end(blockIdx.x);
+  float s = 0.f;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) s += load(x, w.at(c, i));
+  const float n = float(e - b);
+  const float mean = block_reduce(s, SumOp{}, 0.f) / n;
+  float q = 0.f;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+    float d = load(x, w.at(c, i)) - mean;
+    q += d * d;
+  }
+  q = block_reduce(q, SumOp{}, 0.f);
+  if (threadIdx.x == 0) partial[c * w.parts + blockIdx.x] = Moments{n, mean, q};
+}
 
 struct ForwardArgs {
   const float *gamma, *beta;
   float *running_mean, *running_var, *saved;
+  const Moments* partial;  // [C, parts]; null in eval
   float eps, momentum;
-  bool training;
 };
 
+// The channel's mean and biased variance from its chunks' moments.
+__device__ void merge_moments(const Moments* m, int parts, float* mean, float* var) {
+  double n = 0, mu = 0, m2 = 0;
+  for (int p = 0; p < parts; ++p) {
+    double nb = m[p].count, d = double(m[p].mean) - mu, total = n + nb;
+    if (nb == 0) continue;
+    mu += d * nb / total;
+    m2 += double(m[p].m2) + d * d * n * nb / total;
+    n = total;
+  }
+  *mean = float(mu);
+  *var = float(m2 / n);
+}
+
 template <typename T>
-__global__ void __launch_bounds__(kBlock) forward_kernel(ChannelWalk w, const T* x, T* y, ForwardArgs a) {
-  int64_t c = blockIdx.x, count = w.count();
-  float mean, var;
-  if (a.training) {
-    float s = 0.f;
-    for (int64_t i = threadIdx.x; i < count; i += blockDim.x) s += load(x, w.at(c, i));
-    mean = block_reduce(s, SumOp{}, 0.f) / float(count);
-    float q = 0.f;
-    for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
-      float d = load(x, w.at(c, i)) - mean;
-      q += d * d;
-    }
-    var = block_reduce(q, SumOp{}, 0.f) / float(count);
-    if (threadIdx.x == 0) {
-      float m = a.momentum;
-      double unbias = double(count) / double(count - 1);
-      a.running_mean[c] = (1 - m) * a.running_mean[c] + m * mean;
-      a.running_var[c] = float((1 - m) * a.running_var[c] + m * var * unbias);
-    }
-  } else {
-    mean = a.running_mean[c];
-    var = a.running_var[c];
-  }
+__global__ void __launch_bounds__(kBlock) normalize_kernel(ChannelWalk w, const T* x, T* y, ForwardArgs a) {
+  const int64_t c = blockIdx.y;
+  __shared__ float stats[2];
   if (threadIdx.x == 0) {
-    a.saved[c] = mean;
-    a.saved[w.c + c] = var;
+    float mean, var;
+    if (a.partial) {
+      merge_moments(a.partial + c * w.parts, w.parts, &mean, &var);
+      if (blockIdx.x == 0) {
+        float m = a.momentum;
+        double unbias = double(w.count()) / double(w.count() - 1);
+        a.running_mean[c] = (1 - m) * a.running_mean[c] + m * mean;
+        a.running_var[c] = float((1 - m) * a.running_var[c] + m * var * unbias);
+      }
+    } else {
+      mean = a.running_mean[c];
+      var = a.running_var[c];
+    }
+    if (blockIdx.x == 0) {
+      a.saved[c] = mean;
+      a.saved[w.c + c] = var;
+    }
+    stats[0] = mean;
+    stats[1] = var;
   }
-  float scale = a.gamma[c] / sqrtf(var + a.eps), shift = a.beta[c];
-  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+  __syncthreads();
+  const float mean = stats[0], scale = a.gamma[c] / sqrtf(stats[1] + a.eps), shift = a.beta[c];
+  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e; i += blockDim.x) {
     int64_t k = w.at(c, i);
     store(y, k, (load(x, k) - mean) * scale + shift);
   }
 }
 
+struct GradSums {
+  float dy, dy_xhat;
+};
+
 struct BackwardArgs {
   const float *gamma, *saved;
+  const GradSums* partial;  // [C, parts]
   float eps;
   bool training;
   GradPtr dx, dgamma, dbeta;
 };
 
-__device__ __forceinline__ void put(const GradPtr& g, int64_t i, float v) {
-  float* p = static_cast<float*>(g.p);
-  p[i] = g.accumulate ? p[i] + v : v;
+__device__ __forceinline__ float invstd_of(const BackwardArgs& a, const ChannelWalk& w, int64_t c) {
+  return 1.f / sqrtf(a.saved[w.c + c] + a.eps);
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock) backward_kernel(ChannelWalk w, const T* x, const T* dy, BackwardArgs a) {
-  int64_t c = blockIdx.x, count = w.count();
-  float mean = a.saved[c], invstd = 1.f / sqrtf(a.saved[w.c + c] + a.eps);
+__global__ void __launch_bounds__(kBlock) grad_sums_kernel(ChannelWalk w, const T* x, const T* dy, BackwardArgs a,
+                                                           GradSums* partial) {
+  const int64_t c = blockIdx.y;
+  const float mean = a.saved[c], invstd = invstd_of(a, w, c);
   float sum_dy = 0.f, sum_dy_xhat = 0.f;
-  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e; i += blockDim.x) {
     int64_t k = w.at(c, i);
     float g = load(dy, k);
     sum_dy += g;
@@ -102,16 +152,35 @@ __global__ void __launch_bounds__(kBlock) backward_kernel(ChannelWalk w, const T
   }
   sum_dy = block_reduce(sum_dy, SumOp{}, 0.f);
   sum_dy_xhat = block_reduce(sum_dy_xhat, SumOp{}, 0.f);
+  if (threadIdx.x == 0) partial[c * w.parts + blockIdx.x] = GradSums{sum_dy, sum_dy_xhat};
+}
+
+__device__ __forceinline__ void put(const GradPtr& g, int64_t i, float v) {
+  float* p = static_cast<float*>(g.p);
+  p[i] = g.accumulate ? p[i] + v : v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlock) dx_kernel(ChannelWalk w, const T* x, const T* dy, BackwardArgs a) {
+  const int64_t c = blockIdx.y;
+  __shared__ float sums[2];
   if (threadIdx.x == 0) {
-    if (a.dgamma.p) put(a.dgamma, c, sum_dy_xhat);
-    if (a.dbeta.p) put(a.dbeta, c, sum_dy);
+    double s = 0, sx = 0;
+    for (int p = 0; p < w.parts; ++p) s += a.partial[c * w.parts + p].dy, sx += a.partial[c * w.parts + p].dy_xhat;
+    if (blockIdx.x == 0) {
+      if (a.dgamma.p) put(a.dgamma, c, float(sx));
+      if (a.dbeta.p) put(a.dbeta, c, float(s));
+    }
+    sums[0] = float(s);
+    sums[1] = float(sx);
   }
+  __syncthreads();
   if (!a.dx.p) return;
-  float scale = a.gamma[c] * invstd;
-  float mean_dy = a.training ? sum_dy / float(count) : 0.f;
-  float mean_dy_xhat = a.training ? sum_dy_xhat / float(count) : 0.f;
+  const float mean = a.saved[c], invstd = invstd_of(a, w, c), scale = a.gamma[c] * invstd;
+  const float mean_dy = a.training ? sums[0] / float(w.count()) : 0.f;
+  const float mean_dy_xhat = a.training ? sums[1] / float(w.count()) : 0.f;
   T* dx = static_cast<T*>(a.dx.p);
-  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e; i += blockDim.x) {
     int64_t k = w.at(c, i);
     float xhat = (load(x, k) - mean) * invstd;
     float g = scale * (load(dy, k) - mean_dy - xhat * mean_dy_xhat);
@@ -119,12 +188,20 @@ __global__ void __launch_bounds__(kBlock) backward_kernel(ChannelWalk w, const T
   }
 }
 
-ChannelWalk walk(const Tensor& x) { return {x.dim(0), x.dim(1), x.numel() / (x.dim(0) * x.dim(1))}; }
+// Chunks per channel: enough blocks for four per SM, none under kMinChunk values.
+ChannelWalk walk(const Tensor& x, const cudaDeviceProp& props) {
+  const int64_t n = x.dim(0), c = x.dim(1), s = x.numel() / std::max<int64_t>(n * c, 1);
+  const int64_t want = (4 * int64_t(props.multiProcessorCount) + c - 1) / std::max<int64_t>(c, 1);
+  const int64_t most = std::max<int64_t>(1, n * s / kMinChunk);
+  return {n, c, s, int(std::clamp<int64_t>(std::min(want, most), 1, kMaxParts))};
+}
+
+dim3 grid(const ChannelWalk& w) { return dim3(unsigned(w.parts), unsigned(w.c)); }
 
 void check_inputs(const TrainContext& c, const char* op, const Tensor& x,
                   std::initializer_list<const Tensor*> per_channel) {
   require_f32(c, op, {&x});
-  check(x.rank() >= 2, "batch norm wants x [N, C, ...]", op_context(op, x));
+  TANDEM_CHECK(x.rank() >= 2, "batch norm wants x [N, C, ...]", op_context(op, x));
   for (const Tensor* t : per_channel) {
     require_on_gpu(c, op, {t}, DType::f32);
     require_shape(op, *t, {x.dim(1)}, "a per-channel tensor");
@@ -146,17 +223,23 @@ void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, co
   require_shape(op, y, x.shape(), "y");
   int64_t channels = x.dim(1), count = x.numel() / std::max<int64_t>(channels, 1);
   ErrorContext where = op_context(op, x);
-  check(!p.training || count > 1, "training batch norm needs more than one value per channel", where);
+  TANDEM_CHECK(!p.training || count > 1, "training batch norm needs more than one value per channel", where);
   *saved = device_empty(c.gpu, DType::f32, {2, channels});
   if (x.numel() == 0) return;
+  const ChannelWalk w = walk(x, c.gpu.props);
+  Scratch partial(c.gpu, p.training ? sizeof(Moments) * size_t(w.c * w.parts) : 0);
   ForwardArgs a{f32(gamma), f32(beta), f32_mut(running_mean), f32_mut(running_var), f32_mut(*saved),
-                p.eps, p.momentum, p.training};
+                p.training ? static_cast<const Moments*>(partial.get()) : nullptr, p.eps, p.momentum};
   with_float_type(x.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);
-    forward_kernel<T><<<unsigned(channels), kBlock, 0, c.gpu.stream>>>(walk(x), static_cast<const T*>(x.raw()),
-                                                                       static_cast<T*>(y.raw()), a);
+    const T* xs = static_cast<const T*>(x.raw());
+    if (p.training) {
+      stats_kernel<T><<<grid(w), kBlock, 0, c.gpu.stream>>>(w, xs, static_cast<Moments*>(partial.get()));
+      check_launch("batch_norm stats_kernel", where);
+    }
+    normalize_kernel<T><<<grid(w), kBlock, 0, c.gpu.stream>>>(w, xs, static_cast<T*>(y.raw()), a);
+    check_launch("batch_norm normalize_kernel", where);
   });
-  check_launch("batch_norm forward_kernel", where);
 }
 
 void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
@@ -168,16 +251,23 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
   require_f32(c, op, {&dy, &saved});
   require_shape(op, dy, x.shape(), "dy");
   require_shape(op, saved, {2, x.dim(1)}, "the saved statistics");
-  BackwardArgs a{f32(gamma), f32(saved), p.eps, p.training, grad_ptr(c, op, dx, x.shape()),
-                 grad_ptr(c, op, dgamma, {x.dim(1)}), grad_ptr(c, op, dbeta, {x.dim(1)})};
+  const ChannelWalk w = walk(x, c.gpu.props);
+  Scratch partial(c.gpu, sizeof(GradSums) * size_t(w.c * w.parts));
+  BackwardArgs a{f32(gamma), f32(saved), static_cast<const GradSums*>(partial.get()), p.eps, p.training,
+                 grad_ptr(c, op, dx, x.shape()), grad_ptr(c, op, dgamma, {x.dim(1)}),
+                 grad_ptr(c, op, dbeta, {x.dim(1)})};
   if ((!a.dx && !a.dgamma && !a.dbeta) || x.numel() == 0) return;
   ErrorContext where = op_context(op, x);
   with_float_type(x.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);
-    backward_kernel<T><<<unsigned(x.dim(1)), kBlock, 0, c.gpu.stream>>>(walk(x), static_cast<const T*>(x.raw()),
-                                                                        static_cast<const T*>(dy.raw()), a);
+    const T *xs = static_cast<const T*>(x.raw()), *dys = static_cast<const T*>(dy.raw());
+    grad_sums_kernel<T><<<grid(w), kBlock, 0, c.gpu.stream>>>(w, xs, dys, a, static_cast<GradSums*>(partial.get()));
+    check_launch("batch_norm grad_sums_kernel", where);
+    // Without dx only block 0 of each channel has work (dgamma, dbeta).
+    dim3 g = a.dx ? grid(w) : dim3(1, unsigned(w.c));
+    dx_kernel<T><<<g, kBlock, 0, c.gpu.stream>>>(w, xs, dys, a);
+    check_launch("batch_norm dx_kernel", where);
   });
-  check_launch("batch_norm backward_kernel", where);
 }
 
 }  // namespace tandem::cuda::train

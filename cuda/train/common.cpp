@@ -15,9 +15,9 @@ void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list
   Device here = Device::cuda(c.gpu.device);
   for (const Tensor* t : tensors) {
     if (!t->defined()) continue;
-    check(t->device() == here, "the " + here.str() + " training kernels got a tensor on " + t->device().str(),
+    TANDEM_CHECK(t->device() == here, "the " + here.str() + " training kernels got a tensor on " + t->device().str(),
           op_context(op, *t));
-    check_supported(t->dtype() == want && t->layout() == Layout::plain,
+    TANDEM_CHECK_SUPPORTED(t->dtype() == want && t->layout() == Layout::plain,
                     "the CUDA training kernels take plain " + std::string(dtype_name(want)) + " tensors here, got " +
                         t->desc().str(),
                     op_context(op, *t));

@@ -39,7 +39,7 @@ namespace {
 constexpr size_t kMaxWorkspace = size_t(256) << 20;
 
 int to_int(int64_t v, const ErrorContext& where) {
-  check_supported(v >= 0 && v <= INT_MAX, "a convolution extent over 2^31", where);
+  TANDEM_CHECK_SUPPORTED(v >= 0 && v <= INT_MAX, "a convolution extent over 2^31", where);
   return int(v);
 }
 
@@ -78,7 +78,7 @@ struct ConvPlan {
     int dims[4] = {};
     check_cudnn(cudnnGetConvolutionNdForwardOutputDim(fwd_cd.get(), xd.get(), wd.get(), 4, dims),
                 "cudnnGetConvolutionNdForwardOutputDim", where);
-    check(dims[0] == y[0] && dims[1] == y[1] && dims[2] == y[2] && dims[3] == y[3],
+    TANDEM_CHECK(dims[0] == y[0] && dims[1] == y[1] && dims[2] == y[2] && dims[3] == y[3],
           "cuDNN's convolution output differs from " + shape_str(y), where);
   }
 
@@ -153,7 +153,7 @@ void choose(Choice& choice, Context& gpu, DType dtype, const ConvolutionDescript
     check_cudnn(rank(count, &found, perf.data()), "cuDNN's convolution heuristics", where);
   }
   const Perf* best = first_usable(perf, found, dtype);
-  check_supported(best != nullptr, std::string("cuDNN has no usable ") + direction + " convolution algorithm", where);
+  TANDEM_CHECK_SUPPORTED(best != nullptr, std::string("cuDNN has no usable ") + direction + " convolution algorithm", where);
   if (is_16bit_float(dtype))
     check_cudnn(cudnnSetConvolutionMathType(cd.get(), best->mathType), "cudnnSetConvolutionMathType", where);
   size_t bytes = 0;
@@ -268,7 +268,7 @@ struct Result {
 void check_inputs(const TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w,
                   const Tensor& b) {
   require_f32(c, op, {&x, &w, &b});
-  check_supported(p.compute == DType::f32 || p.compute == DType::f16 || p.compute == DType::bf16,
+  TANDEM_CHECK_SUPPORTED(p.compute == DType::f32 || p.compute == DType::f16 || p.compute == DType::bf16,
                   "conv2d on cuda computes in f32, f16 or bf16, not " + std::string(dtype_name(p.compute)),
                   op_context(op, x));
   conv2d_output_shape(p, x.shape(), w.shape());

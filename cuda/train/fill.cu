@@ -18,7 +18,7 @@ __global__ void fill_kernel(T* p, int64_t n, float value) {
 void fill(void* ctx, const Tensor& t, float value) {
   const char* op = "fill";
   TrainContext& c = enter(ctx);
-  check(t.defined(), "fill of an undefined tensor", op_context(op, t));
+  TANDEM_CHECK(t.defined(), "fill of an undefined tensor", op_context(op, t));
   require_f32(c, op, {&t});
   int64_t n = t.numel();
   if (n == 0) return;

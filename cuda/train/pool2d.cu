@@ -110,7 +110,7 @@ void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Ten
   Shape ys = pool2d_output_shape(p, x.shape());
   require_shape(op, y, ys, "y");
   ErrorContext where = op_context(op, x);
-  check_supported(x.dim(2) * x.dim(3) <= INT32_MAX, "a pooling plane over 2^31 elements", where);
+  TANDEM_CHECK_SUPPORTED(x.dim(2) * x.dim(3) <= INT32_MAX, "a pooling plane over 2^31 elements", where);
   *saved = Tensor();
   if (p.kind == PoolKind::max) *saved = device_empty(c.gpu, DType::i32, {shape_numel(ys)});
   int64_t n = shape_numel(ys);
@@ -136,7 +136,7 @@ void pool2d_backward(void* ctx, const Pool2dParams& p, const Tensor& saved, cons
   GradPtr g = grad_ptr(c, op, dx, dx.t.shape());
   ErrorContext where = op_context(op, dy);
   if (p.kind == PoolKind::max) {
-    check(saved.defined() && saved.dtype() == DType::i32 && saved.numel() == dy.numel(),
+    TANDEM_CHECK(saved.defined() && saved.dtype() == DType::i32 && saved.numel() == dy.numel(),
           "max pooling's backward needs its forward's workspace", where);
     require_on_gpu(c, op, {&saved}, DType::i32);
   }

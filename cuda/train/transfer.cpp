@@ -79,7 +79,7 @@ Staging& staging(Context& c) {
 ErrorContext where(const char* op, const Tensor& t) { return {"", "", op, t.defined() ? t.desc().str() : ""}; }
 
 Context& gpu_of(const Tensor& t, const char* op) {
-  check(!t.device().is_cpu(), std::string(op) + " wants a GPU tensor, got one on the host", where(op, t));
+  TANDEM_CHECK(!t.device().is_cpu(), std::string(op) + " wants a GPU tensor, got one on the host", where(op, t));
   Context& c = context(t.device().index);
   return c;
 }
@@ -87,8 +87,8 @@ Context& gpu_of(const Tensor& t, const char* op) {
 }  // namespace
 
 Tensor to_device(const Tensor& host, int device) {
-  check(host.defined() && host.device().is_cpu(), "to_device wants a host tensor", where("to_device", host));
-  check_supported(host.layout() == Layout::plain, "to_device copies plain tensors", where("to_device", host));
+  TANDEM_CHECK(host.defined() && host.device().is_cpu(), "to_device wants a host tensor", where("to_device", host));
+  TANDEM_CHECK_SUPPORTED(host.layout() == Layout::plain, "to_device copies plain tensors", where("to_device", host));
   Context& c = context(device);
   Tensor t = train::device_empty(c, host.dtype(), host.shape());
   copy_tensor(t, host);
@@ -104,7 +104,7 @@ Tensor to_host(const Tensor& device_tensor) {
 
 void copy_tensor(const Tensor& dst, const Tensor& src) {
   ErrorContext w = where("copy_tensor", src);
-  check(dst.defined() && src.defined() && dst.desc() == src.desc(),
+  TANDEM_CHECK(dst.defined() && src.defined() && dst.desc() == src.desc(),
         "copy between tensors of different descriptions: " + (dst.defined() ? dst.desc().str() : "none") + " and " +
             (src.defined() ? src.desc().str() : "none"),
         w);
@@ -115,7 +115,7 @@ void copy_tensor(const Tensor& dst, const Tensor& src) {
     return;
   }
   Context& c = context(host_src ? dst.device().index : src.device().index);
-  check(host_src || host_dst || src.device() == dst.device(),
+  TANDEM_CHECK(host_src || host_dst || src.device() == dst.device(),
         "copy between " + src.device().str() + " and " + dst.device().str() + " is not supported", w);
   if (!bytes) return;
   if (host_src) {

@@ -21,7 +21,7 @@ struct BatchNormFn : GradFn {
 
 Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
                const Tensor& running_var, const BatchNormParams& p) {
-  check(gamma.defined() && beta.defined(), "batch_norm needs gamma and beta",
+  TANDEM_CHECK(gamma.defined() && beta.defined(), "batch_norm needs gamma and beta",
         {"", "", "batch_norm", x.defined() ? shape_str(x.shape()) : ""});
   const TrainBackend& be = train_backend("batch_norm", {&x, &gamma, &beta});
   Tensor y = empty_f32(be, x.shape()), saved;

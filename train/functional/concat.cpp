@@ -19,11 +19,11 @@ struct ConcatFn : GradFn {
 }  // namespace
 
 Var concat(std::span<const Var> xs, int64_t axis) {
-  check(!xs.empty(), "concat of no tensors");
+  TANDEM_CHECK(!xs.empty(), "concat of no tensors");
   const TrainBackend& be = train_backend(xs[0].device());
   std::vector<Tensor> values;
   for (const Var& x : xs) {
-    check(x.device() == xs[0].device(), "concat of tensors on " + xs[0].device().str() + " and " +
+    TANDEM_CHECK(x.device() == xs[0].device(), "concat of tensors on " + xs[0].device().str() + " and " +
           x.device().str(), {"", "", "concat", shape_str(x.shape())});
     values.push_back(x.value());
   }

@@ -6,14 +6,16 @@
 namespace tandem::train {
 
 void check_parameter(const Parameter& p) {
-  const std::string who = "parameter '" + p.name + "': ";
-  check(p.value.defined() && p.grad.defined(), who + "no value or no gradient tensor");
-  ErrorContext ctx{{}, {}, {}, p.value.desc().str()};
-  check(p.value.dtype() == DType::f32 && p.grad.dtype() == DType::f32, who + "value and gradient must be f32", ctx);
-  check(p.value.shape() == p.grad.shape(), who + "gradient shape " + shape_str(p.grad.shape()) + " differs", ctx);
-  check(p.value.layout() == Layout::plain && p.grad.layout() == Layout::plain, who + "must be in plain layout", ctx);
-  check(p.value.device() == p.grad.device(),
-        who + "value on " + p.value.device().str() + ", gradient on " + p.grad.device().str(), ctx);
+  // Per parameter per step: the message is only made for a bad parameter.
+  auto fail = [&p](const std::string& why) {
+    throw Error("parameter '" + p.name + "': " + why, {{}, {}, {}, p.value.defined() ? p.value.desc().str() : ""});
+  };
+  if (!p.value.defined() || !p.grad.defined()) fail("no value or no gradient tensor");
+  if (p.value.dtype() != DType::f32 || p.grad.dtype() != DType::f32) fail("value and gradient must be f32");
+  if (p.value.shape() != p.grad.shape()) fail("gradient shape " + shape_str(p.grad.shape()) + " differs");
+  if (p.value.layout() != Layout::plain || p.grad.layout() != Layout::plain) fail("must be in plain layout");
+  if (p.value.device() != p.grad.device())
+    fail("value on " + p.value.device().str() + ", gradient on " + p.grad.device().str());
 }
 
 Optimizer::Optimizer(ParameterList params, double lr, std::vector<std::string> slot_names)
