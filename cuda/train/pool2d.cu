@@ -16,39 +16,51 @@ namespace tandem::cuda::train {
 
 namespace {
 
+// I: the index type. 32-bit wherever the tensors fit: the kernels are index
+// arithmetic (divisions per element), and a 64-bit division costs several
+// times a 32-bit one.
+template <typename I>
 struct Geometry {
-  int64_t planes, h, w, oh, ow;  // planes = N * C
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  I planes, h, w, oh, ow;  // planes = N * C
+  I kh, kw, sh, sw, ph, pw, dh, dw;
   bool max, include_pad;
 };
 
-Geometry geometry(const Pool2dParams& p, const Shape& x, const Shape& y) {
-  return {x[0] * x[1], x[2], x[3], y[2], y[3], p.kernel[0], p.kernel[1], p.stride[0], p.stride[1],
-          p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], p.kind == PoolKind::max, p.count_include_pad};
+template <typename I>
+Geometry<I> geometry(const Pool2dParams& p, const Shape& x, const Shape& y) {
+  return {I(x[0] * x[1]), I(x[2]),         I(x[3]),         I(y[2]),         I(y[3]),
+          I(p.kernel[0]), I(p.kernel[1]),  I(p.stride[0]),  I(p.stride[1]),  I(p.padding[0]),
+          I(p.padding[1]), I(p.dilation[0]), I(p.dilation[1]), p.kind == PoolKind::max, p.count_include_pad};
+}
+
+// True when every index of x and y (and the windows' reach) fits in 32 bits.
+bool fits_int32(const Shape& x, const Shape& y) {
+  return shape_numel(x) < INT32_MAX / 2 && shape_numel(y) < INT32_MAX / 2;
 }
 
 // The divisor of average window (i, j).
-__device__ __forceinline__ float window_size(const Geometry& g, int64_t i, int64_t j) {
+template <typename I>
+__device__ __forceinline__ float window_size(const Geometry<I>& g, I i, I j) {
   if (g.include_pad) return float(g.kh * g.kw);
-  int64_t h0 = i * g.sh - g.ph, w0 = j * g.sw - g.pw;
-  int64_t h1 = h0 + g.kh < g.h ? h0 + g.kh : g.h, w1 = w0 + g.kw < g.w ? w0 + g.kw : g.w;
+  I h0 = i * g.sh - g.ph, w0 = j * g.sw - g.pw;
+  I h1 = h0 + g.kh < g.h ? h0 + g.kh : g.h, w1 = w0 + g.kw < g.w ? w0 + g.kw : g.w;
   return float((h1 - (h0 > 0 ? h0 : 0)) * (w1 - (w0 > 0 ? w0 : 0)));
 }
 
-template <typename T>
-__global__ void forward_kernel(Geometry g, const T* x, T* y, int32_t* argmax) {
-  int64_t n = g.planes * g.oh * g.ow;
-  for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < n; o += int64_t(gridDim.x) * blockDim.x) {
-    int64_t plane = o / (g.oh * g.ow), r = o - plane * (g.oh * g.ow);
-    int64_t i = r / g.ow, j = r - i * g.ow;
-    const T* xp = x + plane * g.h * g.w;
+template <typename T, typename I>
+__global__ void forward_kernel(Geometry<I> g, const T* x, T* y, int32_t* argmax) {
+  I n = g.planes * g.oh * g.ow;
+  for (I o = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); o < n; o += I(gridDim.x) * I(blockDim.x)) {
+    I plane = o / (g.oh * g.ow), r = o - plane * (g.oh * g.ow);
+    I i = r / g.ow, j = r - i * g.ow;
+    const T* xp = x + int64_t(plane) * g.h * g.w;
     float best = -INFINITY, sum = 0.f;
     int32_t at = -1;
-    for (int64_t a = 0; a < g.kh; ++a) {
-      int64_t h = i * g.sh - g.ph + a * g.dh;
+    for (I a = 0; a < g.kh; ++a) {
+      I h = i * g.sh - g.ph + a * g.dh;
       if (h < 0 || h >= g.h) continue;
-      for (int64_t b = 0; b < g.kw; ++b) {
-        int64_t w = j * g.sw - g.pw + b * g.dw;
+      for (I b = 0; b < g.kw; ++b) {
+        I w = j * g.sw - g.pw + b * g.dw;
         if (w < 0 || w >= g.w) continue;
         float v = load(xp, h * g.w + w);
         if (v > best) best = v, at = int32_t(h * g.w + w);
@@ -67,27 +79,26 @@ __global__ void forward_kernel(Geometry g, const T* x, T* y, int32_t* argmax) {
 // The windows along one axis that hold input position `pos`: for each tap t,
 // output index (pos + pad - t * dil) / stride when that divides and lands in
 // [0, out). Calls f(output index).
-template <typename F>
-__device__ __forceinline__ void windows_holding(int64_t pos, int64_t k, int64_t stride, int64_t pad, int64_t dil,
-                                                int64_t out, F&& f) {
-  for (int64_t t = 0; t < k; ++t) {
-    int64_t q = pos + pad - t * dil;
+template <typename I, typename F>
+__device__ __forceinline__ void windows_holding(I pos, I k, I stride, I pad, I dil, I out, F&& f) {
+  for (I t = 0; t < k; ++t) {
+    I q = pos + pad - t * dil;
     if (q < 0 || q % stride != 0 || q / stride >= out) continue;
     f(q / stride);
   }
 }
 
-template <typename T>
-__global__ void backward_kernel(Geometry g, const T* dy, const int32_t* argmax, T* dx, bool accumulate) {
-  int64_t n = g.planes * g.h * g.w;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    int64_t plane = e / (g.h * g.w), r = e - plane * (g.h * g.w);
-    int64_t h = r / g.w, w = r - h * g.w;
-    int64_t base = plane * g.oh * g.ow;
+template <typename T, typename I>
+__global__ void backward_kernel(Geometry<I> g, const T* dy, const int32_t* argmax, T* dx, bool accumulate) {
+  I n = g.planes * g.h * g.w;
+  for (I e = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); e < n; e += I(gridDim.x) * I(blockDim.x)) {
+    I plane = e / (g.h * g.w), r = e - plane * (g.h * g.w);
+    I h = r / g.w, w = r - h * g.w;
+    I base = plane * g.oh * g.ow;
     float s = 0.f;
-    windows_holding(h, g.kh, g.sh, g.ph, g.dh, g.oh, [&](int64_t i) {
-      windows_holding(w, g.kw, g.sw, g.pw, g.dw, g.ow, [&](int64_t j) {
-        int64_t o = base + i * g.ow + j;
+    windows_holding(h, g.kh, g.sh, g.ph, g.dh, g.oh, [&](I i) {
+      windows_holding(w, g.kw, g.sw, g.pw, g.dw, g.ow, [&](I j) {
+        I o = base + i * g.ow + j;
         if (!g.max) s += load(dy, o) / window_size(g, i, j);
         else if (argmax[o] == r) s += load(dy, o);
       });
@@ -115,12 +126,17 @@ void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Ten
   if (p.kind == PoolKind::max) *saved = device_empty(c.gpu, DType::i32, {shape_numel(ys)});
   int64_t n = shape_numel(ys);
   if (n == 0) return;
-  Geometry g = geometry(p, x.shape(), ys);
   int32_t* argmax = saved->defined() ? static_cast<int32_t*>(saved->raw()) : nullptr;
+  const bool narrow = fits_int32(x.shape(), ys);
   with_float_type(x.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);
-    forward_kernel<T><<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
-        g, static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), argmax);
+    const T* xs = static_cast<const T*>(x.raw());
+    T* yd = static_cast<T*>(y.raw());
+    const unsigned blocks = blocks_for(n, c.gpu.props);
+    if (narrow)
+      forward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int32_t>(p, x.shape(), ys), xs, yd, argmax);
+    else
+      forward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int64_t>(p, x.shape(), ys), xs, yd, argmax);
   });
   check_launch("pool2d forward_kernel", where);
 }
@@ -142,12 +158,19 @@ void pool2d_backward(void* ctx, const Pool2dParams& p, const Tensor& saved, cons
   }
   int64_t n = dx.t.numel();
   if (n == 0) return;
-  Geometry geo = geometry(p, dx.t.shape(), ys);
   const int32_t* argmax = p.kind == PoolKind::max ? static_cast<const int32_t*>(saved.raw()) : nullptr;
+  const bool narrow = fits_int32(dx.t.shape(), ys);
   with_float_type(dy.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);
-    backward_kernel<T><<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
-        geo, static_cast<const T*>(dy.raw()), argmax, static_cast<T*>(g.p), g.accumulate);
+    const T* dys = static_cast<const T*>(dy.raw());
+    T* dxs = static_cast<T*>(g.p);
+    const unsigned blocks = blocks_for(n, c.gpu.props);
+    if (narrow)
+      backward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int32_t>(p, dx.t.shape(), ys), dys, argmax,
+                                                                 dxs, g.accumulate);
+    else
+      backward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int64_t>(p, dx.t.shape(), ys), dys, argmax,
+                                                                 dxs, g.accumulate);
   });
   check_launch("pool2d backward_kernel", where);
 }
