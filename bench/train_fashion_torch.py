@@ -7,7 +7,7 @@ set in memory as tensors. Prints one JSON line per epoch (the fields of
 `tandem train --log`) and the time to 90% test accuracy; with --tandem-log
 FILE also tandem's figures from its log, side by side.
 
-  /usr/bin/python3 bench/train_fashion_torch.py --epochs 10 [--threads 2] [--tandem-log log.jsonl]
+  /usr/bin/python3 bench/train_fashion_torch.py --epochs 10 [--threads 2] [--cosine] [--tandem-log log.jsonl]
 
 On a GPU (--device cuda; TF32 off, the data set moved to the GPU before the
 clock starts, as the issue's first reading), optionally with AMP (--amp:
@@ -57,7 +57,7 @@ def evaluate(net, x, y, batch, amp=False):
     return loss / len(x), correct / len(x)
 
 
-def train_epoch(net, opt, x, y, batch, generator, scaler=None):
+def train_epoch(net, opt, x, y, batch, generator, scaler=None, schedule=None):
     order = torch.randperm(len(x), generator=generator).to(x.device)
     loss_sum, correct = 0.0, 0
     for i in range(0, len(x), batch):
@@ -73,6 +73,8 @@ def train_epoch(net, opt, x, y, batch, generator, scaler=None):
             scaler.scale(loss).backward()
             scaler.step(opt)
             scaler.update()
+        if schedule is not None:
+            schedule.step()
         loss_sum += loss.item() * len(idx_)
         correct += (logits.argmax(1) == y[idx_]).sum().item()
     return loss_sum / len(x), correct / len(x)
@@ -107,6 +109,8 @@ def main():
     ap.add_argument("--tandem-log", help="a `tandem train --log` file to compare with")
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--amp", action="store_true", help="cuda: fp16 autocast with GradScaler")
+    ap.add_argument("--cosine", action="store_true",
+                    help="cosine learning-rate decay to 0 over the run, stepped per batch (tandem's --schedule cosine)")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -119,18 +123,21 @@ def main():
     net = torch_models.cnn().to(a.device)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     scaler = torch.amp.GradScaler("cuda") if a.amp else None
+    steps = a.epochs * ((len(x) + a.batch - 1) // a.batch)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=0) if a.cosine else None
     generator = torch.Generator().manual_seed(a.seed)
     entries = []
     for epoch in range(1, a.epochs + 1):
         t0 = time.perf_counter()
-        train_loss, train_acc = train_epoch(net, opt, x, y, a.batch, generator, scaler)
+        train_loss, train_acc = train_epoch(net, opt, x, y, a.batch, generator, scaler, schedule)
         t1 = time.perf_counter()
         test_loss, test_acc = evaluate(net, tx, ty, a.batch, a.amp)
         entries.append({"epoch": epoch, "train_loss": train_loss, "train_accuracy": train_acc,
                         "test_loss": test_loss, "test_accuracy": test_acc, "train_seconds": t1 - t0,
                         "eval_seconds": time.perf_counter() - t1, "images_per_second": len(x) / (t1 - t0)})
         print(json.dumps(entries[-1]), flush=True)
-    print("torch %s, %d threads, %s%s" % (torch.__version__, torch.get_num_threads(), a.device, " AMP" if a.amp else ""))
+    print("torch %s, %d threads, %s%s%s" % (torch.__version__, torch.get_num_threads(), a.device, " AMP" if a.amp else "",
+                                        ", cosine schedule" if a.cosine else ""))
     report("pytorch", entries)
     if a.tandem_log:
         with open(a.tandem_log) as f:

@@ -2,6 +2,7 @@
 // element (its rn_* operations keep nvcc from fusing multiply-adds, so the
 // results are the CPU's bits), the loss scaler's unscale with an inf/nan
 // flag, and a deterministic sum of squares for gradient clipping.
+#include <algorithm>
 #include <vector>
 
 #include "cuda/block_reduce.cuh"
@@ -14,16 +15,35 @@ namespace tandem::cuda {
 
 namespace {
 
-__global__ void sgd_kernel(float* p, const float* g, float* buf, int64_t n, SgdScalars s) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float unused = 0.f;
-    sgd_update(p[i], g[i], buf ? buf[i] : unused, s);
-  }
+// Up to kPerLaunch tensors of one parameter group; tensor k's values are
+// covered by blocks [first_block[k], first_block[k + 1]) in a grid-stride
+// loop of their own.
+constexpr int kPerLaunch = 24;
+struct TensorList {
+  float* t[4][kPerLaunch];  // param, grad, a, b (a, b may be null)
+  int64_t n[kPerLaunch];
+  unsigned first_block[kPerLaunch + 1];
+  int count;
+};
+
+template <typename F>
+__device__ __forceinline__ void for_each_value(const TensorList& l, F&& f) {
+  int k = 0;
+  while (blockIdx.x >= l.first_block[k + 1]) ++k;
+  const int64_t stride = int64_t(l.first_block[k + 1] - l.first_block[k]) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x - l.first_block[k]) * blockDim.x + threadIdx.x; i < l.n[k]; i += stride)
+    f(k, i);
 }
 
-__global__ void adamw_kernel(float* p, const float* g, float* m, float* v, int64_t n, AdamWScalars s) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    adamw_update(p[i], g[i], m[i], v[i], s);
+__global__ void sgd_kernel(TensorList l, SgdScalars s) {
+  for_each_value(l, [&](int k, int64_t i) {
+    float unused = 0.f;
+    sgd_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k] ? l.t[2][k][i] : unused, s);
+  });
+}
+
+__global__ void adamw_kernel(TensorList l, AdamWScalars s) {
+  for_each_value(l, [&](int k, int64_t i) { adamw_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k][i], l.t[3][k][i], s); });
 }
 
 __global__ void unscale_kernel(float* g, int64_t n, float inv_scale, int* found) {
@@ -110,24 +130,55 @@ class Tally {
   train::Scratch s_;
 };
 
-}  // namespace
-
-void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdScalars& s) {
-  Context& c = gpu_of("sgd_step", {&param, &grad, &buf});
-  TANDEM_CHECK(buf.defined() || s.momentum == 0.f, "SGD with momentum needs its buffer", where("sgd_step", param));
-  int64_t n = param.numel();
-  if (n == 0) return;
-  sgd_kernel<<<blocks_for(n, c.props), kThreads, 0, c.stream>>>(f32(param), f32(grad), f32(buf), n, s);
-  check_launch("sgd_kernel", where("sgd_step", param));
+// Checks the group (one GPU, f32, each parameter's tensors of one shape) and
+// calls launch(list, blocks) per kPerLaunch parameters.
+template <typename Launch>
+void for_each_launch(const char* op, const ParamGroup& g, bool need_b, Launch launch) {
+  if (g.param.empty()) return;
+  TANDEM_CHECK(g.grad.size() == g.param.size() && g.a.size() == g.param.size() &&
+                   (!need_b || g.b.size() == g.param.size()),
+               std::string(op) + ": a tensor list of the wrong length");
+  Context* c = nullptr;
+  TensorList l{};
+  auto flush = [&] {
+    if (l.count) launch(*c, l, l.first_block[l.count]);
+    l = TensorList{};
+  };
+  for (size_t i = 0; i < g.param.size(); ++i) {
+    const Tensor* b = need_b ? &g.b[i] : nullptr;
+    Context& here = gpu_of(op, {&g.param[i], &g.grad[i], &g.a[i], b ? b : &g.a[i]});
+    TANDEM_CHECK(!c || c == &here, std::string(op) + ": parameters on two GPUs in one group", where(op, g.param[i]));
+    c = &here;
+    const int64_t n = g.param[i].numel();
+    if (n == 0) continue;
+    const int k = l.count++;
+    l.t[0][k] = f32(g.param[i]);
+    l.t[1][k] = f32(g.grad[i]);
+    l.t[2][k] = f32(g.a[i]);
+    l.t[3][k] = b ? f32(*b) : nullptr;
+    l.n[k] = n;
+    l.first_block[k + 1] = l.first_block[k] + blocks_for(n, here.props);
+    if (l.count == kPerLaunch) flush();
+  }
+  flush();
 }
 
-void adamw_step(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v, const AdamWScalars& s) {
-  Context& c = gpu_of("adamw_step", {&param, &grad, &m, &v});
-  TANDEM_CHECK(m.defined() && v.defined(), "AdamW needs both moment estimates", where("adamw_step", param));
-  int64_t n = param.numel();
-  if (n == 0) return;
-  adamw_kernel<<<blocks_for(n, c.props), kThreads, 0, c.stream>>>(f32(param), f32(grad), f32(m), f32(v), n, s);
-  check_launch("adamw_kernel", where("adamw_step", param));
+}  // namespace
+
+void sgd_steps(const ParamGroup& g, const SgdScalars& s) {
+  TANDEM_CHECK(s.momentum == 0.f || std::all_of(g.a.begin(), g.a.end(), [](const Tensor& t) { return t.defined(); }),
+               "SGD with momentum needs its buffers");
+  for_each_launch("sgd_step", g, false, [&](Context& c, const TensorList& l, unsigned blocks) {
+    sgd_kernel<<<blocks, kThreads, 0, c.stream>>>(l, s);
+    check_launch("sgd_kernel", {"", "", "sgd_step", ""});
+  });
+}
+
+void adamw_steps(const ParamGroup& g, const AdamWScalars& s) {
+  for_each_launch("adamw_step", g, true, [&](Context& c, const TensorList& l, unsigned blocks) {
+    adamw_kernel<<<blocks, kThreads, 0, c.stream>>>(l, s);
+    check_launch("adamw_kernel", {"", "", "adamw_step", ""});
+  });
 }
 
 bool unscale_gradients(std::span<const Tensor> grads, float inv_scale) {

@@ -4,16 +4,24 @@
 // loops run, so a step on the GPU gives the CPU's bits. Kernels are enqueued
 // on the GPU's stream; the calls that return a value wait for it.
 #include <span>
+#include <vector>
 
 #include "core/tensor.h"
 #include "core/update_rules.h"
 
 namespace tandem::cuda {
 
-// One SGD step over a parameter; `buf` is undefined without momentum.
-void sgd_step(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdScalars& s);
-// One AdamW step over a parameter and its two moment estimates.
-void adamw_step(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v, const AdamWScalars& s);
+// Parameters of one GPU updated together, element i of each list belonging
+// to parameter i: a multi-tensor kernel updates up to 24 of them per launch
+// (a small model's step was mostly per-parameter launch cost).
+struct ParamGroup {
+  std::vector<Tensor> param, grad;
+  std::vector<Tensor> a, b;  // SGD: a the momentum buffer (undefined without); AdamW: a = m, b = v
+};
+// One SGD step over every parameter of the group.
+void sgd_steps(const ParamGroup& g, const SgdScalars& s);
+// One AdamW step over every parameter of the group and its moment estimates.
+void adamw_steps(const ParamGroup& g, const AdamWScalars& s);
 // grad *= inv_scale for every tensor (the loss scaler's unscale); true if any
 // value was inf or nan before scaling. One kernel per tensor, one wait.
 bool unscale_gradients(std::span<const Tensor> grads, float inv_scale);

@@ -61,8 +61,7 @@ struct Twin {
     return l;
   }
 
-  explicit Twin(uint32_t seed) {
-    std::vector<Shape> shapes{{4, 5}, {7}, {2, 3, 2}, {1000, 3}};
+  explicit Twin(uint32_t seed, std::vector<Shape> shapes = {{4, 5}, {7}, {2, 3, 2}, {1000, 3}}) {
     for (size_t i = 0; i < shapes.size(); ++i) {
       std::string name = "p" + std::to_string(i);
       Tensor v = random_f32(shapes[i], seed + uint32_t(i), -1.f, 1.f);
@@ -87,9 +86,9 @@ struct Twin {
 };
 
 template <typename Opt, typename Options>
-void run_optimizer(const Options& o, const std::string& what) {
+void run_optimizer(const Options& o, const std::string& what, std::vector<Shape> shapes = {}) {
   SCOPED_TRACE(what);
-  Twin twin(7);
+  Twin twin = shapes.empty() ? Twin(7) : Twin(7, std::move(shapes));
   Opt cpu(twin.host_list(), o), gpu(twin.gpu_list(), o);
   for (uint32_t t = 0; t < 20; ++t) {
     twin.gradients(t);
@@ -115,6 +114,16 @@ TEST(CudaTrainOptim, AdamWMatchesTheCpuOptimizer) {
   TANDEM_REQUIRE_GPU();
   run_optimizer<train::AdamW>(train::AdamWOptions{1e-2, 0.9, 0.999, 1e-8, 1e-2}, "AdamW lr 1e-2");
   run_optimizer<train::AdamW>(train::AdamWOptions{5e-2, 0.8, 0.99, 1e-6, 0.1}, "AdamW lr 5e-2");
+}
+
+// More parameters than one multi-tensor launch takes (24), of mixed sizes,
+// one without weight decay: several launches and two groups per step.
+TEST(CudaTrainOptim, ManyParametersMatchTheCpuOptimizer) {
+  TANDEM_REQUIRE_GPU();
+  std::vector<Shape> shapes;
+  for (int64_t i = 0; i < 53; ++i) shapes.push_back(i % 7 == 0 ? Shape{300, 70} : Shape{i + 1});
+  run_optimizer<train::AdamW>(train::AdamWOptions{1e-2, 0.9, 0.999, 1e-8, 1e-2}, "AdamW, 53 parameters", shapes);
+  run_optimizer<train::Sgd>(train::SgdOptions{0.05, 0.9, 0, 1e-2, true}, "SGD, 53 parameters", shapes);
 }
 
 TEST(CudaTrainOptim, ZeroGradClearsGradientsOnTheGpu) {

@@ -35,10 +35,16 @@ AdamWScalars adamw_scalars(const AdamWOptions& o, double lr, int64_t t, bool dec
 }
 
 void AdamW::update(size_t i, Parameter& p) {
+  if (!p.value.device().is_cpu()) return on_gpu_.add(p, slots(i)[0], slots(i)[1]);
   AdamWScalars s = adamw_scalars(options_, lr(), steps() + 1, p.decay);
-  if (!p.value.device().is_cpu()) return adamw_step_on_device(p.value, p.grad, slots(i)[0], slots(i)[1], s);
   adamw_update_array(p.value.data<float>(), p.grad.data<float>(), slots(i)[0].data<float>(),
                      slots(i)[1].data<float>(), p.value.numel(), s);
+}
+
+void AdamW::finish_step() {
+  for (const auto& [key, group] : on_gpu_.groups())
+    adamw_steps_on_device(group, adamw_scalars(options_, lr(), steps() + 1, key.second));
+  on_gpu_.clear();
 }
 
 void adamw_update_array(float* param, const float* grad, float* m, float* v, int64_t n, const AdamWScalars& s) {

@@ -6,6 +6,7 @@
 
 #include "train/optim/optimizer.h"
 #include "core/update_rules.h"
+#include "train/optim/device_math.h"
 
 namespace tandem::train {
 
@@ -25,7 +26,9 @@ class AdamW : public Optimizer {
 
  private:
   void update(size_t i, Parameter& p) override;
+  void finish_step() override;
   AdamWOptions options_;
+  DeviceStep on_gpu_;  // this step's GPU parameters
 };
 
 // The scalars of step number `t` (1-based) at learning rate `lr`.

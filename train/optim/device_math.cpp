@@ -8,6 +8,14 @@
 
 namespace tandem::train {
 
+void DeviceStep::add(const Parameter& p, const Tensor& a, const Tensor& b) {
+  DeviceParams& g = groups_[{p.value.device().index, p.decay}];
+  g.param.push_back(p.value);
+  g.grad.push_back(p.grad);
+  g.a.push_back(a);
+  g.b.push_back(b);
+}
+
 std::vector<std::vector<Tensor>> gpu_gradients(const ParameterList& params) {
   std::map<int, std::vector<Tensor>> by_gpu;
   for (const Parameter* p : params)
@@ -19,14 +27,15 @@ std::vector<std::vector<Tensor>> gpu_gradients(const ParameterList& params) {
 
 #ifdef TANDEM_HAVE_CUDA
 
-void sgd_step_on_device(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdScalars& s) {
-  cuda::sgd_step(param, grad, buf, s);
-}
+namespace {
 
-void adamw_step_on_device(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
-                          const AdamWScalars& s) {
-  cuda::adamw_step(param, grad, m, v, s);
-}
+cuda::ParamGroup group_of(const DeviceParams& g) { return {g.param, g.grad, g.a, g.b}; }
+
+}  // namespace
+
+void sgd_steps_on_device(const DeviceParams& g, const SgdScalars& s) { cuda::sgd_steps(group_of(g), s); }
+
+void adamw_steps_on_device(const DeviceParams& g, const AdamWScalars& s) { cuda::adamw_steps(group_of(g), s); }
 
 bool unscale_on_device(std::span<const Tensor> grads, float inv_scale) {
   return cuda::unscale_gradients(grads, inv_scale);
@@ -44,10 +53,8 @@ namespace {
 
 }  // namespace
 
-void sgd_step_on_device(const Tensor&, const Tensor&, const Tensor&, const SgdScalars&) { no_gpu(); }
-void adamw_step_on_device(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const AdamWScalars&) {
-  no_gpu();
-}
+void sgd_steps_on_device(const DeviceParams&, const SgdScalars&) { no_gpu(); }
+void adamw_steps_on_device(const DeviceParams&, const AdamWScalars&) { no_gpu(); }
 bool unscale_on_device(std::span<const Tensor>, float) { no_gpu(); }
 double sum_of_squares_on_device(std::span<const Tensor>) { no_gpu(); }
 void scale_on_device(std::span<const Tensor>, float) { no_gpu(); }

@@ -3,7 +3,9 @@
 // per-element rules as the CPU loops (core/update_rules.h), run by the CUDA
 // kernels of cuda/train/optimizer.h. Each call takes tensors of one GPU; a
 // build without CUDA refuses them with Error::unsupported.
+#include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -12,9 +14,25 @@
 
 namespace tandem::train {
 
-void sgd_step_on_device(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdScalars& s);
-void adamw_step_on_device(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
-                          const AdamWScalars& s);
+// The GPU parameters of one step, grouped by GPU and by whether weight decay
+// applies (the two things that split the scalars), so that each group is
+// updated in a launch or two rather than one per parameter.
+struct DeviceParams {
+  std::vector<Tensor> param, grad, a, b;  // SGD: a the momentum buffer; AdamW: a = m, b = v
+};
+class DeviceStep {
+ public:
+  void add(const Parameter& p, const Tensor& a, const Tensor& b = Tensor());
+  // key: (GPU index, decay)
+  const std::map<std::pair<int, bool>, DeviceParams>& groups() const { return groups_; }
+  void clear() { groups_.clear(); }
+
+ private:
+  std::map<std::pair<int, bool>, DeviceParams> groups_;
+};
+
+void sgd_steps_on_device(const DeviceParams& g, const SgdScalars& s);
+void adamw_steps_on_device(const DeviceParams& g, const AdamWScalars& s);
 // grad *= inv_scale; true if any value was inf or nan. Waits for the GPU.
 bool unscale_on_device(std::span<const Tensor> grads, float inv_scale);
 // Sum of squares in double. Waits for the GPU.

@@ -33,6 +33,7 @@ Optimizer::Optimizer(ParameterList params, double lr, std::vector<std::string> s
 
 void Optimizer::step() {
   for (size_t i = 0; i < params_.size(); ++i) update(i, *params_[i]);
+  finish_step();
   ++steps_;
 }
 

@@ -52,6 +52,9 @@ class Optimizer {
   Optimizer(ParameterList params, double lr, std::vector<std::string> slot_names);
   // Updates parameter i; slots(i) holds its state tensors in slot_names order.
   virtual void update(size_t i, Parameter& p) = 0;
+  // After every parameter's update(), before the step count moves on: for
+  // updates update() only queued (GPU parameters, updated a group at a time).
+  virtual void finish_step() {}
   std::vector<Tensor>& slots(size_t i) { return slots_[i]; }
 
  private:

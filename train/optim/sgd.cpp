@@ -24,17 +24,25 @@ std::vector<std::string> sgd_slots(const SgdOptions& o) {
 Sgd::Sgd(ParameterList params, const SgdOptions& options)
     : Optimizer(std::move(params), options.lr, sgd_slots(checked(options))), options_(options) {}
 
+SgdScalars Sgd::scalars(bool decay) const {
+  return SgdScalars{float(-lr()),
+                    float(options_.momentum),
+                    float(1 - options_.dampening),
+                    decay ? float(options_.weight_decay) : 0.0f,
+                    options_.nesterov,
+                    steps() == 0};
+}
+
 void Sgd::update(size_t i, Parameter& p) {
-  SgdScalars s{float(-lr()),
-               float(options_.momentum),
-               float(1 - options_.dampening),
-               p.decay ? float(options_.weight_decay) : 0.0f,
-               options_.nesterov,
-               steps() == 0};
   Tensor buf = options_.momentum != 0 ? slots(i)[0] : Tensor();
-  if (!p.value.device().is_cpu()) return sgd_step_on_device(p.value, p.grad, buf, s);
+  if (!p.value.device().is_cpu()) return on_gpu_.add(p, buf);
   sgd_update_array(p.value.data<float>(), p.grad.data<float>(), buf.defined() ? buf.data<float>() : nullptr,
-                   p.value.numel(), s);
+                   p.value.numel(), scalars(p.decay));
+}
+
+void Sgd::finish_step() {
+  for (const auto& [key, group] : on_gpu_.groups()) sgd_steps_on_device(group, scalars(key.second));
+  on_gpu_.clear();
 }
 
 void sgd_update_array(float* param, const float* grad, float* buf, int64_t n, const SgdScalars& s) {

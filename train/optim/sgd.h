@@ -6,6 +6,7 @@
 
 #include "train/optim/optimizer.h"
 #include "core/update_rules.h"
+#include "train/optim/device_math.h"
 
 namespace tandem::train {
 
@@ -25,7 +26,10 @@ class Sgd : public Optimizer {
 
  private:
   void update(size_t i, Parameter& p) override;
+  void finish_step() override;
+  SgdScalars scalars(bool decay) const;
   SgdOptions options_;
+  DeviceStep on_gpu_;  // this step's GPU parameters
 };
 
 // One SGD step over n contiguous elements; `buf` may be null without momentum.
