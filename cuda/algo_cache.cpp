@@ -139,7 +139,9 @@ std::string ConvProblem::key() const {
          " w" + std::to_string(w) + " k" + std::to_string(k) + " r" + std::to_string(r) + " s" + std::to_string(s) +
          " pad" + pair(pad_h, pad_w) + " stride" + pair(stride_h, stride_w) + " dilation" +
          pair(dilation_h, dilation_w) + " groups" + std::to_string(groups) + " compute" +
-         std::to_string(compute_type) + " math" + std::to_string(math_type) + " fused=" + fused;
+         std::to_string(compute_type) + " math" + std::to_string(math_type) + " fused=" + fused +
+         // Forward keys keep the form files written before directions existed.
+         (direction == "forward" ? "" : " " + direction);
 }
 
 AlgoCache::AlgoCache(std::string path, AlgoDevice device) : path_(std::move(path)), device_(std::move(device)) {}

@@ -32,7 +32,7 @@ struct AlgoDevice {
   std::string file_name() const;  // "conv_algos-v1-NVIDIA_H200-sm90-cudnn91900.json"
 };
 
-// One forward convolution as cuDNN is asked to run it.
+// One convolution as cuDNN is asked to run it.
 struct ConvProblem {
   std::string dtype;                       // of X, W and Y ("f32", "f16", ...)
   std::string layout;                      // of X and Y ("nhwc")
@@ -45,13 +45,17 @@ struct ConvProblem {
   // The epilogue cudnnConvolutionBiasActivationForward would be tried with
   // ("" when the fused call is not tried), e.g. "bias+relu+residual".
   std::string fused;
+  // Which of cuDNN's three convolutions: "forward" (inference and training),
+  // "backward-data" or "backward-filter" (training); `algo` below is that
+  // direction's cudnnConvolution*Algo_t.
+  std::string direction = "forward";
 
   std::string key() const;
 };
 
 // What the measurement chose.
 struct ConvChoice {
-  int algo = 0;                // cudnnConvolutionFwdAlgo_t
+  int algo = 0;                // cudnnConvolutionFwdAlgo_t (or the direction's)
   int math_type = 0;           // cudnnMathType_t the algorithm runs with
   size_t workspace_bytes = 0;
   bool fused = false;          // the fused call accepted the problem

@@ -67,6 +67,8 @@ TEST(AlgoCache, KeyNamesEveryFieldOfTheProblemAndTheDevice) {
       [](ConvProblem& p) { p.dilation_w = 2; },      [](ConvProblem& p) { p.groups = 2; },
       [](ConvProblem& p) { p.compute_type = 2; },    [](ConvProblem& p) { p.math_type = 0; },
       [](ConvProblem& p) { p.fused = ""; },          [](ConvProblem& p) { p.fused = "bias+relu+residual"; },
+      [](ConvProblem& p) { p.direction = "backward-data"; },
+      [](ConvProblem& p) { p.direction = "backward-filter"; },
   };
   std::set<std::string> keys = {resnet_conv().key()};
   EXPECT_EQ(resnet_conv().key(), resnet_conv().key());

@@ -9,7 +9,8 @@
 // algorithm is chosen by timing (cudnnFind*AlgorithmEx) at its first call,
 // on the call's own tensors (the output only when it is overwritten anyway,
 // else a scratch copy), falling back to cuDNN's heuristics if the search
-// fails.
+// fails, and kept in the on-disk algorithm cache the inference convolutions
+// use (cuda/algo_cache.h), so the next run starts without the search.
 // fp32 runs with CUDNN_FMA_MATH (no TF32) and without the FFT and Winograd
 // algorithms, whose transforms round differently from a direct sum: fp32 is
 // the path that must match the CPU table. f16 and bf16 accumulate in f32 and
@@ -23,8 +24,10 @@
 #include <climits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
+#include "cuda/algo_cache.h"
 #include "cuda/cudnn_utils.h"
 #include "cuda/float_types.h"
 #include "cuda/train/cast.h"
@@ -53,7 +56,15 @@ struct Choice {
 struct ConvPlan {
   ConvPlan(const Conv2dParams& p, DType dtype, const Shape& x, const Shape& w, const Shape& y,
            const ErrorContext& where)
-      : where(where), dtype(dtype), xd(where), yd(where), wd(where), fwd_cd(where), data_cd(where), filter_cd(where) {
+      : where(where),
+        dtype(dtype),
+        problem(problem_of(p, dtype, x, w)),
+        xd(where),
+        yd(where),
+        wd(where),
+        fwd_cd(where),
+        data_cd(where),
+        filter_cd(where) {
     cudnnDataType_t t = cudnn_dtype(dtype, "conv2d", where);
     auto tensor4d = [&](const TensorDescriptor& d, const Shape& s) {
       check_cudnn(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, t, to_int(s[0], where), to_int(s[1], where),
@@ -82,8 +93,23 @@ struct ConvPlan {
           "cuDNN's convolution output differs from " + shape_str(y), where);
   }
 
+  // The problem as the on-disk algorithm cache keys it (one direction set per call).
+  static ConvProblem problem_of(const Conv2dParams& p, DType dtype, const Shape& x, const Shape& w) {
+    ConvProblem pr;
+    pr.dtype = dtype_name(dtype);
+    pr.layout = "nchw";
+    pr.n = x[0], pr.c = x[1], pr.h = x[2], pr.w = x[3];
+    pr.k = w[0], pr.r = w[2], pr.s = w[3];
+    pr.pad_h = p.padding[0], pr.pad_w = p.padding[1], pr.stride_h = p.stride[0], pr.stride_w = p.stride[1];
+    pr.dilation_h = p.dilation[0], pr.dilation_w = p.dilation[1], pr.groups = p.groups;
+    pr.compute_type = int(CUDNN_DATA_FLOAT);
+    pr.math_type = int(is_16bit_float(dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH);
+    return pr;
+  }
+
   ErrorContext where;
   DType dtype;
+  ConvProblem problem;
   TensorDescriptor xd, yd;
   FilterDescriptor wd;
   // One per direction: each keeps the math type of its chosen algorithm.
@@ -141,9 +167,43 @@ std::unique_ptr<Scratch> search_workspace(Context& c) {
 // `rank`, if the search fails), keeps the fastest usable one and cuDNN's
 // workspace size for it (`size_of`); its math type goes on `cd` (16-bit
 // types only: fp32 stays on FMA).
+// A choice the algorithm cache remembered, if cuDNN still accepts it here:
+// a valid algorithm, usable in this precision, whose workspace it sizes.
+template <typename Perf, typename SizeOf>
+bool use_cached(Choice& choice, const ConvChoice& hit, DType dtype, const ConvolutionDescriptor& cd, int count,
+                SizeOf&& size_of, const ErrorContext& where) {
+  if (hit.algo < 0 || hit.algo >= count || hit.workspace_bytes > kMaxWorkspace) return false;
+  Perf p{};
+  p.algo = decltype(p.algo)(hit.algo);
+  p.mathType = cudnnMathType_t(hit.math_type);
+  if (!is_16bit_float(dtype) && !accurate(p)) return false;
+  if (is_16bit_float(dtype))
+    check_cudnn(cudnnSetConvolutionMathType(cd.get(), p.mathType), "cudnnSetConvolutionMathType", where);
+  size_t bytes = 0;
+  if (size_of(p.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace) return false;
+  choice.algo = hit.algo;
+  choice.workspace = std::max(bytes, hit.workspace_bytes);
+  choice.chosen = true;
+  return true;
+}
+
+// Chooses one direction's algorithm: the one the on-disk cache
+// (cuda/algo_cache.h) holds for this GPU model, cuDNN and problem, else by
+// timing them (`find`; cuDNN's heuristics, `rank`, if the search fails) and
+// keeping the fastest usable one with cuDNN's workspace size for it
+// (`size_of`), then remembered. Its math type goes on `cd` (16-bit types
+// only: fp32 stays on FMA).
 template <typename Perf, typename Find, typename Rank, typename SizeOf>
-void choose(Choice& choice, Context& gpu, DType dtype, const ConvolutionDescriptor& cd, int count, Find&& find,
-            Rank&& rank, SizeOf&& size_of, const char* direction, const ErrorContext& where) {
+void choose(Choice& choice, Context& gpu, const ConvPlan& plan, const ConvolutionDescriptor& cd, int count,
+            Find&& find, Rank&& rank, SizeOf&& size_of, const char* direction) {
+  const DType dtype = plan.dtype;
+  const ErrorContext& where = plan.where;
+  ConvProblem problem = plan.problem;
+  problem.direction = direction;
+  AlgoCache* cache = algo_cache({gpu.props.name, gpu.props.major, gpu.props.minor, cudnnGetVersion()});
+  if (cache)
+    if (std::optional<ConvChoice> hit = cache->find(problem))
+      if (use_cached<Perf>(choice, *hit, dtype, cd, count, size_of, where)) return;
   TANDEM_ZONE_CAT("cudnn algorithm search", "cuda");
   std::vector<Perf> perf(static_cast<size_t>(count));
   int found = 0;
@@ -153,7 +213,8 @@ void choose(Choice& choice, Context& gpu, DType dtype, const ConvolutionDescript
     check_cudnn(rank(count, &found, perf.data()), "cuDNN's convolution heuristics", where);
   }
   const Perf* best = first_usable(perf, found, dtype);
-  TANDEM_CHECK_SUPPORTED(best != nullptr, std::string("cuDNN has no usable ") + direction + " convolution algorithm", where);
+  TANDEM_CHECK_SUPPORTED(best != nullptr, std::string("cuDNN has no usable ") + direction + " convolution algorithm",
+                         where);
   if (is_16bit_float(dtype))
     check_cudnn(cudnnSetConvolutionMathType(cd.get(), best->mathType), "cudnnSetConvolutionMathType", where);
   size_t bytes = 0;
@@ -161,6 +222,7 @@ void choose(Choice& choice, Context& gpu, DType dtype, const ConvolutionDescript
   choice.algo = int(best->algo);
   choice.workspace = std::max(bytes, best->memory);
   choice.chosen = true;
+  if (cache) cache->store(problem, ConvChoice{choice.algo, int(best->mathType), choice.workspace, false});
 }
 
 // `out` itself when the call overwrites it, else a scratch tensor of its
@@ -175,7 +237,7 @@ struct SearchOutput {
 void choose_forward(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor& w, const Tensor& y) {
   cudnnHandle_t h = c.gpu.cudnn;
   choose<cudnnConvolutionFwdAlgoPerf_t>(
-      pl.fwd, c.gpu, pl.dtype, pl.fwd_cd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+      pl.fwd, c.gpu, pl, pl.fwd_cd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
       [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf, void* ws, size_t bytes) {
         return cudnnFindConvolutionForwardAlgorithmEx(h, pl.xd.get(), x.raw(), pl.wd.get(), w.raw(), pl.fwd_cd.get(),
                                                       pl.yd.get(), y.raw(), n, found, perf, ws, bytes);
@@ -188,14 +250,14 @@ void choose_forward(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor
         return cudnnGetConvolutionForwardWorkspaceSize(h, pl.xd.get(), pl.wd.get(), pl.fwd_cd.get(), pl.yd.get(), a,
                                                        bytes);
       },
-      "forward", pl.where);
+      "forward");
 }
 
 void choose_data(TrainContext& c, ConvPlan& pl, const Tensor& w, const Tensor& dy, const GradOut& dx) {
   cudnnHandle_t h = c.gpu.cudnn;
   SearchOutput out(c.gpu, dx.t, dx.mode == GradMode::overwrite);
   choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-      pl.data, c.gpu, pl.dtype, pl.data_cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+      pl.data, c.gpu, pl, pl.data_cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
       [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf, void* ws, size_t bytes) {
         return cudnnFindConvolutionBackwardDataAlgorithmEx(h, pl.wd.get(), w.raw(), pl.yd.get(), dy.raw(),
                                                            pl.data_cd.get(), pl.xd.get(), out.p, n, found, perf, ws,
@@ -209,14 +271,14 @@ void choose_data(TrainContext& c, ConvPlan& pl, const Tensor& w, const Tensor& d
         return cudnnGetConvolutionBackwardDataWorkspaceSize(h, pl.wd.get(), pl.yd.get(), pl.data_cd.get(),
                                                             pl.xd.get(), a, bytes);
       },
-      "backward-data", pl.where);
+      "backward-data");
 }
 
 void choose_filter(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor& dy, const GradOut& dw) {
   cudnnHandle_t h = c.gpu.cudnn;
   SearchOutput out(c.gpu, dw.t, dw.mode == GradMode::overwrite);
   choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-      pl.filter, c.gpu, pl.dtype, pl.filter_cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+      pl.filter, c.gpu, pl, pl.filter_cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
       [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf, void* ws, size_t bytes) {
         return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, pl.xd.get(), x.raw(), pl.yd.get(), dy.raw(),
                                                              pl.filter_cd.get(), pl.wd.get(), out.p, n, found, perf,
@@ -230,7 +292,7 @@ void choose_filter(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor&
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, pl.xd.get(), pl.yd.get(), pl.filter_cd.get(),
                                                               pl.wd.get(), a, bytes);
       },
-      "backward-filter", pl.where);
+      "backward-filter");
 }
 
 // The plan of x's shape and w's in the compute precision.

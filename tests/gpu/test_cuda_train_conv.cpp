@@ -2,6 +2,13 @@
 // (oneDNN) over every stride, padding, dilation and group case of the
 // gradient checks (tests/train/conv_cases.h), with and without bias, gradients
 // overwritten and accumulated; relative error <= 1e-4 (train_test_util.h).
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "../scoped_env.h"
+#include "../temp_dir.h"
 #include "tests/train/conv_cases.h"
 #include "train_test_util.h"
 
@@ -49,6 +56,33 @@ TEST(CudaTrainConv, EveryCaseMatchesTheCpuAccumulatingGradients) {
   TANDEM_REQUIRE_GPU();
   uint32_t seed = 500;
   for (const ConvCase& c : cases()) run(c, GradMode::accumulate, seed += 10);
+}
+
+// Each direction's choice goes to the on-disk algorithm cache under its own
+// key (the results still match the CPU), so the next process skips cuDNN's
+// search.
+TEST(CudaTrainConv, AlgorithmChoicesGoToTheDiskCachePerDirection) {
+  TANDEM_REQUIRE_GPU();
+  TempDir dir("train_algo_cache");
+  ScopedEnv cache_dir("TANDEM_CACHE_DIR", dir.path().c_str());
+  ScopedEnv enabled("TANDEM_ALGO_CACHE", nullptr);
+  // A problem no other test plans in this process, so its plan is new here.
+  ConvCase c{"CacheProbe", "3x3 pad 1, odd sizes", {3, 5, 9, 11}, {7, 5, 3, 3}, conv_params(1, 1, 1, 1, 1, 1, 1)};
+  run(c, GradMode::overwrite, 900);
+  std::vector<std::string> keys;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    std::ifstream f(e.path());
+    const nlohmann::json doc = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(f), {}));
+    for (const auto& [key, entry] : doc["entries"].items()) keys.push_back(key);
+  }
+  auto count = [&](const std::string& part) {
+    return std::count_if(keys.begin(), keys.end(), [&](const std::string& k) {
+      return k.find("nchw n3 c5 h9 w11 k7") != std::string::npos && k.find(part) != std::string::npos;
+    });
+  };
+  EXPECT_EQ(count(""), 3) << "entries of the probe's problem";
+  EXPECT_EQ(count(" backward-data"), 1);
+  EXPECT_EQ(count(" backward-filter"), 1);
 }
 
 // A first layer's backward: no input gradient, only the weights' and bias's;
