@@ -2,6 +2,8 @@
 #include "profile/zone.h"
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -17,11 +19,24 @@ namespace {
 
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;  // cuBLASLt's recommendation for Hopper
 
+// TANDEM_CUDA_SYNC on the device about to get its context. A driver that
+// refuses the flag is reported, not fatal: the wait still works, as CUDA
+// would do it.
+void apply_sync_flag(int device) {
+  const unsigned flag = sync_flag_from(std::getenv("TANDEM_CUDA_SYNC"));
+  if (flag == 0) return;
+  if (cudaError_t e = cudaSetDeviceFlags(flag); e != cudaSuccess) {
+    cudaGetLastError();
+    std::fprintf(stderr, "tandem: TANDEM_CUDA_SYNC not applied on cuda:%d: %s\n", device, cudaGetErrorString(e));
+  }
+}
+
 std::unique_ptr<Context> make_context(int device) {
   TANDEM_ZONE_CAT("create CUDA context + cuDNN/cuBLASLt handles", "cuda");
   auto c = std::make_unique<Context>();
   c->device = device;
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  apply_sync_flag(device);
   check_cuda(cudaGetDeviceProperties(&c->props, device), "cudaGetDeviceProperties");
   check_cuda(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check_cudnn(cudnnCreate(&c->cudnn), "cudnnCreate");
@@ -108,6 +123,15 @@ void note_device_buffer(std::ptrdiff_t delta) {
 }
 
 void set_device(int device) { check_cuda(cudaSetDevice(device), "cudaSetDevice"); }
+
+unsigned sync_flag_from(const char* value) {
+  const std::string v = value ? value : "";
+  if (v.empty() || v == "auto") return 0;
+  if (v == "spin") return cudaDeviceScheduleSpin;
+  if (v == "yield") return cudaDeviceScheduleYield;
+  if (v == "block") return cudaDeviceScheduleBlockingSync;
+  throw Error("TANDEM_CUDA_SYNC must be auto, spin, yield or block, not '" + v + "'");
+}
 
 Context& context(int device) {
   static std::mutex mutex;

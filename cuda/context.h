@@ -31,6 +31,14 @@ Context& context(int device);
 // Makes `device` current on the calling thread.
 void set_device(int device);
 
+// How a host thread waits for the GPU (cudaStreamSynchronize and the like),
+// from TANDEM_CUDA_SYNC: "spin" (lowest latency, burns the core),
+// "yield", "block" (sleeps: the core is free for CPU work such as JPEG
+// decoding), or unset / "auto" (CUDA's choice: it spins when the process
+// has fewer contexts than cores). Returns the cudaDeviceSchedule* flag, 0
+// for auto; throws Error for any other value. Applied when a context is made.
+unsigned sync_flag_from(const char* value);
+
 // Device memory from the device's stream-ordered pool (the executor's arena,
 // inputs, scratch), counted with DeviceBuffers in device_bytes().
 // Ordered on ctx.stream; free is safe from destructors (never throws).
