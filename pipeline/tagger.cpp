@@ -17,6 +17,7 @@
 #include "pipeline/batch_ring.h"
 #include "pipeline/tag_profile.h"
 #include "pipeline/bounded_queue.h"
+#include "pipeline/prefetch_thread.h"
 #include "profile/zone.h"
 
 namespace tandem::pipeline {
@@ -256,9 +257,11 @@ class GpuDecoderThread {
 
   void operator()(int index) {
     TANDEM_THREAD_NAME("gpu-decoder-" + std::to_string(index));
+    PrefetchThread<Group> reader("gpu-reader-" + std::to_string(index));
     try {
-      while (!run_.stop && group()) {
+      while (!run_.stop && group(reader)) {
       }
+      if (reader.pending()) reader.take();  // stopped early: the failure is reported already
     } catch (...) {
       run_.fail(std::current_exception());
     }
@@ -269,6 +272,12 @@ class GpuDecoderThread {
  private:
   static constexpr double kGroupSeconds = 0.1;
   static constexpr size_t kFirstGroup = 8;
+
+  // Files read for one decode call: those the engines take, with their bytes.
+  struct Group {
+    std::vector<TagRecord> records;
+    std::vector<std::vector<uint8_t>> bytes;  // bytes[k] is records[k]'s file
+  };
 
   size_t group_size() const {
     size_t want = rate_ > 0 ? size_t(rate_ * kGroupSeconds) : kFirstGroup;
@@ -282,36 +291,62 @@ class GpuDecoderThread {
     return want;
   }
 
-  // One group; false when no file is left.
-  bool group() {
-    size_t want = group_size();
-    std::vector<TagRecord> records;
-    Clock::time_point t0 = Clock::now();
+  // Takes the next `want` files and reads (and hashes) them into `buffers`
+  // (reused: their capacity stays). Runs on the reader thread: it must not
+  // touch the decoder, whose header parser decode() uses.
+  Group read_group(size_t want, std::vector<std::vector<uint8_t>> buffers) {
+    Group g;
+    g.bytes = std::move(buffers);
     for (size_t k = 0; k < want; ++k) {
       size_t i = run_.next_file++;
       if (i >= files_.size()) break;
-      if (bytes_.size() <= records.size()) bytes_.resize(records.size() + 1);
-      std::vector<uint8_t>& b = bytes_[records.size()];
-      std::optional<TagRecord> r = read_input(files_[i], model_.id(), max_bytes_, b, run_);
-      if (!r) continue;
-      if (!dec_.supports(b)) {
-        hand_off(std::move(*r), std::move(b));
+      if (g.bytes.size() <= g.records.size()) g.bytes.resize(g.records.size() + 1);
+      std::optional<TagRecord> r = read_input(files_[i], model_.id(), max_bytes_, g.bytes[g.records.size()], run_);
+      if (r) g.records.push_back(std::move(*r));
+    }
+    return g;
+  }
+
+  // Hands the files the engines refuse (progressive JPEGs, other formats) to
+  // the CPU decoders; the group keeps the rest, in order.
+  void keep_supported(Group& g) {
+    size_t kept = 0;
+    for (size_t k = 0; k < g.records.size(); ++k) {
+      if (!dec_.supports(g.bytes[k])) {
+        hand_off(std::move(g.records[k]), std::move(g.bytes[k]));
         continue;
       }
-      records.push_back(std::move(*r));
+      if (kept != k) std::swap(g.records[kept], g.records[k]), std::swap(g.bytes[kept], g.bytes[k]);
+      ++kept;
     }
-    if (records.empty()) {
+    g.records.resize(kept);
+  }
+
+  // One group; false when no file is left. While the engines decode it, the
+  // reader thread reads (and hashes) the next group: reading took a quarter
+  // of this thread's time when it was done in turn with decoding.
+  bool group(PrefetchThread<Group>& reader) {
+    Clock::time_point t0 = Clock::now();
+    Group g = reader.pending() ? reader.take() : read_group(group_size(), std::move(spare_));
+    keep_supported(g);
+    if (g.records.empty()) {
+      spare_ = std::move(g.bytes);
       time_.gpu_decode += seconds_since(t0);
       return run_.next_file.load() < files_.size();
     }
+    std::vector<TagRecord>& records = g.records;
     // All the group's slots at once (never some held while waiting for more).
     std::vector<BatchRing::Claim> claims = run_.ring.claim(int(records.size()));
     std::vector<GpuJpegDecoder::Job> jobs;
     for (size_t k = 0; k < records.size(); ++k) {
       const BatchRing::Claim& c = claims[k];
-      jobs.push_back({bytes_[k], image::read_jpeg_orientation(bytes_[k]),
+      jobs.push_back({g.bytes[k], image::read_jpeg_orientation(g.bytes[k]),
                       buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats()});
     }
+    if (run_.next_file.load() < files_.size())
+      reader.start([this, want = group_size(), b = std::move(spare_)]() mutable {
+        return read_group(want, std::move(b));
+      });
     std::vector<GpuJpegDecoder::Result> results;
     try {
       TANDEM_ZONE_CAT("gpu decode", "tag");
@@ -335,7 +370,8 @@ class GpuDecoderThread {
     int64_t decoded = int64_t(records.size() - refused.size());
     run_.gpu_done += decoded;
     // The CPU decoders give the file its definitive result.
-    for (size_t k : refused) hand_off(std::move(records[k]), std::move(bytes_[k]));
+    for (size_t k : refused) hand_off(std::move(records[k]), std::move(g.bytes[k]));
+    spare_ = std::move(g.bytes);
     double s = seconds_since(t0);
     time_.gpu_decode += s;
     if (decoded > 0) {
@@ -366,7 +402,7 @@ class GpuDecoderThread {
   const std::vector<InputFile>& files_;
   const size_t max_group_;
   const int64_t max_bytes_;
-  std::vector<std::vector<uint8_t>> bytes_;  // one per file of a group, reused
+  std::vector<std::vector<uint8_t>> spare_;  // file buffers of a decoded group, reused for a later one
   double rate_ = 0;                          // images/s, smoothed over groups
   StageTimes time_;
 };
