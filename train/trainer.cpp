@@ -50,21 +50,6 @@ struct EpochMeter {
   double rate() const { return seconds > 0 ? double(samples) / seconds : 0; }
 };
 
-// Copies where the tensors live (a GPU's buffers stay there: no round trip).
-std::vector<Tensor> copies(const NamedTensors& tensors) {
-  std::vector<Tensor> r;
-  for (const auto& [name, t] : tensors) {
-    if (t.device().is_cpu()) {
-      r.push_back(t.clone());
-      continue;
-    }
-    Tensor c = zeros_on(t.device(), t.dtype(), t.shape());
-    copy_tensor(c, t);
-    r.push_back(std::move(c));
-  }
-  return r;
-}
-
 // Where the model computes: its parameters' device (all on one; a split
 // layer's CPU share is the layer's business).
 Device model_device(Module& model) {
@@ -124,8 +109,21 @@ void Trainer::save() {
   save_checkpoint(options_.checkpoint, state_);
 }
 
-StepResult Trainer::skip(StepResult r, const std::vector<Tensor>& buffers_before) {
-  for (size_t i = 0; i < buffers_before.size(); ++i) copy_tensor(state_.buffers[i].second, buffers_before[i]);
+void Trainer::back_up_buffers() {
+  // Allocated once, where each buffer lives (a GPU's stay there: no round
+  // trip): per step, a copy each and no allocation.
+  buffers_before_.resize(state_.buffers.size());
+  for (size_t i = 0; i < state_.buffers.size(); ++i) {
+    const Tensor& t = state_.buffers[i].second;
+    Tensor& b = buffers_before_[i];
+    if (!b.defined() || !(b.desc() == t.desc()) || b.device() != t.device())
+      b = zeros_on(t.device(), t.dtype(), t.shape());
+    copy_tensor(b, t);
+  }
+}
+
+StepResult Trainer::skip(StepResult r) {
+  for (size_t i = 0; i < buffers_before_.size(); ++i) copy_tensor(state_.buffers[i].second, buffers_before_[i]);
   r.skipped = true;
   ++state_.skipped_steps;
   ++state_.step;
@@ -144,7 +142,7 @@ Tensor Trainer::loss_seed(float scale) const {
 
 StepResult Trainer::train_step(const Batch& batch) {
   optimizer_.set_lr(schedule_.at(state_.step));
-  const std::vector<Tensor> buffers_before = copies(state_.buffers);
+  back_up_buffers();
   StepResult r;
   r.samples = batch.labels.numel();
   optimizer_.zero_grad();
@@ -173,10 +171,10 @@ StepResult Trainer::train_step(const Batch& batch) {
   r.grad_norm = clip.total_norm;
   r.loss = to_host(loss.value()).scalar_at(0);
   r.correct = count_correct(to_host(logits.value()), to_host(batch.labels));
-  if (!std::isfinite(r.loss)) return skip(r, buffers_before);
+  if (!std::isfinite(r.loss)) return skip(r);
   if (!clip.finite) {
     if (scaler_) scaler_->step(optimizer_), scaler_->update();  // counts the overflow, backs the scale off
-    return skip(r, buffers_before);
+    return skip(r);
   }
   {
     TANDEM_ZONE_CAT("optimizer", "train");

@@ -100,7 +100,10 @@ class Trainer {
   std::function<void(const EpochReport&)> on_epoch;
 
  private:
-  StepResult skip(StepResult r, const std::vector<Tensor>& buffers_before);
+  // Copies the buffers (batch norm's running statistics) into tensors kept
+  // from step to step, so a skipped step can put them back; skip() does.
+  void back_up_buffers();
+  StepResult skip(StepResult r);
   void save();
   // dL/dloss for backward: the loss scale, where the model is.
   Tensor loss_seed(float scale) const;
@@ -114,6 +117,7 @@ class Trainer {
   TrainerOptions options_;
   TrainingState state_;
   int64_t bad_in_a_row_ = 0;
+  std::vector<Tensor> buffers_before_;  // this step's back_up_buffers(), where the buffers live
 };
 
 // Samples of logits [N, K] whose largest value (the first, on ties) is at
