@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "profile/zone.h"
+#include "profile/zone_names.h"
 
 namespace tandem::pipeline {
 
@@ -23,7 +24,7 @@ class BoundedQueue {
     std::unique_lock<std::mutex> lock(mutex_);
     auto room = [&] { return closed_ || items_.size() < capacity_; };
     if (!room()) {  // the zone only when it blocks: the fast path stays free
-      TANDEM_ZONE_CAT("queue full (push waits)", "wait.queue");
+      TANDEM_ZONE_CAT(profile::kQueueFullZone, "wait.queue");
       not_full_.wait(lock, room);
     }
     if (closed_) return false;
@@ -37,7 +38,7 @@ class BoundedQueue {
     std::unique_lock<std::mutex> lock(mutex_);
     auto ready = [&] { return closed_ || !items_.empty(); };
     if (!ready()) {
-      TANDEM_ZONE_CAT("queue empty (pop waits)", "wait.queue");
+      TANDEM_ZONE_CAT(profile::kQueueEmptyZone, "wait.queue");
       not_empty_.wait(lock, ready);
     }
     if (items_.empty()) return std::nullopt;

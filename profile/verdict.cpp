@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "profile/summary.h"
+#include "profile/zone_names.h"
 
 namespace tandem::profile {
 namespace {
@@ -52,10 +53,15 @@ std::string generic_verdict(const ProfileSummary& s) {
       return fmt::format("limited by I/O: {:.0f}% of the busy thread time in {}: faster storage, or "
                          "more threads reading", pct, name);
     case Activity::wait_lock: {
-      const StageSummary* feeder = top_stage(s, Activity::compute);
-      return fmt::format("threads waited on each other {:.0f}% of their busy time ({}): the stage feeding "
-                         "them is the limit{}", pct, name,
-                         feeder ? ": speed up " + feeder->name + " or give it more threads" : "");
+      // A thread blocked on a full queue waits for the stage after it; one
+      // blocked on an empty queue for the stage before it. Either way the
+      // busiest compute stage is the one to speed up.
+      const StageSummary* busiest = top_stage(s, Activity::compute);
+      const bool full = stage_total(s, kQueueFullZone) > stage_total(s, kQueueEmptyZone);
+      return fmt::format("threads waited on each other {:.0f}% of their busy time ({}): the stage {} them is the "
+                         "limit{}",
+                         pct, name, full ? "draining" : "feeding",
+                         busiest ? ": speed up " + busiest->name + " or give it more threads" : "");
     }
     default: {
       const double self_pct = busy == 0 || !stage ? 0.0 : 100.0 * double(stage->self_ns) / double(busy);

@@ -14,6 +14,7 @@
 #include "profile/session.h"
 #include "profile/summary_io.h"
 #include "profile/zone.h"
+#include "profile/zone_names.h"
 #include "temp_dir.h"
 
 namespace profile = tandem::profile;
@@ -317,6 +318,20 @@ TEST(ProfileVerdict, GenericNamesTheLargestActivityAndStage) {
   v = profile::generic_verdict(s);
   EXPECT_NE(v.find("limited by the GPU"), std::string::npos) << v;
   EXPECT_NE(v.find("cuda synchronize"), std::string::npos) << v;
+}
+
+// Lock waits: full queues point past the waiting threads, empty ones before.
+TEST(ProfileVerdict, GenericQueueWaitsNameTheDirection) {
+  profile::ProfileSummary s;
+  s.stages = {make_stage(profile::kQueueFullZone, 4, 900), make_stage("infer", 4, 300),
+              make_stage(profile::kQueueEmptyZone, 4, 100)};
+  s.stages[0].activity = s.stages[2].activity = Activity::wait_lock;
+  s.overall[Activity::wait_lock] = 1000, s.overall[Activity::compute] = 300;
+  std::string v = profile::generic_verdict(s);
+  EXPECT_NE(v.find("the stage draining them is the limit: speed up infer"), std::string::npos) << v;
+  std::swap(s.stages[0].total_ns, s.stages[2].total_ns);
+  v = profile::generic_verdict(s);
+  EXPECT_NE(v.find("the stage feeding them is the limit"), std::string::npos) << v;
 }
 
 #if defined(TANDEM_PROFILE) && TANDEM_PROFILE

@@ -67,7 +67,7 @@ std::string train_profile_verdict(const profile::ProfileSummary& s, const TrainR
   }
   if (f.on_gpu) return gpu_verdict(s, t, busy, f);
   return fmt::format("limited by CPU compute in the training step ({:.0f}% of the training thread's busy time; per "
-                     "step {}): --precision bf16 or int8-qat, more --threads, or a GPU (--device cuda)",
+                     "step {}): more --threads, --precision bf16 on a CPU with bf16 instructions, or a GPU (--device cuda)",
                      pct(t[Activity::compute], busy), per_step(s));
 }
 
