@@ -64,12 +64,12 @@ inline void check_supported(bool ok, const std::string& message, const ErrorCont
 // made of formatted shapes and concatenated strings costs microseconds,
 // more than a GPU kernel launch. These build them only on failure:
 //   TANDEM_CHECK(t.defined(), "the " + what + " is missing", op_context(op, t));
-#define TANDEM_CHECK(ok, ...)                     \
-  do {                                            \
+#define TANDEM_CHECK(ok, ...)                      \
+  do {                                             \
     if (!(ok)) throw ::tandem::Error(__VA_ARGS__); \
   } while (0)
-#define TANDEM_CHECK_SUPPORTED(ok, ...)                        \
-  do {                                                         \
+#define TANDEM_CHECK_SUPPORTED(ok, ...)                         \
+  do {                                                          \
     if (!(ok)) throw ::tandem::Error::unsupported(__VA_ARGS__); \
   } while (0)
 

@@ -44,11 +44,11 @@ Tensor Tensor::wrap(const TensorDesc& desc, void* data, Device device) {
 }
 
 Tensor Tensor::reshaped(const Shape& shape) const {
-  TANDEM_CHECK(desc_.layout == Layout::plain, "reshape of a tensor in layout " +
-                                           std::string(layout_name(desc_.layout)));
+  TANDEM_CHECK(desc_.layout == Layout::plain,
+               "reshape of a tensor in layout " + std::string(layout_name(desc_.layout)));
   TensorDesc d{desc_.dtype, shape, Layout::plain};
   TANDEM_CHECK(d.numel() == numel(),
-        "cannot reshape " + shape_str(desc_.shape) + " to " + shape_str(shape));
+               "cannot reshape " + shape_str(desc_.shape) + " to " + shape_str(shape));
   return Tensor(d, storage_, offset_);
 }
 

@@ -135,11 +135,12 @@ std::string AlgoDevice::file_name() const {
 
 std::string ConvProblem::key() const {
   auto pair = [](int64_t a, int64_t b) { return std::to_string(a) + "x" + std::to_string(b); };
-  return dtype + " " + layout + " n" + std::to_string(n) + " c" + std::to_string(c) + " h" + std::to_string(h) +
-         " w" + std::to_string(w) + " k" + std::to_string(k) + " r" + std::to_string(r) + " s" + std::to_string(s) +
-         " pad" + pair(pad_h, pad_w) + " stride" + pair(stride_h, stride_w) + " dilation" +
-         pair(dilation_h, dilation_w) + " groups" + std::to_string(groups) + " compute" +
-         std::to_string(compute_type) + " math" + std::to_string(math_type) + " fused=" + fused +
+  return dtype + " " + layout + " n" + std::to_string(n) + " c" + std::to_string(c) + " h" +
+         std::to_string(h) + " w" + std::to_string(w) + " k" + std::to_string(k) + " r" +
+         std::to_string(r) + " s" + std::to_string(s) + " pad" + pair(pad_h, pad_w) + " stride" +
+         pair(stride_h, stride_w) + " dilation" + pair(dilation_h, dilation_w) + " groups" +
+         std::to_string(groups) + " compute" + std::to_string(compute_type) + " math" +
+         std::to_string(math_type) + " fused=" + fused +
          // Forward keys keep the form files written before directions existed.
          (direction == "forward" ? "" : " " + direction);
 }

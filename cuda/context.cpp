@@ -1,10 +1,9 @@
 #include "cuda/context.h"
-#include "profile/zone.h"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -12,6 +11,7 @@
 
 #include "cuda/check.h"
 #include "cuda/device_buffer.h"
+#include "profile/zone.h"
 
 namespace tandem::cuda {
 
@@ -27,7 +27,8 @@ void apply_sync_flag(int device) {
   if (flag == 0) return;
   if (cudaError_t e = cudaSetDeviceFlags(flag); e != cudaSuccess) {
     cudaGetLastError();
-    std::fprintf(stderr, "tandem: TANDEM_CUDA_SYNC not applied on cuda:%d: %s\n", device, cudaGetErrorString(e));
+    std::fprintf(stderr, "tandem: TANDEM_CUDA_SYNC not applied on cuda:%d: %s\n", device,
+                 cudaGetErrorString(e));
   }
 }
 

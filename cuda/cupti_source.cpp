@@ -12,8 +12,6 @@
 // both clocks are usually CLOCK_MONOTONIC and the map is the identity; the
 // map keeps the trace right where they are not.
 #include "cuda/cupti_source.h"
-#include "profile/kernel_name.h"
-
 
 #include <algorithm>
 #include <cstdlib>
@@ -29,6 +27,7 @@
 #include "cuda/cupti_api.h"
 #include "profile/clock.h"
 #include "profile/gpu_activity.h"
+#include "profile/kernel_name.h"
 #include "profile/memory_sampler.h"
 
 namespace tandem::cuda {

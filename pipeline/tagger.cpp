@@ -15,9 +15,9 @@
 #include "image/decode.h"
 #include "image/exif_orientation.h"
 #include "pipeline/batch_ring.h"
-#include "pipeline/tag_profile.h"
 #include "pipeline/bounded_queue.h"
 #include "pipeline/prefetch_thread.h"
+#include "pipeline/tag_profile.h"
 #include "profile/zone.h"
 
 namespace tandem::pipeline {
@@ -301,7 +301,8 @@ class GpuDecoderThread {
       size_t i = run_.next_file++;
       if (i >= files_.size()) break;
       if (g.bytes.size() <= g.records.size()) g.bytes.resize(g.records.size() + 1);
-      std::optional<TagRecord> r = read_input(files_[i], model_.id(), max_bytes_, g.bytes[g.records.size()], run_);
+      std::optional<TagRecord> r =
+          read_input(files_[i], model_.id(), max_bytes_, g.bytes[g.records.size()], run_);
       if (r) g.records.push_back(std::move(*r));
     }
     return g;
@@ -402,7 +403,8 @@ class GpuDecoderThread {
   const std::vector<InputFile>& files_;
   const size_t max_group_;
   const int64_t max_bytes_;
-  std::vector<std::vector<uint8_t>> spare_;  // file buffers of a decoded group, reused for a later one
+  std::vector<std::vector<uint8_t>>
+      spare_;  // file buffers of a decoded group, reused for a later one
   double rate_ = 0;                          // images/s, smoothed over groups
   StageTimes time_;
 };

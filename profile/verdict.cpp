@@ -58,10 +58,11 @@ std::string generic_verdict(const ProfileSummary& s) {
       // busiest compute stage is the one to speed up.
       const StageSummary* busiest = top_stage(s, Activity::compute);
       const bool full = stage_total(s, kQueueFullZone) > stage_total(s, kQueueEmptyZone);
-      return fmt::format("threads waited on each other {:.0f}% of their busy time ({}): the stage {} them is the "
-                         "limit{}",
-                         pct, name, full ? "draining" : "feeding",
-                         busiest ? ": speed up " + busiest->name + " or give it more threads" : "");
+      return fmt::format(
+          "threads waited on each other {:.0f}% of their busy time ({}): the stage {} them is the "
+          "limit{}",
+          pct, name, full ? "draining" : "feeding",
+          busiest ? ": speed up " + busiest->name + " or give it more threads" : "");
     }
     default: {
       const double self_pct = busy == 0 || !stage ? 0.0 : 100.0 * double(stage->self_ns) / double(busy);

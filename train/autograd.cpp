@@ -76,7 +76,8 @@ GradOut destination(const Var& v) {
 // Runs n's GradFn on its complete gradient, then frees both: intermediate
 // gradients and the tape's saved tensors are not needed again.
 void run_node(Node& n) {
-  TANDEM_CHECK(n.leaf || n.fn, "backward through a graph already differentiated (its tape is freed)");
+  TANDEM_CHECK(n.leaf || n.fn,
+               "backward through a graph already differentiated (its tape is freed)");
   if (!n.fn || !n.grad.defined()) return;
   GradFn& fn = *n.fn;
   std::vector<GradOut> outs;
@@ -113,9 +114,9 @@ Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
 
 Var Var::of(Parameter& p) {
   TANDEM_CHECK(p.value.defined() && p.grad.defined() && p.grad.shape() == p.value.shape() &&
-            p.grad.device() == p.value.device(),
-        "parameter '" + p.name + "' needs a gradient tensor like its value",
-        {"", "", "", p.value.defined() ? shape_str(p.value.shape()) : ""});
+                   p.grad.device() == p.value.device(),
+               "parameter '" + p.name + "' needs a gradient tensor like its value",
+               {"", "", "", p.value.defined() ? shape_str(p.value.shape()) : ""});
   Var v(p.value, true);
   v.node_->grad = p.grad;
   return v;
@@ -138,13 +139,15 @@ void backward(const Var& root, const Tensor& seed) {
   const TrainBackend& be = train_backend(root.device());
   Tensor s = seed;
   if (!s.defined()) {
-    TANDEM_CHECK(root.value().numel() == 1, "backward without a seed needs a one-value root (a loss), got " +
-          shape_str(root.shape()));
+    TANDEM_CHECK(
+        root.value().numel() == 1,
+        "backward without a seed needs a one-value root (a loss), got " + shape_str(root.shape()));
     s = be.empty(be.ctx, DType::f32, root.shape());
     be.fill(be.ctx, s, 1.f);
   }
-  TANDEM_CHECK(s.shape() == root.shape(), "the seed " + shape_str(s.shape()) + " does not match the root " +
-        shape_str(root.shape()));
+  TANDEM_CHECK(
+      s.shape() == root.shape(),
+      "the seed " + shape_str(s.shape()) + " does not match the root " + shape_str(root.shape()));
   be.sum_to(be.ctx, s, destination(root));
   std::vector<NodePtr> order = topological_order(r);
   for (auto it = order.rbegin(); it != order.rend(); ++it) run_node(**it);

@@ -22,9 +22,10 @@ const TrainBackend& train_backend(const char* op, std::initializer_list<const Va
   for (const Var* v : vars) {
     if (!v->defined()) continue;
     if (!first) first = v;
-    TANDEM_CHECK(v->device() == first->device(),
-          std::string(op) + ": inputs on " + first->device().str() + " and " + v->device().str(),
-          {"", "", op, shape_str(v->shape())});
+    TANDEM_CHECK(
+        v->device() == first->device(),
+        std::string(op) + ": inputs on " + first->device().str() + " and " + v->device().str(),
+        {"", "", op, shape_str(v->shape())});
   }
   TANDEM_CHECK(first != nullptr, std::string(op) + " without inputs");
   return train_backend(first->device());

@@ -33,7 +33,8 @@ Tensor to_device(const Tensor& t, Device device) {
 
 void copy_tensor(const Tensor& dst, const Tensor& src) {
   if (dst.device().is_cpu() && src.device().is_cpu()) {
-    TANDEM_CHECK(dst.desc() == src.desc(), "copy between " + dst.desc().str() + " and " + src.desc().str());
+    TANDEM_CHECK(dst.desc() == src.desc(),
+                 "copy between " + dst.desc().str() + " and " + src.desc().str());
     if (src.bytes()) std::memcpy(dst.raw(), src.raw(), src.bytes());
     return;
   }

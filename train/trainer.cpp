@@ -123,7 +123,8 @@ void Trainer::back_up_buffers() {
 }
 
 StepResult Trainer::skip(StepResult r) {
-  for (size_t i = 0; i < buffers_before_.size(); ++i) copy_tensor(state_.buffers[i].second, buffers_before_[i]);
+  for (size_t i = 0; i < buffers_before_.size(); ++i)
+    copy_tensor(state_.buffers[i].second, buffers_before_[i]);
   r.skipped = true;
   ++state_.skipped_steps;
   ++state_.step;

@@ -58,7 +58,9 @@ std::vector<Axis> collapse(const Shape& full, const Shape& part) {
 }
 
 void push(Walk& w, int64_t extent, int64_t stride, const ErrorContext& where) {
-  TANDEM_CHECK_SUPPORTED(w.rank < kMaxDims, "more than " + std::to_string(kMaxDims) + " alternating broadcast axes", where);
+  TANDEM_CHECK_SUPPORTED(w.rank < kMaxDims,
+                         "more than " + std::to_string(kMaxDims) + " alternating broadcast axes",
+                         where);
   w.extent[w.rank] = extent;
   w.stride[w.rank] = stride;
   ++w.rank;
@@ -98,21 +100,26 @@ __global__ void sum_rows_kernel(const T* src, T* dst, Walk kept, Walk reduced, i
 // several parts finish_parts_kernel adds each output's chunks in order, so
 // a handful of outputs (a conv bias's channels) still fill the GPU.
 template <typename T>
-__global__ void sum_blocks_kernel(const T* src, T* dst, float* partial, Walk kept, Walk reduced, int64_t count,
-                                  int parts, bool accumulate) {
+__global__ void sum_blocks_kernel(const T* src, T* dst, float* partial, Walk kept, Walk reduced,
+                                  int64_t count, int parts, bool accumulate) {
   const int64_t o = blockIdx.y, base = offset_of(kept, o);
   const int64_t b = count * blockIdx.x / parts, e = count * (blockIdx.x + 1) / parts;
   float s = 0.f;
-  for (int64_t r = b + threadIdx.x; r < e; r += blockDim.x) s += load(src, base + offset_of(reduced, r));
+  for (int64_t r = b + threadIdx.x; r < e; r += blockDim.x)
+    s += load(src, base + offset_of(reduced, r));
   s = block_reduce(s, SumOp{}, 0.f);
   if (threadIdx.x != 0) return;
-  if (parts > 1) partial[o * parts + blockIdx.x] = s;
-  else store(dst, o, accumulate ? load(dst, o) + s : s);
+  if (parts > 1)
+    partial[o * parts + blockIdx.x] = s;
+  else
+    store(dst, o, accumulate ? load(dst, o) + s : s);
 }
 
 template <typename T>
-__global__ void finish_parts_kernel(const float* partial, T* dst, int64_t outputs, int parts, bool accumulate) {
-  for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs; o += int64_t(gridDim.x) * blockDim.x) {
+__global__ void finish_parts_kernel(const float* partial, T* dst, int64_t outputs, int parts,
+                                    bool accumulate) {
+  for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs;
+       o += int64_t(gridDim.x) * blockDim.x) {
     double s = 0;
     for (int p = 0; p < parts; ++p) s += partial[o * parts + p];
     store(dst, o, accumulate ? load(dst, o) + float(s) : float(s));
@@ -171,8 +178,8 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& d
           s, d, ps, kept, reduced, count, parts, accumulate);
       if (parts > 1) {
         check_launch("sum_blocks_kernel", where);
-        finish_parts_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(ps, d, outputs, parts,
-                                                                                                accumulate);
+        finish_parts_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+            ps, d, outputs, parts, accumulate);
       }
     } else {
       sum_rows_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(s, d, kept, reduced,
@@ -199,7 +206,7 @@ void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   require_f32(c, op, {&dst.t});
   ErrorContext where = op_context(op, src);
   TANDEM_CHECK(sums_to(src.shape(), dst.t.shape()),
-        "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), where);
+               "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), where);
   if (src.shape() != dst.t.shape()) {
     launch_sum_to(c, src, dst.t.raw(), dst.t.shape(), dst.mode == GradMode::accumulate, where);
   } else if (dst.mode == GradMode::accumulate) {

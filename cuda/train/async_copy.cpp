@@ -155,7 +155,7 @@ const Tensor& PendingHostCopy::wait() {
 PendingHostCopy start_copy_to_host(const Tensor& src) {
   ErrorContext w = where("start_copy_to_host", src);
   TANDEM_CHECK(src.defined() && !src.device().is_cpu() && src.layout() == Layout::plain,
-        "start_copy_to_host wants a plain GPU tensor", w);
+               "start_copy_to_host wants a plain GPU tensor", w);
   const int device = src.device().index;
   Context& c = context(device);
   Lane& l = lane(device);
@@ -174,7 +174,7 @@ PendingHostCopy start_copy_to_host(const Tensor& src) {
 Tensor copy_to_device_async(const Tensor& src, int device) {
   ErrorContext w = where("copy_to_device_async", src);
   TANDEM_CHECK(src.defined() && src.device().is_cpu() && src.layout() == Layout::plain,
-        "copy_to_device_async wants a plain host tensor", w);
+               "copy_to_device_async wants a plain host tensor", w);
   Lane& l = lane(device);
   if (l.shared()) return alias_on(src, Device::cuda(device));
   Context& c = context(device);

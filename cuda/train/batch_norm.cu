@@ -30,7 +30,8 @@ namespace tandem::cuda::train {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr int64_t kMinChunk = 4096;  // values per block, at least: below, launch cost beats parallelism
+constexpr int64_t kMinChunk =
+    4096;  // values per block, at least: below, launch cost beats parallelism
 constexpr int kMaxParts = 64;
 
 // x viewed as [N, C, S]: the flat position of value i of channel c.
@@ -53,7 +54,8 @@ struct Moments {
 };
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock) stats_kernel(ChannelWalk w, const T* x, Moments* partial) {
+__global__ void __launch_bounds__(kBlock)
+    stats_kernel(ChannelWalk w, const T* x, Moments* partial) {
   const int64_t c = blockIdx.y, b = w.begin(blockIdx.x), e = w.end(blockIdx.x);
   float s = 0.f;
   for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) s += load(x, w.at(c, i));
@@ -90,7 +92,8 @@ __device__ void merge_moments(const Moments* m, int parts, float* mean, float* v
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock) normalize_kernel(ChannelWalk w, const T* x, T* y, ForwardArgs a) {
+__global__ void __launch_bounds__(kBlock)
+    normalize_kernel(ChannelWalk w, const T* x, T* y, ForwardArgs a) {
   const int64_t c = blockIdx.y;
   __shared__ float stats[2];
   if (threadIdx.x == 0) {
@@ -116,7 +119,8 @@ __global__ void __launch_bounds__(kBlock) normalize_kernel(ChannelWalk w, const 
   }
   __syncthreads();
   const float mean = stats[0], scale = a.gamma[c] / sqrtf(stats[1] + a.eps), shift = a.beta[c];
-  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e; i += blockDim.x) {
+  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e;
+       i += blockDim.x) {
     int64_t k = w.at(c, i);
     store(y, k, (load(x, k) - mean) * scale + shift);
   }
@@ -139,12 +143,13 @@ __device__ __forceinline__ float invstd_of(const BackwardArgs& a, const ChannelW
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock) grad_sums_kernel(ChannelWalk w, const T* x, const T* dy, BackwardArgs a,
-                                                           GradSums* partial) {
+__global__ void __launch_bounds__(kBlock)
+    grad_sums_kernel(ChannelWalk w, const T* x, const T* dy, BackwardArgs a, GradSums* partial) {
   const int64_t c = blockIdx.y;
   const float mean = a.saved[c], invstd = invstd_of(a, w, c);
   float sum_dy = 0.f, sum_dy_xhat = 0.f;
-  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e; i += blockDim.x) {
+  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e;
+       i += blockDim.x) {
     int64_t k = w.at(c, i);
     float g = load(dy, k);
     sum_dy += g;
@@ -161,12 +166,14 @@ __device__ __forceinline__ void put(const GradPtr& g, int64_t i, float v) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock) dx_kernel(ChannelWalk w, const T* x, const T* dy, BackwardArgs a) {
+__global__ void __launch_bounds__(kBlock)
+    dx_kernel(ChannelWalk w, const T* x, const T* dy, BackwardArgs a) {
   const int64_t c = blockIdx.y;
   __shared__ float sums[2];
   if (threadIdx.x == 0) {
     double s = 0, sx = 0;
-    for (int p = 0; p < w.parts; ++p) s += a.partial[c * w.parts + p].dy, sx += a.partial[c * w.parts + p].dy_xhat;
+    for (int p = 0; p < w.parts; ++p)
+      s += a.partial[c * w.parts + p].dy, sx += a.partial[c * w.parts + p].dy_xhat;
     if (blockIdx.x == 0) {
       if (a.dgamma.p) put(a.dgamma, c, float(sx));
       if (a.dbeta.p) put(a.dbeta, c, float(s));
@@ -180,7 +187,8 @@ __global__ void __launch_bounds__(kBlock) dx_kernel(ChannelWalk w, const T* x, c
   const float mean_dy = a.training ? sums[0] / float(w.count()) : 0.f;
   const float mean_dy_xhat = a.training ? sums[1] / float(w.count()) : 0.f;
   T* dx = static_cast<T*>(a.dx.p);
-  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e; i += blockDim.x) {
+  for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e;
+       i += blockDim.x) {
     int64_t k = w.at(c, i);
     float xhat = (load(x, k) - mean) * invstd;
     float g = scale * (load(dy, k) - mean_dy - xhat * mean_dy_xhat);
@@ -223,18 +231,26 @@ void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, co
   require_shape(op, y, x.shape(), "y");
   int64_t channels = x.dim(1), count = x.numel() / std::max<int64_t>(channels, 1);
   ErrorContext where = op_context(op, x);
-  TANDEM_CHECK(!p.training || count > 1, "training batch norm needs more than one value per channel", where);
+  TANDEM_CHECK(!p.training || count > 1,
+               "training batch norm needs more than one value per channel", where);
   *saved = device_empty(c.gpu, DType::f32, {2, channels});
   if (x.numel() == 0) return;
   const ChannelWalk w = walk(x, c.gpu.props);
   Scratch partial(c.gpu, p.training ? sizeof(Moments) * size_t(w.c * w.parts) : 0);
-  ForwardArgs a{f32(gamma), f32(beta), f32_mut(running_mean), f32_mut(running_var), f32_mut(*saved),
-                p.training ? static_cast<const Moments*>(partial.get()) : nullptr, p.eps, p.momentum};
+  ForwardArgs a{f32(gamma),
+                f32(beta),
+                f32_mut(running_mean),
+                f32_mut(running_var),
+                f32_mut(*saved),
+                p.training ? static_cast<const Moments*>(partial.get()) : nullptr,
+                p.eps,
+                p.momentum};
   with_float_type(x.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);
     const T* xs = static_cast<const T*>(x.raw());
     if (p.training) {
-      stats_kernel<T><<<grid(w), kBlock, 0, c.gpu.stream>>>(w, xs, static_cast<Moments*>(partial.get()));
+      stats_kernel<T>
+          <<<grid(w), kBlock, 0, c.gpu.stream>>>(w, xs, static_cast<Moments*>(partial.get()));
       check_launch("batch_norm stats_kernel", where);
     }
     normalize_kernel<T><<<grid(w), kBlock, 0, c.gpu.stream>>>(w, xs, static_cast<T*>(y.raw()), a);
@@ -253,15 +269,21 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
   require_shape(op, saved, {2, x.dim(1)}, "the saved statistics");
   const ChannelWalk w = walk(x, c.gpu.props);
   Scratch partial(c.gpu, sizeof(GradSums) * size_t(w.c * w.parts));
-  BackwardArgs a{f32(gamma), f32(saved), static_cast<const GradSums*>(partial.get()), p.eps, p.training,
-                 grad_ptr(c, op, dx, x.shape()), grad_ptr(c, op, dgamma, {x.dim(1)}),
+  BackwardArgs a{f32(gamma),
+                 f32(saved),
+                 static_cast<const GradSums*>(partial.get()),
+                 p.eps,
+                 p.training,
+                 grad_ptr(c, op, dx, x.shape()),
+                 grad_ptr(c, op, dgamma, {x.dim(1)}),
                  grad_ptr(c, op, dbeta, {x.dim(1)})};
   if ((!a.dx && !a.dgamma && !a.dbeta) || x.numel() == 0) return;
   ErrorContext where = op_context(op, x);
   with_float_type(x.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);
     const T *xs = static_cast<const T*>(x.raw()), *dys = static_cast<const T*>(dy.raw());
-    grad_sums_kernel<T><<<grid(w), kBlock, 0, c.gpu.stream>>>(w, xs, dys, a, static_cast<GradSums*>(partial.get()));
+    grad_sums_kernel<T><<<grid(w), kBlock, 0, c.gpu.stream>>>(
+        w, xs, dys, a, static_cast<GradSums*>(partial.get()));
     check_launch("batch_norm grad_sums_kernel", where);
     // Without dx only block 0 of each channel has work (dgamma, dbeta).
     dim3 g = a.dx ? grid(w) : dim3(1, unsigned(w.c));

@@ -41,7 +41,8 @@ Tensor rounded_copy(TrainContext& c, const Tensor& x, DType to, const ErrorConte
 }
 
 void widen_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate, const ErrorContext& where) {
-  TANDEM_CHECK(src.numel() == dst.numel(), "widening " + src.desc().str() + " into " + dst.desc().str(), where);
+  TANDEM_CHECK(src.numel() == dst.numel(),
+               "widening " + src.desc().str() + " into " + dst.desc().str(), where);
   launch(c, src.dtype(), src.raw(), dst.dtype(), dst.raw(), src.numel(), accumulate, where);
 }
 

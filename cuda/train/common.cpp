@@ -15,12 +15,13 @@ void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list
   Device here = Device::cuda(c.gpu.device);
   for (const Tensor* t : tensors) {
     if (!t->defined()) continue;
-    TANDEM_CHECK(t->device() == here, "the " + here.str() + " training kernels got a tensor on " + t->device().str(),
-          op_context(op, *t));
+    TANDEM_CHECK(t->device() == here,
+                 "the " + here.str() + " training kernels got a tensor on " + t->device().str(),
+                 op_context(op, *t));
     TANDEM_CHECK_SUPPORTED(t->dtype() == want && t->layout() == Layout::plain,
-                    "the CUDA training kernels take plain " + std::string(dtype_name(want)) + " tensors here, got " +
-                        t->desc().str(),
-                    op_context(op, *t));
+                           "the CUDA training kernels take plain " + std::string(dtype_name(want)) +
+                               " tensors here, got " + t->desc().str(),
+                           op_context(op, *t));
   }
 }
 

@@ -69,7 +69,8 @@ void concat_backward(void* ctx, int64_t axis, const Tensor& dy, std::span<const 
   for (int64_t e : extents) total += e;
   ErrorContext where = op_context(op, dy);
   TANDEM_CHECK(extents.size() == dxs.size() && total == dy.dim(axis),
-        "the parts' extents do not add up to dy's along axis " + std::to_string(axis), where);
+               "the parts' extents do not add up to dy's along axis " + std::to_string(axis),
+               where);
   ConcatBlocks b = concat_blocks(dy.shape(), axis);
   size_t elem = dtype_size(dy.dtype());
   int64_t offset = 0;

@@ -90,17 +90,19 @@ struct ConvPlan {
     check_cudnn(cudnnGetConvolutionNdForwardOutputDim(fwd_cd.get(), xd.get(), wd.get(), 4, dims),
                 "cudnnGetConvolutionNdForwardOutputDim", where);
     TANDEM_CHECK(dims[0] == y[0] && dims[1] == y[1] && dims[2] == y[2] && dims[3] == y[3],
-          "cuDNN's convolution output differs from " + shape_str(y), where);
+                 "cuDNN's convolution output differs from " + shape_str(y), where);
   }
 
   // The problem as the on-disk algorithm cache keys it (one direction set per call).
-  static ConvProblem problem_of(const Conv2dParams& p, DType dtype, const Shape& x, const Shape& w) {
+  static ConvProblem problem_of(const Conv2dParams& p, DType dtype, const Shape& x,
+                                const Shape& w) {
     ConvProblem pr;
     pr.dtype = dtype_name(dtype);
     pr.layout = "nchw";
     pr.n = x[0], pr.c = x[1], pr.h = x[2], pr.w = x[3];
     pr.k = w[0], pr.r = w[2], pr.s = w[3];
-    pr.pad_h = p.padding[0], pr.pad_w = p.padding[1], pr.stride_h = p.stride[0], pr.stride_w = p.stride[1];
+    pr.pad_h = p.padding[0], pr.pad_w = p.padding[1], pr.stride_h = p.stride[0],
+    pr.stride_w = p.stride[1];
     pr.dilation_h = p.dilation[0], pr.dilation_w = p.dilation[1], pr.groups = p.groups;
     pr.compute_type = int(CUDNN_DATA_FLOAT);
     pr.math_type = int(is_16bit_float(dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH);
@@ -163,22 +165,19 @@ std::unique_ptr<Scratch> search_workspace(Context& c) {
   return std::make_unique<Scratch>(c, 0);
 }
 
-// Times the algorithms of one direction (`find`; cuDNN's heuristics,
-// `rank`, if the search fails), keeps the fastest usable one and cuDNN's
-// workspace size for it (`size_of`); its math type goes on `cd` (16-bit
-// types only: fp32 stays on FMA).
 // A choice the algorithm cache remembered, if cuDNN still accepts it here:
 // a valid algorithm, usable in this precision, whose workspace it sizes.
 template <typename Perf, typename SizeOf>
-bool use_cached(Choice& choice, const ConvChoice& hit, DType dtype, const ConvolutionDescriptor& cd, int count,
-                SizeOf&& size_of, const ErrorContext& where) {
+bool use_cached(Choice& choice, const ConvChoice& hit, DType dtype, const ConvolutionDescriptor& cd,
+                int count, SizeOf&& size_of, const ErrorContext& where) {
   if (hit.algo < 0 || hit.algo >= count || hit.workspace_bytes > kMaxWorkspace) return false;
   Perf p{};
   p.algo = decltype(p.algo)(hit.algo);
   p.mathType = cudnnMathType_t(hit.math_type);
   if (!is_16bit_float(dtype) && !accurate(p)) return false;
   if (is_16bit_float(dtype))
-    check_cudnn(cudnnSetConvolutionMathType(cd.get(), p.mathType), "cudnnSetConvolutionMathType", where);
+    check_cudnn(cudnnSetConvolutionMathType(cd.get(), p.mathType), "cudnnSetConvolutionMathType",
+                where);
   size_t bytes = 0;
   if (size_of(p.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace) return false;
   choice.algo = hit.algo;
@@ -194,13 +193,14 @@ bool use_cached(Choice& choice, const ConvChoice& hit, DType dtype, const Convol
 // (`size_of`), then remembered. Its math type goes on `cd` (16-bit types
 // only: fp32 stays on FMA).
 template <typename Perf, typename Find, typename Rank, typename SizeOf>
-void choose(Choice& choice, Context& gpu, const ConvPlan& plan, const ConvolutionDescriptor& cd, int count,
-            Find&& find, Rank&& rank, SizeOf&& size_of, const char* direction) {
+void choose(Choice& choice, Context& gpu, const ConvPlan& plan, const ConvolutionDescriptor& cd,
+            int count, Find&& find, Rank&& rank, SizeOf&& size_of, const char* direction) {
   const DType dtype = plan.dtype;
   const ErrorContext& where = plan.where;
   ConvProblem problem = plan.problem;
   problem.direction = direction;
-  AlgoCache* cache = algo_cache({gpu.props.name, gpu.props.major, gpu.props.minor, cudnnGetVersion()});
+  AlgoCache* cache =
+      algo_cache({gpu.props.name, gpu.props.major, gpu.props.minor, cudnnGetVersion()});
   if (cache)
     if (std::optional<ConvChoice> hit = cache->find(problem))
       if (use_cached<Perf>(choice, *hit, dtype, cd, count, size_of, where)) return;
@@ -213,7 +213,8 @@ void choose(Choice& choice, Context& gpu, const ConvPlan& plan, const Convolutio
     check_cudnn(rank(count, &found, perf.data()), "cuDNN's convolution heuristics", where);
   }
   const Perf* best = first_usable(perf, found, dtype);
-  TANDEM_CHECK_SUPPORTED(best != nullptr, std::string("cuDNN has no usable ") + direction + " convolution algorithm",
+  TANDEM_CHECK_SUPPORTED(best != nullptr,
+                         std::string("cuDNN has no usable ") + direction + " convolution algorithm",
                          where);
   if (is_16bit_float(dtype))
     check_cudnn(cudnnSetConvolutionMathType(cd.get(), best->mathType), "cudnnSetConvolutionMathType", where);
@@ -222,7 +223,8 @@ void choose(Choice& choice, Context& gpu, const ConvPlan& plan, const Convolutio
   choice.algo = int(best->algo);
   choice.workspace = std::max(bytes, best->memory);
   choice.chosen = true;
-  if (cache) cache->store(problem, ConvChoice{choice.algo, int(best->mathType), choice.workspace, false});
+  if (cache)
+    cache->store(problem, ConvChoice{choice.algo, int(best->mathType), choice.workspace, false});
 }
 
 // `out` itself when the call overwrites it, else a scratch tensor of its
@@ -330,9 +332,10 @@ struct Result {
 void check_inputs(const TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w,
                   const Tensor& b) {
   require_f32(c, op, {&x, &w, &b});
-  TANDEM_CHECK_SUPPORTED(p.compute == DType::f32 || p.compute == DType::f16 || p.compute == DType::bf16,
-                  "conv2d on cuda computes in f32, f16 or bf16, not " + std::string(dtype_name(p.compute)),
-                  op_context(op, x));
+  TANDEM_CHECK_SUPPORTED(
+      p.compute == DType::f32 || p.compute == DType::f16 || p.compute == DType::bf16,
+      "conv2d on cuda computes in f32, f16 or bf16, not " + std::string(dtype_name(p.compute)),
+      op_context(op, x));
   conv2d_output_shape(p, x.shape(), w.shape());
   if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
 }

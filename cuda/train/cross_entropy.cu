@@ -81,19 +81,23 @@ __global__ void backward_kernel(const float* logp, const int64_t* labels, const 
 void check_inputs(const TrainContext& c, const char* op, const CrossEntropyParams& p, const Tensor& logits,
                   const Tensor& labels) {
   require_f32(c, op, {&logits});
-  TANDEM_CHECK(logits.rank() == 2 && logits.dim(0) > 0, "cross entropy wants logits [N, K], N > 0", op_context(op, logits));
-  TANDEM_CHECK(labels.defined() && labels.dtype() == DType::i64 && labels.shape() == Shape{logits.dim(0)},
-        "labels must be i64 [" + std::to_string(logits.dim(0)) + "], got " +
-            (labels.defined() ? labels.desc().str() : std::string("none")),
-        op_context(op, logits));
+  TANDEM_CHECK(logits.rank() == 2 && logits.dim(0) > 0, "cross entropy wants logits [N, K], N > 0",
+               op_context(op, logits));
+  TANDEM_CHECK(
+      labels.defined() && labels.dtype() == DType::i64 && labels.shape() == Shape{logits.dim(0)},
+      "labels must be i64 [" + std::to_string(logits.dim(0)) + "], got " +
+          (labels.defined() ? labels.desc().str() : std::string("none")),
+      op_context(op, logits));
   require_on_gpu(c, op, {&labels}, DType::i64);
   TANDEM_CHECK(p.label_smoothing >= 0 && p.label_smoothing <= 1,
-        "label smoothing must be in [0, 1], got " + std::to_string(p.label_smoothing), op_context(op, logits));
+               "label smoothing must be in [0, 1], got " + std::to_string(p.label_smoothing),
+               op_context(op, logits));
 }
 
 void check_scalar(const TrainContext& c, const char* op, const Tensor& t, const char* what) {
   require_f32(c, op, {&t});
-  TANDEM_CHECK(t.defined() && t.numel() == 1, std::string(what) + " must hold one value", op_context(op, t));
+  TANDEM_CHECK(t.defined() && t.numel() == 1, std::string(what) + " must hold one value",
+               op_context(op, t));
 }
 
 // A flag the kernels lower to the first sample with a bad label.

@@ -13,8 +13,9 @@ namespace tandem::cuda::train {
 namespace {
 
 void check_p(const char* op, const DropoutParams& p, const Tensor& t) {
-  TANDEM_CHECK(p.p >= 0 && p.p < 1, "dropout probability must be in [0, 1), got " + std::to_string(p.p),
-        op_context(op, t));
+  TANDEM_CHECK(p.p >= 0 && p.p < 1,
+               "dropout probability must be in [0, 1), got " + std::to_string(p.p),
+               op_context(op, t));
 }
 
 template <typename T>
@@ -62,8 +63,8 @@ void dropout_backward(void* ctx, const DropoutParams& p, const Tensor& saved, co
   require_f32(c, op, {&dy});
   check_p(op, p, dy);
   require_on_gpu(c, op, {&saved}, DType::u8);
-  TANDEM_CHECK(saved.defined() && saved.numel() == dy.numel(), "dropout's backward needs its forward's mask",
-        op_context(op, dy));
+  TANDEM_CHECK(saved.defined() && saved.numel() == dy.numel(),
+               "dropout's backward needs its forward's mask", op_context(op, dy));
   GradPtr g = grad_ptr(c, op, dx, dy.shape());
   int64_t n = dy.numel();
   if (!g || n == 0) return;

@@ -31,7 +31,8 @@ void multiply(TrainContext& c, const Product& pr, DType dtype, const void* a, co
     return;
   }
   for (const void* p : {a, b, static_cast<const void*>(d)})
-    TANDEM_CHECK_SUPPORTED(reinterpret_cast<uintptr_t>(p) % 16 == 0, "cuBLASLt operands must be 16-byte aligned", where);
+    TANDEM_CHECK_SUPPORTED(reinterpret_cast<uintptr_t>(p) % 16 == 0,
+                           "cuBLASLt operands must be 16-byte aligned", where);
   std::string key = cache_key("linear", dtype, pr.m, pr.n, pr.k, pr.trans_a, pr.trans_b, accumulate);
   LtMatmul& mm = c.plans.get<LtMatmul>(key, [&] {
     LtMatmulSpec s;

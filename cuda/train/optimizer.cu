@@ -31,7 +31,8 @@ __device__ __forceinline__ void for_each_value(const TensorList& l, F&& f) {
   int k = 0;
   while (blockIdx.x >= l.first_block[k + 1]) ++k;
   const int64_t stride = int64_t(l.first_block[k + 1] - l.first_block[k]) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x - l.first_block[k]) * blockDim.x + threadIdx.x; i < l.n[k]; i += stride)
+  for (int64_t i = int64_t(blockIdx.x - l.first_block[k]) * blockDim.x + threadIdx.x; i < l.n[k];
+       i += stride)
     f(k, i);
 }
 
@@ -43,7 +44,9 @@ __global__ void sgd_kernel(TensorList l, SgdScalars s) {
 }
 
 __global__ void adamw_kernel(TensorList l, AdamWScalars s) {
-  for_each_value(l, [&](int k, int64_t i) { adamw_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k][i], l.t[3][k][i], s); });
+  for_each_value(l, [&](int k, int64_t i) {
+    adamw_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k][i], l.t[3][k][i], s);
+  });
 }
 
 __global__ void unscale_kernel(float* g, int64_t n, float inv_scale, int* found) {
@@ -81,20 +84,22 @@ ErrorContext where(const char* op, const Tensor& t) { return {"", "", op, t.defi
 
 void require_gpu_f32(const char* op, const Tensor& t, Device d) {
   TANDEM_CHECK(t.device() == d && t.dtype() == DType::f32 && t.layout() == Layout::plain,
-        std::string(op) + " wants plain f32 tensors on " + d.str() + ", got " + t.desc().str() + " on " +
-            t.device().str(),
-        where(op, t));
+               std::string(op) + " wants plain f32 tensors on " + d.str() + ", got " +
+                   t.desc().str() + " on " + t.device().str(),
+               where(op, t));
 }
 
 // The context of the GPU every defined tensor is on (f32, plain, one shape).
 Context& gpu_of(const char* op, std::initializer_list<const Tensor*> ts) {
   const Tensor& first = **ts.begin();
-  TANDEM_CHECK(first.defined() && !first.device().is_cpu(), std::string(op) + " wants GPU tensors", where(op, first));
+  TANDEM_CHECK(first.defined() && !first.device().is_cpu(), std::string(op) + " wants GPU tensors",
+               where(op, first));
   for (const Tensor* t : ts) {
     if (!t->defined()) continue;
     require_gpu_f32(op, *t, first.device());
-    TANDEM_CHECK(t->shape() == first.shape(), std::string(op) + ": shapes differ from " + shape_str(first.shape()),
-          where(op, *t));
+    TANDEM_CHECK(t->shape() == first.shape(),
+                 std::string(op) + ": shapes differ from " + shape_str(first.shape()),
+                 where(op, *t));
   }
   return context(first.device().index);
 }
@@ -147,7 +152,8 @@ void for_each_launch(const char* op, const ParamGroup& g, bool need_b, Launch la
   for (size_t i = 0; i < g.param.size(); ++i) {
     const Tensor* b = need_b ? &g.b[i] : nullptr;
     Context& here = gpu_of(op, {&g.param[i], &g.grad[i], &g.a[i], b ? b : &g.a[i]});
-    TANDEM_CHECK(!c || c == &here, std::string(op) + ": parameters on two GPUs in one group", where(op, g.param[i]));
+    TANDEM_CHECK(!c || c == &here, std::string(op) + ": parameters on two GPUs in one group",
+                 where(op, g.param[i]));
     c = &here;
     const int64_t n = g.param[i].numel();
     if (n == 0) continue;
@@ -166,7 +172,8 @@ void for_each_launch(const char* op, const ParamGroup& g, bool need_b, Launch la
 }  // namespace
 
 void sgd_steps(const ParamGroup& g, const SgdScalars& s) {
-  TANDEM_CHECK(s.momentum == 0.f || std::all_of(g.a.begin(), g.a.end(), [](const Tensor& t) { return t.defined(); }),
+  TANDEM_CHECK(s.momentum == 0.f ||
+                   std::all_of(g.a.begin(), g.a.end(), [](const Tensor& t) { return t.defined(); }),
                "SGD with momentum needs its buffers");
   for_each_launch("sgd_step", g, false, [&](Context& c, const TensorList& l, unsigned blocks) {
     sgd_kernel<<<blocks, kThreads, 0, c.stream>>>(l, s);
@@ -200,7 +207,7 @@ double sum_of_squares(std::span<const Tensor> tensors) {
   if (!c) return 0;
   ErrorContext w = where("sum_of_squares", tensors[0]);
   // Every tensor's block partials side by side in one scratch, added by one
-  // kernel: two launches per step fewer per parameter than a tally each.
+  // kernel: per parameter one launch and no scratch of its own.
   std::vector<unsigned> blocks(tensors.size());
   size_t count = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -217,7 +224,8 @@ double sum_of_squares(std::span<const Tensor> tensors) {
     check_launch("squares_kernel", w);
     at += blocks[i];
   }
-  add_partials_kernel<<<1, kThreads, 0, c->stream>>>(static_cast<const double*>(partial.get()), int(count), total);
+  add_partials_kernel<<<1, kThreads, 0, c->stream>>>(static_cast<const double*>(partial.get()),
+                                                     int(count), total);
   check_launch("add_partials_kernel", w);
   double v = 0;
   train::read_back(*c, &v, total, sizeof v, w);

@@ -28,9 +28,21 @@ struct Geometry {
 
 template <typename I>
 Geometry<I> geometry(const Pool2dParams& p, const Shape& x, const Shape& y) {
-  return {I(x[0] * x[1]), I(x[2]),         I(x[3]),         I(y[2]),         I(y[3]),
-          I(p.kernel[0]), I(p.kernel[1]),  I(p.stride[0]),  I(p.stride[1]),  I(p.padding[0]),
-          I(p.padding[1]), I(p.dilation[0]), I(p.dilation[1]), p.kind == PoolKind::max, p.count_include_pad};
+  return {I(x[0] * x[1]),
+          I(x[2]),
+          I(x[3]),
+          I(y[2]),
+          I(y[3]),
+          I(p.kernel[0]),
+          I(p.kernel[1]),
+          I(p.stride[0]),
+          I(p.stride[1]),
+          I(p.padding[0]),
+          I(p.padding[1]),
+          I(p.dilation[0]),
+          I(p.dilation[1]),
+          p.kind == PoolKind::max,
+          p.count_include_pad};
 }
 
 // True when every index of x and y (and the windows' reach) fits in 32 bits.
@@ -50,7 +62,8 @@ __device__ __forceinline__ float window_size(const Geometry<I>& g, I i, I j) {
 template <typename T, typename I>
 __global__ void forward_kernel(Geometry<I> g, const T* x, T* y, int32_t* argmax) {
   I n = g.planes * g.oh * g.ow;
-  for (I o = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); o < n; o += I(gridDim.x) * I(blockDim.x)) {
+  for (I o = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); o < n;
+       o += I(gridDim.x) * I(blockDim.x)) {
     I plane = o / (g.oh * g.ow), r = o - plane * (g.oh * g.ow);
     I i = r / g.ow, j = r - i * g.ow;
     const T* xp = x + int64_t(plane) * g.h * g.w;
@@ -89,9 +102,11 @@ __device__ __forceinline__ void windows_holding(I pos, I k, I stride, I pad, I d
 }
 
 template <typename T, typename I>
-__global__ void backward_kernel(Geometry<I> g, const T* dy, const int32_t* argmax, T* dx, bool accumulate) {
+__global__ void backward_kernel(Geometry<I> g, const T* dy, const int32_t* argmax, T* dx,
+                                bool accumulate) {
   I n = g.planes * g.h * g.w;
-  for (I e = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); e < n; e += I(gridDim.x) * I(blockDim.x)) {
+  for (I e = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); e < n;
+       e += I(gridDim.x) * I(blockDim.x)) {
     I plane = e / (g.h * g.w), r = e - plane * (g.h * g.w);
     I h = r / g.w, w = r - h * g.w;
     I base = plane * g.oh * g.ow;
@@ -99,8 +114,10 @@ __global__ void backward_kernel(Geometry<I> g, const T* dy, const int32_t* argma
     windows_holding(h, g.kh, g.sh, g.ph, g.dh, g.oh, [&](I i) {
       windows_holding(w, g.kw, g.sw, g.pw, g.dw, g.ow, [&](I j) {
         I o = base + i * g.ow + j;
-        if (!g.max) s += load(dy, o) / window_size(g, i, j);
-        else if (argmax[o] == r) s += load(dy, o);
+        if (!g.max)
+          s += load(dy, o) / window_size(g, i, j);
+        else if (argmax[o] == r)
+          s += load(dy, o);
       });
     });
     store(dx, e, accumulate ? load(dx, e) + s : s);
@@ -121,7 +138,8 @@ void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Ten
   Shape ys = pool2d_output_shape(p, x.shape());
   require_shape(op, y, ys, "y");
   ErrorContext where = op_context(op, x);
-  TANDEM_CHECK_SUPPORTED(x.dim(2) * x.dim(3) <= INT32_MAX, "a pooling plane over 2^31 elements", where);
+  TANDEM_CHECK_SUPPORTED(x.dim(2) * x.dim(3) <= INT32_MAX, "a pooling plane over 2^31 elements",
+                         where);
   *saved = Tensor();
   if (p.kind == PoolKind::max) *saved = device_empty(c.gpu, DType::i32, {shape_numel(ys)});
   int64_t n = shape_numel(ys);
@@ -134,9 +152,11 @@ void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Ten
     T* yd = static_cast<T*>(y.raw());
     const unsigned blocks = blocks_for(n, c.gpu.props);
     if (narrow)
-      forward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int32_t>(p, x.shape(), ys), xs, yd, argmax);
+      forward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int32_t>(p, x.shape(), ys),
+                                                               xs, yd, argmax);
     else
-      forward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int64_t>(p, x.shape(), ys), xs, yd, argmax);
+      forward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int64_t>(p, x.shape(), ys),
+                                                               xs, yd, argmax);
   });
   check_launch("pool2d forward_kernel", where);
 }
@@ -153,7 +173,7 @@ void pool2d_backward(void* ctx, const Pool2dParams& p, const Tensor& saved, cons
   ErrorContext where = op_context(op, dy);
   if (p.kind == PoolKind::max) {
     TANDEM_CHECK(saved.defined() && saved.dtype() == DType::i32 && saved.numel() == dy.numel(),
-          "max pooling's backward needs its forward's workspace", where);
+                 "max pooling's backward needs its forward's workspace", where);
     require_on_gpu(c, op, {&saved}, DType::i32);
   }
   int64_t n = dx.t.numel();
@@ -166,11 +186,11 @@ void pool2d_backward(void* ctx, const Pool2dParams& p, const Tensor& saved, cons
     T* dxs = static_cast<T*>(g.p);
     const unsigned blocks = blocks_for(n, c.gpu.props);
     if (narrow)
-      backward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int32_t>(p, dx.t.shape(), ys), dys, argmax,
-                                                                 dxs, g.accumulate);
+      backward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(
+          geometry<int32_t>(p, dx.t.shape(), ys), dys, argmax, dxs, g.accumulate);
     else
-      backward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(geometry<int64_t>(p, dx.t.shape(), ys), dys, argmax,
-                                                                 dxs, g.accumulate);
+      backward_kernel<T><<<blocks, kThreads, 0, c.gpu.stream>>>(
+          geometry<int64_t>(p, dx.t.shape(), ys), dys, argmax, dxs, g.accumulate);
   });
   check_launch("pool2d backward_kernel", where);
 }

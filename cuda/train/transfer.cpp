@@ -79,7 +79,8 @@ Staging& staging(Context& c) {
 ErrorContext where(const char* op, const Tensor& t) { return {"", "", op, t.defined() ? t.desc().str() : ""}; }
 
 Context& gpu_of(const Tensor& t, const char* op) {
-  TANDEM_CHECK(!t.device().is_cpu(), std::string(op) + " wants a GPU tensor, got one on the host", where(op, t));
+  TANDEM_CHECK(!t.device().is_cpu(), std::string(op) + " wants a GPU tensor, got one on the host",
+               where(op, t));
   Context& c = context(t.device().index);
   return c;
 }
@@ -87,8 +88,10 @@ Context& gpu_of(const Tensor& t, const char* op) {
 }  // namespace
 
 Tensor to_device(const Tensor& host, int device) {
-  TANDEM_CHECK(host.defined() && host.device().is_cpu(), "to_device wants a host tensor", where("to_device", host));
-  TANDEM_CHECK_SUPPORTED(host.layout() == Layout::plain, "to_device copies plain tensors", where("to_device", host));
+  TANDEM_CHECK(host.defined() && host.device().is_cpu(), "to_device wants a host tensor",
+               where("to_device", host));
+  TANDEM_CHECK_SUPPORTED(host.layout() == Layout::plain, "to_device copies plain tensors",
+                         where("to_device", host));
   Context& c = context(device);
   Tensor t = train::device_empty(c, host.dtype(), host.shape());
   copy_tensor(t, host);
@@ -105,9 +108,10 @@ Tensor to_host(const Tensor& device_tensor) {
 void copy_tensor(const Tensor& dst, const Tensor& src) {
   ErrorContext w = where("copy_tensor", src);
   TANDEM_CHECK(dst.defined() && src.defined() && dst.desc() == src.desc(),
-        "copy between tensors of different descriptions: " + (dst.defined() ? dst.desc().str() : "none") + " and " +
-            (src.defined() ? src.desc().str() : "none"),
-        w);
+               "copy between tensors of different descriptions: " +
+                   (dst.defined() ? dst.desc().str() : "none") + " and " +
+                   (src.defined() ? src.desc().str() : "none"),
+               w);
   bool host_src = src.device().is_cpu(), host_dst = dst.device().is_cpu();
   size_t bytes = src.bytes();
   if (host_src && host_dst) {
@@ -115,8 +119,9 @@ void copy_tensor(const Tensor& dst, const Tensor& src) {
     return;
   }
   Context& c = context(host_src ? dst.device().index : src.device().index);
-  TANDEM_CHECK(host_src || host_dst || src.device() == dst.device(),
-        "copy between " + src.device().str() + " and " + dst.device().str() + " is not supported", w);
+  TANDEM_CHECK(
+      host_src || host_dst || src.device() == dst.device(),
+      "copy between " + src.device().str() + " and " + dst.device().str() + " is not supported", w);
   if (!bytes) return;
   if (host_src) {
     staging(c).upload(dst.raw(), src.raw(), bytes, w);

@@ -67,17 +67,23 @@ TEST(CudaTrainConv, AlgorithmChoicesGoToTheDiskCachePerDirection) {
   ScopedEnv cache_dir("TANDEM_CACHE_DIR", dir.path().c_str());
   ScopedEnv enabled("TANDEM_ALGO_CACHE", nullptr);
   // A problem no other test plans in this process, so its plan is new here.
-  ConvCase c{"CacheProbe", "3x3 pad 1, odd sizes", {3, 5, 9, 11}, {7, 5, 3, 3}, conv_params(1, 1, 1, 1, 1, 1, 1)};
+  ConvCase c{"CacheProbe",
+             "3x3 pad 1, odd sizes",
+             {3, 5, 9, 11},
+             {7, 5, 3, 3},
+             conv_params(1, 1, 1, 1, 1, 1, 1)};
   run(c, GradMode::overwrite, 900);
   std::vector<std::string> keys;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     std::ifstream f(e.path());
-    const nlohmann::json doc = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(f), {}));
+    const nlohmann::json doc =
+        nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(f), {}));
     for (const auto& [key, entry] : doc["entries"].items()) keys.push_back(key);
   }
   auto count = [&](const std::string& part) {
     return std::count_if(keys.begin(), keys.end(), [&](const std::string& k) {
-      return k.find("nchw n3 c5 h9 w11 k7") != std::string::npos && k.find(part) != std::string::npos;
+      return k.find("nchw n3 c5 h9 w11 k7") != std::string::npos &&
+             k.find(part) != std::string::npos;
     });
   };
   EXPECT_EQ(count(""), 3) << "entries of the probe's problem";

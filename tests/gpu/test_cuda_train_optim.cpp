@@ -122,8 +122,10 @@ TEST(CudaTrainOptim, ManyParametersMatchTheCpuOptimizer) {
   TANDEM_REQUIRE_GPU();
   std::vector<Shape> shapes;
   for (int64_t i = 0; i < 53; ++i) shapes.push_back(i % 7 == 0 ? Shape{300, 70} : Shape{i + 1});
-  run_optimizer<train::AdamW>(train::AdamWOptions{1e-2, 0.9, 0.999, 1e-8, 1e-2}, "AdamW, 53 parameters", shapes);
-  run_optimizer<train::Sgd>(train::SgdOptions{0.05, 0.9, 0, 1e-2, true}, "SGD, 53 parameters", shapes);
+  run_optimizer<train::AdamW>(train::AdamWOptions{1e-2, 0.9, 0.999, 1e-8, 1e-2},
+                              "AdamW, 53 parameters", shapes);
+  run_optimizer<train::Sgd>(train::SgdOptions{0.05, 0.9, 0, 1e-2, true}, "SGD, 53 parameters",
+                            shapes);
 }
 
 TEST(CudaTrainOptim, ZeroGradClearsGradientsOnTheGpu) {

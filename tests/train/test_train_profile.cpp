@@ -8,8 +8,8 @@ namespace {
 
 using tandem::profile::Activity;
 using tandem::profile::ProfileSummary;
-using tandem::train::TrainRunFacts;
 using tandem::train::train_profile_verdict;
+using tandem::train::TrainRunFacts;
 
 tandem::profile::StageSummary stage(const std::string& name, uint64_t count, uint64_t total) {
   tandem::profile::StageSummary st;
@@ -54,16 +54,20 @@ TEST(TrainVerdict, FullLoaderQueuesDoNotBlameTheLoader) {
 }
 
 TEST(TrainVerdict, NamesTheGpuDataAndCpuLimits) {
-  const std::string gpu = train_profile_verdict(run(200'000, 700'000, 10'000), TrainRunFacts{"main", true, false});
+  const std::string gpu =
+      train_profile_verdict(run(200'000, 700'000, 10'000), TrainRunFacts{"main", true, false});
   EXPECT_NE(gpu.find("limited by the GPU"), std::string::npos) << gpu;
   EXPECT_NE(gpu.find("--precision fp16"), std::string::npos) << gpu;
   EXPECT_NE(gpu.find("not recorded"), std::string::npos) << gpu;  // no CUPTI data
-  const std::string gpu16 = train_profile_verdict(run(200'000, 700'000, 10'000), TrainRunFacts{"main", true, true});
+  const std::string gpu16 =
+      train_profile_verdict(run(200'000, 700'000, 10'000), TrainRunFacts{"main", true, true});
   EXPECT_EQ(gpu16.find("--precision"), std::string::npos) << gpu16;
-  const std::string data = train_profile_verdict(run(600'000, 0, 300'000), TrainRunFacts{"main", false, false});
+  const std::string data =
+      train_profile_verdict(run(600'000, 0, 300'000), TrainRunFacts{"main", false, false});
   EXPECT_NE(data.find("limited by data loading"), std::string::npos) << data;
   EXPECT_NE(data.find("50%"), std::string::npos) << data;  // 300,000 of 600,000 busy
-  const std::string cpu = train_profile_verdict(run(900'000, 0, 10'000), TrainRunFacts{"main", false, false});
+  const std::string cpu =
+      train_profile_verdict(run(900'000, 0, 10'000), TrainRunFacts{"main", false, false});
   EXPECT_NE(cpu.find("limited by CPU compute"), std::string::npos) << cpu;
 }
 
@@ -73,7 +77,8 @@ TEST(TrainVerdict, ShortRunsAndForeignProfiles) {
   const std::string v = train_profile_verdict(s, TrainRunFacts{"main", true, false});
   EXPECT_NE(v.find("one-off setup"), std::string::npos) << v;
   // No thread of that name: the generic rule.
-  EXPECT_EQ(train_profile_verdict(s, TrainRunFacts{"trainer", true, false}), tandem::profile::generic_verdict(s));
+  EXPECT_EQ(train_profile_verdict(s, TrainRunFacts{"trainer", true, false}),
+            tandem::profile::generic_verdict(s));
 }
 
 }  // namespace

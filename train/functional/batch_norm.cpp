@@ -22,7 +22,7 @@ struct BatchNormFn : GradFn {
 Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
                const Tensor& running_var, const BatchNormParams& p) {
   TANDEM_CHECK(gamma.defined() && beta.defined(), "batch_norm needs gamma and beta",
-        {"", "", "batch_norm", x.defined() ? shape_str(x.shape()) : ""});
+               {"", "", "batch_norm", x.defined() ? shape_str(x.shape()) : ""});
   const TrainBackend& be = train_backend("batch_norm", {&x, &gamma, &beta});
   Tensor y = empty_f32(be, x.shape()), saved;
   be.batch_norm_forward(be.ctx, p, x.value(), gamma.value(), beta.value(), running_mean, running_var, y, &saved);

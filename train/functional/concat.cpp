@@ -23,8 +23,9 @@ Var concat(std::span<const Var> xs, int64_t axis) {
   const TrainBackend& be = train_backend(xs[0].device());
   std::vector<Tensor> values;
   for (const Var& x : xs) {
-    TANDEM_CHECK(x.device() == xs[0].device(), "concat of tensors on " + xs[0].device().str() + " and " +
-          x.device().str(), {"", "", "concat", shape_str(x.shape())});
+    TANDEM_CHECK(x.device() == xs[0].device(),
+                 "concat of tensors on " + xs[0].device().str() + " and " + x.device().str(),
+                 {"", "", "concat", shape_str(x.shape())});
     values.push_back(x.value());
   }
   Tensor y = empty_f32(be, concat_output_shape(values, axis));

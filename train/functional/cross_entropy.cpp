@@ -28,11 +28,13 @@ Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing
 }
 
 void check_labels(const Tensor& labels, int64_t classes) {
-  TANDEM_CHECK(labels.device().is_cpu() && labels.dtype() == DType::i64, "labels to check must be i64 on the host");
+  TANDEM_CHECK(labels.device().is_cpu() && labels.dtype() == DType::i64,
+               "labels to check must be i64 on the host");
   const int64_t* y = labels.data<int64_t>();
   for (int64_t i = 0; i < labels.numel(); ++i)
-    TANDEM_CHECK(y[i] >= 0 && y[i] < classes, "label " + std::to_string(y[i]) + " of sample " + std::to_string(i) +
-                                           " is outside [0, " + std::to_string(classes) + ")");
+    TANDEM_CHECK(y[i] >= 0 && y[i] < classes, "label " + std::to_string(y[i]) + " of sample " +
+                                                  std::to_string(i) + " is outside [0, " +
+                                                  std::to_string(classes) + ")");
 }
 
 }  // namespace tandem::train

@@ -19,7 +19,8 @@ struct FakeQuantFn : GradFn {
 
 Var fake_quantize(const Var& x, const Tensor& scale, const Tensor& zero_point, const FakeQuantParams& p) {
   const TrainBackend& be = train_backend("fake_quantize", {&x});
-  TANDEM_CHECK_SUPPORTED(be.fake_quant_forward != nullptr, std::string("fake quantization is not on ") + be.name + " yet");
+  TANDEM_CHECK_SUPPORTED(be.fake_quant_forward != nullptr,
+                         std::string("fake quantization is not on ") + be.name + " yet");
   Tensor y = empty_f32(be, x.shape()), mask;
   be.fake_quant_forward(be.ctx, p, x.value(), scale, zero_point, y, &mask);
   return record<FakeQuantFn>(std::move(y), be, {x}, std::move(mask));

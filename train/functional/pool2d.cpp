@@ -35,7 +35,7 @@ Pool2dParams avg_pool_params(int64_t kernel, int64_t stride, int64_t padding, bo
 
 Var global_avg_pool2d(const Var& x) {
   TANDEM_CHECK(x.defined() && x.value().rank() == 4, "global_avg_pool2d wants x [N, C, H, W]",
-        {"", "", "global_avg_pool2d", x.defined() ? shape_str(x.shape()) : ""});
+               {"", "", "global_avg_pool2d", x.defined() ? shape_str(x.shape()) : ""});
   Pool2dParams p{PoolKind::avg, {x.shape()[2], x.shape()[3]}};
   return pool2d(x, p);
 }

@@ -18,7 +18,8 @@ struct ReshapeFn : GradFn {
 Var reshape(const Var& x, const Shape& shape) {
   const TrainBackend& be = train_backend("reshape", {&x});
   TANDEM_CHECK(shape_numel(shape) == x.value().numel(),
-        "cannot reshape " + shape_str(x.shape()) + " to " + shape_str(shape), {"", "", "reshape", shape_str(x.shape())});
+               "cannot reshape " + shape_str(x.shape()) + " to " + shape_str(shape),
+               {"", "", "reshape", shape_str(x.shape())});
   return record<ReshapeFn>(x.value().reshaped(shape), be, {x});
 }
 

@@ -12,7 +12,8 @@ Tensor filled(int64_t n, float v) { return Tensor::from_vector(std::vector<float
 }  // namespace
 
 BatchNorm2d::BatchNorm2d(int64_t channels, float eps, float momentum) : eps_(eps), momentum_(momentum) {
-  TANDEM_CHECK(channels > 0, "BatchNorm2d(" + std::to_string(channels) + "): channels must be positive");
+  TANDEM_CHECK(channels > 0,
+               "BatchNorm2d(" + std::to_string(channels) + "): channels must be positive");
   weight_ = &add_parameter("weight", filled(channels, 1), false);
   bias_ = &add_parameter("bias", filled(channels, 0), false);
   running_mean_ = &add_buffer("running_mean", filled(channels, 0));
@@ -22,7 +23,7 @@ BatchNorm2d::BatchNorm2d(int64_t channels, float eps, float momentum) : eps_(eps
 
 Var BatchNorm2d::forward(const Var& x) {
   TANDEM_CHECK(x.defined() && x.value().rank() == 4, "BatchNorm2d wants x [N, C, H, W]",
-        {"", "", "BatchNorm2d", x.defined() ? shape_str(x.shape()) : ""});
+               {"", "", "BatchNorm2d", x.defined() ? shape_str(x.shape()) : ""});
   BatchNormParams p{training(), momentum_, eps_};
   Var y = batch_norm(x, Var::of(*weight_), Var::of(*bias_), running_mean_->value, running_var_->value, p);
   if (training()) ++*batches_->value.data<int64_t>();

@@ -4,9 +4,9 @@
 // corrected square root.
 #include <cstdint>
 
-#include "train/optim/optimizer.h"
 #include "core/update_rules.h"
 #include "train/optim/device_math.h"
+#include "train/optim/optimizer.h"
 
 namespace tandem::train {
 

@@ -33,9 +33,13 @@ cuda::ParamGroup group_of(const DeviceParams& g) { return {g.param, g.grad, g.a,
 
 }  // namespace
 
-void sgd_steps_on_device(const DeviceParams& g, const SgdScalars& s) { cuda::sgd_steps(group_of(g), s); }
+void sgd_steps_on_device(const DeviceParams& g, const SgdScalars& s) {
+  cuda::sgd_steps(group_of(g), s);
+}
 
-void adamw_steps_on_device(const DeviceParams& g, const AdamWScalars& s) { cuda::adamw_steps(group_of(g), s); }
+void adamw_steps_on_device(const DeviceParams& g, const AdamWScalars& s) {
+  cuda::adamw_steps(group_of(g), s);
+}
 
 bool unscale_on_device(std::span<const Tensor> grads, float inv_scale) {
   return cuda::unscale_gradients(grads, inv_scale);

@@ -8,12 +8,16 @@ namespace tandem::train {
 void check_parameter(const Parameter& p) {
   // Per parameter per step: the message is only made for a bad parameter.
   auto fail = [&p](const std::string& why) {
-    throw Error("parameter '" + p.name + "': " + why, {{}, {}, {}, p.value.defined() ? p.value.desc().str() : ""});
+    throw Error("parameter '" + p.name + "': " + why,
+                {{}, {}, {}, p.value.defined() ? p.value.desc().str() : ""});
   };
   if (!p.value.defined() || !p.grad.defined()) fail("no value or no gradient tensor");
-  if (p.value.dtype() != DType::f32 || p.grad.dtype() != DType::f32) fail("value and gradient must be f32");
-  if (p.value.shape() != p.grad.shape()) fail("gradient shape " + shape_str(p.grad.shape()) + " differs");
-  if (p.value.layout() != Layout::plain || p.grad.layout() != Layout::plain) fail("must be in plain layout");
+  if (p.value.dtype() != DType::f32 || p.grad.dtype() != DType::f32)
+    fail("value and gradient must be f32");
+  if (p.value.shape() != p.grad.shape())
+    fail("gradient shape " + shape_str(p.grad.shape()) + " differs");
+  if (p.value.layout() != Layout::plain || p.grad.layout() != Layout::plain)
+    fail("must be in plain layout");
   if (p.value.device() != p.grad.device())
     fail("value on " + p.value.device().str() + ", gradient on " + p.grad.device().str());
 }

@@ -36,8 +36,8 @@ SgdScalars Sgd::scalars(bool decay) const {
 void Sgd::update(size_t i, Parameter& p) {
   Tensor buf = options_.momentum != 0 ? slots(i)[0] : Tensor();
   if (!p.value.device().is_cpu()) return on_gpu_.add(p, buf);
-  sgd_update_array(p.value.data<float>(), p.grad.data<float>(), buf.defined() ? buf.data<float>() : nullptr,
-                   p.value.numel(), scalars(p.decay));
+  sgd_update_array(p.value.data<float>(), p.grad.data<float>(),
+                   buf.defined() ? buf.data<float>() : nullptr, p.value.numel(), scalars(p.decay));
 }
 
 void Sgd::finish_step() {
