@@ -42,43 +42,63 @@ std::vector<uint8_t> read_all(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// kite upscaled to 4032x3024 plus +-6 uniform noise per sample, JPEG q92.
+// kite upscaled to 4032x3024 plus +-6 uniform noise per sample, JPEG q92
+// (progressive: the same pixels in libjpeg's standard progressive scans).
+std::string make_camera_jpeg(bool progressive) {
+  const std::string p = (fs::temp_directory_path() /
+                         (progressive ? "tandem_bench_12mp_prog.jpg" : "tandem_bench_12mp.jpg"))
+                            .string();
+  Image big = resize_image(decode_image_file(kKite), 4032, 3024, ResampleFilter::bicubic);
+  std::mt19937 rng(7);
+  for (size_t i = 0; i < big.bytes(); ++i) {
+    int v = int(big.data()[i]) + int(rng() % 13) - 6;
+    big.data()[i] = uint8_t(v < 0 ? 0 : v > 255 ? 255 : v);
+  }
+  tjhandle tj = tjInitCompress();
+  unsigned char* jpg = nullptr;
+  unsigned long size = 0;
+  if (!tj || tjCompress2(tj, big.data(), big.width, 0, big.height, TJPF_RGB, &jpg, &size,
+                         TJSAMP_420, 92, progressive ? TJFLAG_PROGRESSIVE : 0) != 0)
+    throw std::runtime_error("cannot make the 12-MP test JPEG");
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<char*>(jpg), std::streamsize(size));
+  tjFree(jpg);
+  tjDestroy(tj);
+  return p;
+}
+
 const std::string& camera_jpeg_path() {
-  static const std::string path = [] {
-    const std::string p = (fs::temp_directory_path() / "tandem_bench_12mp.jpg").string();
-    Image big = resize_image(decode_image_file(kKite), 4032, 3024, ResampleFilter::bicubic);
-    std::mt19937 rng(7);
-    for (size_t i = 0; i < big.bytes(); ++i) {
-      int v = int(big.data()[i]) + int(rng() % 13) - 6;
-      big.data()[i] = uint8_t(v < 0 ? 0 : v > 255 ? 255 : v);
-    }
-    tjhandle tj = tjInitCompress();
-    unsigned char* jpg = nullptr;
-    unsigned long size = 0;
-    if (!tj || tjCompress2(tj, big.data(), big.width, 0, big.height, TJPF_RGB, &jpg, &size,
-                           TJSAMP_420, 92, 0) != 0)
-      throw std::runtime_error("cannot make the 12-MP test JPEG");
-    std::ofstream(p, std::ios::binary).write(reinterpret_cast<char*>(jpg), std::streamsize(size));
-    tjFree(jpg);
-    tjDestroy(tj);
-    return p;
-  }();
+  static const std::string path = make_camera_jpeg(false);
+  return path;
+}
+
+const std::string& progressive_camera_jpeg_path() {
+  static const std::string path = make_camera_jpeg(true);
   return path;
 }
 
 // Seconds per image for torchvision's classification transform on PIL
 // (Image.open + convert + Resize(256) + CenterCrop(224) + ToTensor +
-// Normalize), the best of 3 timed runs, measured once per file.
-double pil_seconds(const std::string& path) {
+// Normalize) or, with `draft`, for PIL's draft-mode decode alone (libjpeg's
+// DCT scaling to the smallest scale >= 256x256, then convert), the best of 3
+// timed runs, measured once per file and kind.
+double pil_seconds(const std::string& path, bool draft = false) {
   static std::map<std::string, double> cache;
-  if (auto it = cache.find(path); it != cache.end()) return it->second;
+  const std::string key = path + (draft ? "#draft" : "");
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::string decode =
+      draft ? "(lambda im: (im.draft('RGB', (256, 256)), im.convert('RGB')))(Image.open('" + path +
+                  "'))"
+            : "t(Image.open('" + path + "').convert('RGB'))";
   const std::string code =
       "import time, torch, torchvision.transforms as T\nfrom PIL import Image\n"
       "torch.set_num_threads(1)\n"
       "t = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(),"
       " T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])\n"
-      "f = lambda: t(Image.open('" + path + "').convert('RGB'))\n"
-      "f(); n = max(3, int(1.0 / (lambda s: (f(), time.perf_counter() - s)[1])(time.perf_counter())))\n"
+      "f = lambda: " +
+      decode +
+      "\n"
+      "f(); n = max(3, int(1.0 / (lambda s: (f(), time.perf_counter() - "
+      "s)[1])(time.perf_counter())))\n"
       "best = 1e9\n"
       "for _ in range(3):\n"
       "    s = time.perf_counter()\n"
@@ -92,8 +112,9 @@ double pil_seconds(const std::string& path) {
     if (std::fscanf(p, "%lf", &seconds) != 1) seconds = 0;
     pclose(p);
   }
-  std::printf("PIL+torchvision on %s: %.2f ms/image\n", path.c_str(), seconds * 1e3);
-  return cache[path] = seconds;
+  std::printf("%s on %s: %.2f ms/image\n", draft ? "PIL draft decode" : "PIL+torchvision",
+              path.c_str(), seconds * 1e3);
+  return cache[key] = seconds;
 }
 
 // Both sides in wall-clock seconds per image (the PIL side cannot report
@@ -135,6 +156,27 @@ void run_decode(benchmark::State& state, const std::string& path, bool scaled) {
   state.SetLabel(std::to_string(img.width) + "x" + std::to_string(img.height));
 }
 
+// A progressive photo decoded DCT-scaled, with or without skipping the scans
+// that scale does not read; ratio against PIL's draft mode on the same file.
+void run_progressive_decode(benchmark::State& state, bool skip_unread_scans) {
+  const std::string& path = progressive_camera_jpeg_path();
+  const std::vector<uint8_t> bytes = read_all(path);
+  DecodeOptions opt;
+  opt.min_width = opt.min_height = 256;
+  opt.skip_unread_scans = skip_unread_scans;
+  Image img;
+  const uint64_t start = tandem::profile::now_ns();
+  for (auto _ : state) {
+    decode_image_into(img, bytes, opt, path);
+    benchmark::DoNotOptimize(img.data());
+  }
+  const uint64_t elapsed = tandem::profile::now_ns() - start;
+  state.SetLabel(std::to_string(img.width) + "x" + std::to_string(img.height));
+  const double pil = pil_seconds(path, true);
+  const double ours = double(elapsed) * 1e-9 / double(state.iterations());
+  if (pil > 0 && ours > 0) state.counters["x_vs_PIL_draft"] = pil / ours;
+}
+
 void run_preprocess(benchmark::State& state, const std::string& path, bool scaled) {
   DecodeOptions opt;
   if (scaled) opt.min_width = opt.min_height = 256;
@@ -154,6 +196,9 @@ void BM_Pipeline_12MP_Full(benchmark::State& s) { run_pipeline(s, camera_jpeg_pa
 void BM_Pipeline_12MP_Scaled(benchmark::State& s) { run_pipeline(s, camera_jpeg_path(), true); }
 void BM_Decode_12MP_Full(benchmark::State& s) { run_decode(s, camera_jpeg_path(), false); }
 void BM_Decode_12MP_Scaled(benchmark::State& s) { run_decode(s, camera_jpeg_path(), true); }
+void BM_Decode_12MP_Progressive_Scaled(benchmark::State& s) {
+  run_progressive_decode(s, s.range(0) != 0);
+}
 void BM_Preprocess_12MP_Full(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), false); }
 void BM_Preprocess_12MP_Scaled(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), true); }
 
@@ -169,6 +214,8 @@ BENCHMARK(BM_Pipeline_12MP_Scaled)
     ->UseRealTime();
 BENCHMARK(BM_Decode_12MP_Full)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Decode_12MP_Scaled)->Unit(benchmark::kMillisecond);
+// Argument: skip the scans 1/8 scale does not read (1) or decode them all (0).
+BENCHMARK(BM_Decode_12MP_Progressive_Scaled)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
 BENCHMARK(BM_Preprocess_12MP_Full)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Preprocess_12MP_Scaled)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -35,7 +35,9 @@ load excluded). Every peer reads from a warm page cache: all files are read
 once before the first peer. On a GPU an unmeasured tag of 300 files first
 fills tandem's on-disk cuDNN algorithm cache, as any earlier run would have
 (--cold leaves it out; the machine line says which). The slow peers (SLOW_PEERS) may take only the
-first N files (--limit-slow N); the table says how many each took.
+first N files (--limit-slow N) unless --all-files names them; the table says how many each took.
+torch's "steady" counts from its first batch, when the DataLoader's workers
+have each prefetched batches: on a few hundred files it says little.
 Prints a markdown table, the issue's targets as met/missed, and one JSON
 line; --out DIR also writes them to DIR/tag_peers.md and DIR/tag_peers.json.
 Runs on Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14, Pillow 9.4)
@@ -444,6 +446,8 @@ def main():
     ap.add_argument("--peers", default=",".join(PEERS), help="comma-separated, from: " + ", ".join(PEERS))
     ap.add_argument("--limit-slow", type=int, default=0, metavar="N",
                     help="the slow peers (%s) take only the first N files (0: all)" % ", ".join(sorted(SLOW_PEERS)))
+    ap.add_argument("--all-files", default="", metavar="PEERS",
+                    help="slow peers that take every file all the same (comma-separated)")
     ap.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per peer")
     ap.add_argument("--out", help="also write tag_peers.md and tag_peers.json here")
@@ -509,7 +513,8 @@ def run_all(a, peers, files, tmp):
         if peer.startswith("tandem"):
             r = run_tandem(peer, a, cuda, a.timeout)
         else:
-            limit = a.limit_slow if peer in SLOW_PEERS and a.limit_slow > 0 else len(files)
+            limited = peer in SLOW_PEERS and peer not in a.all_files.split(",") and a.limit_slow > 0
+            limit = a.limit_slow if limited else len(files)
             r = run_worker(peer, a, lists[min(limit, len(files))], a.timeout)
         rows.append({"peer": peer, **r})
         print(json.dumps(rows[-1]), flush=True)

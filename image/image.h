@@ -88,6 +88,12 @@ struct DecodeOptions {
   // as stored, which is what PIL's Image.open (and so torchvision's loader)
   // gives.
   bool apply_orientation = true;
+  // JPEG only: a progressive file decoded at 1/8 scale skips the scans
+  // that scale does not read (luma's AC: the same pixels, far less Huffman
+  // decoding; image/jpeg_scans.h). Corruption confined to those scans then
+  // goes unnoticed, as it cannot change the pixels. Off: every scan is
+  // decoded (for comparisons).
+  bool skip_unread_scans = true;
 };
 
 }  // namespace tandem::image

@@ -8,6 +8,8 @@
 
 #include "core/error.h"
 #include "image/exif_orientation.h"
+#include "image/jpeg_eighth_decoder.h"
+#include "image/jpeg_scans.h"
 #include "image/orientation.h"
 #include "image/pixel_limit.h"
 
@@ -108,6 +110,19 @@ JpegScale choose_jpeg_scale(int width, int height, int min_width, int min_height
 
 namespace {
 
+// A progressive file at 1/8 scale: decodes only the scans that scale reads
+// (jpeg_scans.h; luma's DC, not its AC), the same pixels for a fraction of
+// the Huffman work. False for any other file.
+bool decode_read_scans_only(uint8_t* dst, std::span<const uint8_t> bytes, const JpegScale& s,
+                            int format, int pitch, const DecodeOptions& opt,
+                            std::string_view name) {
+  thread_local std::vector<uint8_t> kept;
+  if (!copy_scans_for_eighth(bytes, kept)) return false;
+  decode_eighth_scans(kept, dst, s.width, s.height, tjPixelSize[format], pitch,
+                      opt.accept_jpeg_warnings, name);
+  return true;
+}
+
 // Decodes the pixels as the file stores them, DCT-scaled by `s`.
 void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& info,
                    const JpegScale& s, const DecodeOptions& opt, std::string_view name) {
@@ -127,8 +142,13 @@ void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& i
     dst = cmyk_buf.data();
     format = TJPF_CMYK;
   }
-  tjhandle tj = thread_decompressor();
   const int pitch = s.width * tjPixelSize[format];
+  if (s.num == 1 && s.denom == 8 && opt.skip_unread_scans &&
+      decode_read_scans_only(dst, bytes, s, format, pitch, opt, name)) {
+    if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));
+    return;
+  }
+  tjhandle tj = thread_decompressor();
   if (tjDecompress2(tj, bytes.data(), static_cast<unsigned long>(bytes.size()), dst, s.width, pitch,
                     s.height, format, flags) != 0) {
     const bool warning = tjGetErrorCode(tj) == TJERR_WARNING;

@@ -1,0 +1,102 @@
+#include "image/jpeg_eighth_decoder.h"
+
+// jpeglib.h needs FILE and size_t declared first.
+#include <jpeglib.h>
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+#include "core/error.h"
+
+namespace tandem::image {
+
+namespace {
+
+// libjpeg reports errors by calling error_exit, which must not return: it
+// jumps back to decode() (no C++ object lives between the two).
+struct ErrorJump {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  bool stop_on_warning = true;
+  bool warning = false;  // the failure was a warning made an error
+  char message[JMSG_LENGTH_MAX] = {};
+};
+
+[[noreturn]] void on_error(j_common_ptr c) {
+  auto* e = reinterpret_cast<ErrorJump*>(c->err);
+  (*c->err->format_message)(c, e->message);
+  std::longjmp(e->jump, 1);
+}
+
+// Level -1 is a warning (corrupt data); higher levels are trace messages.
+void on_message(j_common_ptr c, int level) {
+  if (level >= 0) return;
+  auto* e = reinterpret_cast<ErrorJump*>(c->err);
+  if (e->stop_on_warning) {
+    e->warning = true;
+    on_error(c);
+  }
+  ++c->err->num_warnings;
+}
+
+J_COLOR_SPACE color_space(int channels) {
+  return channels == 1 ? JCS_GRAYSCALE : channels == 4 ? JCS_CMYK : JCS_RGB;
+}
+
+// The C part: false with e.message set on any failure. Keeps to plain data,
+// as longjmp skips destructors.
+bool decode(const uint8_t* data, size_t size, uint8_t* dst, int width, int height, int channels,
+            int pitch, ErrorJump& e) {
+  jpeg_decompress_struct cinfo;
+  cinfo.err = jpeg_std_error(&e.mgr);
+  e.mgr.error_exit = on_error;
+  e.mgr.emit_message = on_message;
+  if (setjmp(e.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.scale_num = 1;
+  cinfo.scale_denom = 8;
+  cinfo.dct_method = JDCT_ISLOW;
+  cinfo.do_block_smoothing = FALSE;
+  cinfo.out_color_space = color_space(channels);
+  jpeg_start_decompress(&cinfo);
+  if (int(cinfo.output_width) != width || int(cinfo.output_height) != height ||
+      cinfo.output_components != channels) {
+    std::snprintf(e.message, sizeof e.message, "1/8-scale decode gives %ux%ux%d, expected %dx%dx%d",
+                  cinfo.output_width, cinfo.output_height, cinfo.output_components, width, height,
+                  channels);
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW rows[16];
+    const JDIMENSION n = std::min<JDIMENSION>(16, cinfo.output_height - cinfo.output_scanline);
+    for (JDIMENSION k = 0; k < n; ++k)
+      rows[k] = dst + size_t(cinfo.output_scanline + k) * size_t(pitch);
+    jpeg_read_scanlines(&cinfo, rows, n);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return true;
+}
+
+}  // namespace
+
+void decode_eighth_scans(std::span<const uint8_t> dc_only, uint8_t* dst, int width, int height,
+                         int channels, int pitch, bool accept_warnings, std::string_view name) {
+  ErrorJump e;
+  e.stop_on_warning = !accept_warnings;
+  if (!decode(dc_only.data(), dc_only.size(), dst, width, height, channels, pitch, e))
+    throw Error(
+        std::string(e.warning ? "corrupt or truncated JPEG: " : "cannot decode JPEG: ") + e.message,
+        ErrorContext{std::string(name), {}, {}, {}});
+}
+
+}  // namespace tandem::image

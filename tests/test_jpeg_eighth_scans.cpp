@@ -1,0 +1,210 @@
+// Progressive JPEGs decoded at 1/8 scale from the scans that scale reads
+// (image/jpeg_scans.h, image/jpeg_eighth_decoder.h). References:
+// libjpeg-turbo decoding every scan of the same file (TurboJPEG, the skip
+// off) and PIL's draft mode (libjpeg's own 1/8 scaling) on it. Tolerance 0:
+// the skipped coefficients are ones the scaled IDCTs never read.
+#include <gtest/gtest.h>
+#include <jpeglib.h>
+#include <turbojpeg.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <random>
+
+#include "core/error.h"
+#include "image/decode.h"
+#include "image/jpeg_decoder.h"
+#include "image/jpeg_scans.h"
+#include "image_test_util.h"
+
+using namespace tandem;
+using namespace tandem::image;
+using namespace tandem::image::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<uint8_t> tj_encode(const Image& src, int pixel_format, int subsampling, int flags) {
+  tjhandle tj = tjInitCompress();
+  EXPECT_NE(tj, nullptr);
+  unsigned char* jpg = nullptr;
+  unsigned long size = 0;
+  std::vector<uint8_t> out;
+  if (tjCompress2(tj, src.data(), src.width, 0, src.height, pixel_format, &jpg, &size, subsampling,
+                  88, flags) == 0)
+    out.assign(jpg, jpg + size);
+  else
+    ADD_FAILURE() << tjGetErrorStr2(tj);
+  tjFree(jpg);
+  tjDestroy(tj);
+  return out;
+}
+
+// libjpeg's own encoder, for what TurboJPEG cannot ask for: restart markers
+// every `restart_blocks` MCUs within the scans of a progressive file.
+std::vector<uint8_t> progressive_with_restarts(const Image& src, unsigned restart_blocks) {
+  jpeg_compress_struct c;
+  jpeg_error_mgr err;
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* mem = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &mem, &size);
+  c.image_width = JDIMENSION(src.width), c.image_height = JDIMENSION(src.height);
+  c.input_components = 3, c.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 90, TRUE);
+  jpeg_simple_progression(&c);
+  c.restart_interval = restart_blocks;
+  jpeg_start_compress(&c, TRUE);
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW row =
+        const_cast<uint8_t*>(src.data()) + size_t(c.next_scanline) * size_t(src.width) * 3;
+    jpeg_write_scanlines(&c, &row, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::vector<uint8_t> out(mem, mem + size);
+  free(mem);
+  return out;
+}
+
+Image gray_of(const Image& rgb) {
+  Image g(rgb.width, rgb.height, 1);
+  for (size_t i = 0; i < size_t(rgb.width) * size_t(rgb.height); ++i) {
+    const uint8_t* p = rgb.data() + 3 * i;
+    g.data()[i] = uint8_t((int(p[0]) * 77 + int(p[1]) * 150 + int(p[2]) * 29) >> 8);
+  }
+  return g;
+}
+
+Image cmyk_of(const Image& rgb) {
+  Image c(rgb.width, rgb.height, 4);
+  for (size_t i = 0; i < size_t(rgb.width) * size_t(rgb.height); ++i) {
+    const uint8_t* p = rgb.data() + 3 * i;
+    uint8_t* q = c.data() + 4 * i;
+    q[0] = p[0], q[1] = p[1], q[2] = p[2], q[3] = std::max({p[0], p[1], p[2]});
+  }
+  return c;
+}
+
+// 1/8 scale: any request of at most 1/8 of the stored size.
+DecodeOptions eighth(bool dc_only) {
+  DecodeOptions o;
+  o.min_width = o.min_height = 1;
+  o.apply_orientation = false;
+  o.skip_unread_scans = dc_only;
+  return o;
+}
+
+void expect_same_pixels(const std::vector<uint8_t>& jpeg, const std::string& what) {
+  SCOPED_TRACE(what);
+  std::vector<uint8_t> dc;
+  ASSERT_TRUE(copy_scans_for_eighth(jpeg, dc));
+  EXPECT_LT(dc.size(), jpeg.size() / 2) << "the AC scans were not dropped";
+  const Image fast = decode_image(jpeg, eighth(true), what);
+  const Image whole = decode_image(jpeg, eighth(false), what);
+  ASSERT_EQ(fast.width, whole.width);
+  ASSERT_EQ(fast.height, whole.height);
+  ASSERT_EQ(fast.channels, whole.channels);
+  EXPECT_EQ(max_abs_diff(fast.data(), whole.data(), whole.bytes()), 0);
+}
+
+}  // namespace
+
+TEST(JpegEighthScans, OneEighthDecodeEqualsEveryScanDecoded) {
+  const Image photo =
+      decode_image_file(photo_path("horses"));  // 773x512: partial MCUs on both edges
+  expect_same_pixels(tj_encode(photo, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE), "4:2:0");
+  expect_same_pixels(tj_encode(photo, TJPF_RGB, TJSAMP_422, TJFLAG_PROGRESSIVE), "4:2:2");
+  expect_same_pixels(tj_encode(photo, TJPF_RGB, TJSAMP_444, TJFLAG_PROGRESSIVE), "4:4:4");
+  expect_same_pixels(tj_encode(gray_of(photo), TJPF_GRAY, TJSAMP_GRAY, TJFLAG_PROGRESSIVE), "gray");
+  expect_same_pixels(tj_encode(cmyk_of(photo), TJPF_CMYK, TJSAMP_420, TJFLAG_PROGRESSIVE), "YCCK");
+  expect_same_pixels(progressive_with_restarts(photo, 3), "restart markers every 3 MCUs");
+  expect_same_pixels(progressive_with_restarts(photo, 1), "restart markers every MCU");
+}
+
+// Reference: PIL's draft mode, libjpeg scaling the whole file to 1/8 (what
+// Pillow users get), on progressive files PIL wrote itself.
+TEST(JpegEighthScans, MatchesPilDraftOnPilProgressiveFiles) {
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
+  std::vector<fs::path> files;
+  for (const std::string& name :
+       {std::string("dog"), std::string("eagle"), std::string("person")}) {
+    files.push_back(dir / (name + ".jpg"));
+    ASSERT_TRUE(run_python(dir, "from PIL import Image\nImage.open('" + photo_path(name) +
+                                    "').save('" + files.back().string() +
+                                    "', quality=92, progressive=True)\n"));
+  }
+  for (const fs::path& f : files) {
+    const std::vector<uint8_t> bytes = read_bytes(f);
+    const JpegInfo info = read_jpeg_info(bytes);
+    const std::string code = "from PIL import Image\nim = Image.open('" + f.string() +
+                             "')\nim.draft('RGB', (" + std::to_string(info.width / 8) + ", " +
+                             std::to_string(info.height / 8) + "))\nopen('" + f.string() +
+                             ".raw', 'wb').write(im.convert('RGB').tobytes())\n";
+    ASSERT_TRUE(run_python(dir, code));
+    std::vector<uint8_t> dc;
+    ASSERT_TRUE(copy_scans_for_eighth(bytes, dc)) << f;
+    const Image ours = decode_image(bytes, eighth(true), f.string());
+    const std::vector<uint8_t> ref = read_bytes(f.string() + ".raw");
+    ASSERT_EQ(ref.size(), ours.bytes()) << f << ": " << ours.width << "x" << ours.height;
+    EXPECT_EQ(max_abs_diff(ours.data(), ref.data(), ref.size()), 0) << f;
+  }
+}
+
+TEST(JpegEighthScans, OnlyWellFormedProgressiveFilesTakeThePath) {
+  const Image photo = decode_image_file(photo_path("kite"), 169, 113);
+  std::vector<uint8_t> out;
+  EXPECT_FALSE(copy_scans_for_eighth(tj_encode(photo, TJPF_RGB, TJSAMP_420, 0), out)) << "baseline";
+  const std::vector<uint8_t> prog = tj_encode(photo, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE);
+  ASSERT_TRUE(copy_scans_for_eighth(prog, out));
+  // Every prefix lacks EOI (a truncated file): the whole-file decoder must see it.
+  for (size_t n = 0; n + 1 < prog.size(); n += 97)
+    EXPECT_FALSE(copy_scans_for_eighth(std::span(prog.data(), n), out)) << n;
+  std::vector<uint8_t> junk = prog;
+  junk.insert(junk.begin() + 2, {0x12, 0x34});  // bytes where a marker belongs
+  EXPECT_FALSE(copy_scans_for_eighth(junk, out));
+  EXPECT_FALSE(copy_scans_for_eighth(prog, out, 2)) << "more scans than allowed";
+  // The result is itself a progressive JPEG with nothing left to drop.
+  ASSERT_TRUE(copy_scans_for_eighth(prog, out));
+  std::vector<uint8_t> again;
+  EXPECT_FALSE(copy_scans_for_eighth(out, again));
+}
+
+// Truncations and byte flips of a progressive file decoded at 1/8: each
+// either decodes at the right size or throws tandem::Error naming the file;
+// a truncated file is refused as the whole-file decoder refuses it.
+TEST(JpegEighthScans, MutatedProgressiveFilesDecodeOrThrow) {
+  const Image photo = decode_image_file(photo_path("scream"));
+  const std::vector<uint8_t> prog = tj_encode(photo, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE);
+  const Image good = decode_image(prog, eighth(true), "good");
+  std::mt19937 rng(99);
+  int decoded = 0, refused = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    std::vector<uint8_t> b = prog;
+    if (trial % 2 == 0) {
+      b.resize(std::uniform_int_distribution<size_t>(1, b.size() - 1)(rng));
+    } else {
+      for (int k = 0; k <= trial % 4; ++k)
+        b[std::uniform_int_distribution<size_t>(0, b.size() - 1)(rng)] ^= uint8_t(1 + rng() % 255);
+    }
+    DecodeOptions opt = eighth(true);
+    opt.accept_jpeg_warnings = trial % 3 == 0;
+    try {
+      const Image img = decode_image(b, opt, "mutant");
+      EXPECT_TRUE(img.width > 0 && img.height > 0 && img.width <= 65535);
+      if (trial % 2 == 0 && !opt.accept_jpeg_warnings)
+        ADD_FAILURE() << "a truncated file decoded: " << b.size();
+      ++decoded;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("mutant"), std::string::npos) << e.what();
+      ++refused;
+    }
+  }
+  EXPECT_GT(decoded, 0);
+  EXPECT_GT(refused, 0);
+  const Image after = decode_image(prog, eighth(true), "good again");
+  EXPECT_EQ(max_abs_diff(after.data(), good.data(), good.bytes()), 0);
+}
