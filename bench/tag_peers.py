@@ -383,6 +383,10 @@ def run_tandem(name, a, cuda, timeout):
         return {"error": "timed out after %d s" % timeout, "command": " ".join(cmd)}
     finally:
         seconds = time.perf_counter() - t0
+        summary = os.path.join(tmp, "profile", "summary.txt")
+        if a.out and os.path.exists(summary):  # the profile's text summary outlives the run
+            os.makedirs(a.out, exist_ok=True)
+            shutil.copy(summary, os.path.join(a.out, name + ".summary.txt"))
         shutil.rmtree(tmp, ignore_errors=True)
     r = {"command": " ".join(cmd), "summary": [l for l in p.stderr.splitlines() if l.strip()][-6:]}
     counts, rate = SUMMARY_COUNTS.search(p.stderr), SUMMARY_RATE.search(p.stderr)

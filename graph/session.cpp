@@ -23,14 +23,16 @@ Precision parse_precision(const std::string& s) {
   throw Error("unknown precision '" + s + "' (fp32, tf32, fp16 or bf16)");
 }
 
-namespace {
-Backend& backend_for(const Device& d) {
+Backend& open_backend(const Device& d) {
+  TANDEM_ZONE_CAT("open backend (first use: CUDA context, handles)", "graph");
   if (d.is_cpu()) return cpu::cpu_backend();
 #ifdef TANDEM_HAVE_CUDA
   if (d.kind == DeviceKind::cuda) return cuda::cuda_backend(d.index);
 #endif
   throw Error("device " + d.str() + " is not available in this build (built without CUDA)");
 }
+
+namespace {
 
 bool specialized(const TensorDesc& d, bool shape_argument) {
   int64_t n = d.numel();
@@ -83,8 +85,10 @@ int live_nodes(const Graph& g) {
 }  // namespace
 
 Session::Session(Graph graph, SessionOptions options)
-    : graph_(std::move(graph)), shape_argument_(shape_arguments(graph_)), options_(options),
-      backend_(options.backend ? options.backend : &backend_for(options.device)) {
+    : graph_(std::move(graph)),
+      shape_argument_(shape_arguments(graph_)),
+      options_(options),
+      backend_(options.backend ? options.backend : &open_backend(options.device)) {
   cpu::set_num_threads(options_.threads);
 }
 

@@ -68,6 +68,11 @@ struct StepTimes {
   std::vector<double> ms;
 };
 
+// The backend of a device, opened on first use (for a CUDA device: its
+// context, stream and cuDNN/cuBLASLt handles, a few hundred ms). Thread-safe:
+// a program may open it on another thread while it parses the model file.
+Backend& open_backend(const Device& d);
+
 class Session {
  public:
   Session(Graph graph, SessionOptions options = {});

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "formats/load_model.h"
 #include "formats/tfjs/tfjs_importer.h"
 #include "image/decode.h"
@@ -14,19 +15,26 @@
 #include "image/preprocess.h"
 #include "pipeline/detector.h"
 #include "pipeline/top_k.h"
+#include "profile/zone.h"
 
 namespace tandem::pipeline {
 
 size_t TagModel::slot_floats() const { return size_t(shape_numel(batch_shape(1))); }
 
 std::string model_id(const std::string& path) {
-  std::vector<uint8_t> bytes = image::read_file_bytes(path, int64_t(4) << 30);
+  const MappedFile file(path);
+  const std::span<const uint8_t> bytes = file.bytes();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH3_64bits(bytes.data(), bytes.size())));
   return std::filesystem::path(path).filename().string() + "@" + hex;
 }
 
 namespace {
+
+Graph parse_model_file(const std::string& path) {
+  TANDEM_ZONE_CAT("parse model file", "tag");
+  return load_model(path);
+}
 
 class ClassifierWriter final : public SlotWriter {
  public:
@@ -40,7 +48,9 @@ class ClassifierWriter final : public SlotWriter {
 // torchvision's ImageNet recipe; the network's own input size sets the crop.
 class Classifier final : public TagModel {
  public:
-  explicit Classifier(const TagModelOptions& o) : o_(o), session_(load_model(o.model), SessionOptions::on(o.device, o.precision, o.threads)) {
+  explicit Classifier(const TagModelOptions& o)
+      : o_(o),
+        session_(parse_model_file(o.model), SessionOptions::on(o.device, o.precision, o.threads)) {
     ErrorContext where{o.model, "", "", ""};
     std::vector<TensorDesc> in = session_.input_descs();
     check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[1] == 3 && in[0].shape[2] > 0 &&
@@ -50,8 +60,14 @@ class Classifier final : public TagModel {
           where);
     config_.crop = int(in[0].shape[2]);
     config_.resize = config_.crop * 256 / 224;
-    labels_ = image::imagenet_labels();
-    id_ = model_id(o.model);
+    {
+      TANDEM_ZONE_CAT("read class names", "tag");
+      labels_ = image::imagenet_labels();
+    }
+    {
+      TANDEM_ZONE_CAT("hash model file", "tag");
+      id_ = model_id(o.model);
+    }
     if (o_.min_score < 0) o_.min_score = 0.05f;
   }
   int decode_min_width() const override { return config_.resize; }

@@ -1,14 +1,14 @@
 #include "formats/onnx/onnx_importer.h"
 
+#include <onnx/onnx_pb.h>
+
 #include <climits>
 #include <filesystem>
 #include <new>
 #include <unordered_map>
 #include <unordered_set>
 
-#include <onnx/onnx_pb.h>
-
-#include "formats/file_bytes.h"
+#include "core/mapped_file.h"
 #include "formats/onnx/attributes.h"
 #include "formats/onnx/shape_inference.h"
 #include "formats/onnx/tensor_proto.h"
@@ -23,7 +23,8 @@ namespace {
 constexpr uint64_t kMaxModelBytes = INT_MAX;
 
 onnx::ModelProto read_model(const std::string& path) {
-  std::string bytes = read_file_bytes(path, kMaxModelBytes);
+  const MappedFile file(path, kMaxModelBytes);
+  const std::span<const uint8_t> bytes = file.bytes();
   check(!bytes.empty(), "empty file, not an ONNX model");
   onnx::ModelProto model;
   check(model.ParseFromArray(bytes.data(), int(bytes.size())),
