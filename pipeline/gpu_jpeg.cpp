@@ -9,9 +9,28 @@ namespace tandem::pipeline {
 #ifdef TANDEM_HAVE_CUDA
 namespace {
 
+bool supported_config(const image::PreprocessConfig& config, std::string* why_not) {
+  if (config.filter == image::ResampleFilter::bilinear) return true;
+  if (why_not) *why_not = "the GPU decoder resizes with the bilinear filter only";
+  return false;
+}
+
+cuda::GpuPreprocessParams params_of(const image::PreprocessConfig& config) {
+  cuda::GpuPreprocessParams p;
+  p.resize = config.resize, p.crop = config.crop;
+  for (int c = 0; c < 3; ++c) p.mean[c] = config.mean[size_t(c)], p.std[c] = config.std[size_t(c)];
+  return p;
+}
+
 class NvjpegDecoder final : public GpuJpegDecoder {
  public:
   explicit NvjpegDecoder(std::unique_ptr<cuda::JpegBatchDecoder> d) : d_(std::move(d)) {}
+  NvjpegDecoder(int device, const cuda::GpuPreprocessParams& p) : device_(device), params_(p) {}
+
+  bool open(std::string* why_not) override {
+    if (!d_) d_ = cuda::JpegBatchDecoder::create(device_, params_, why_not);
+    return d_ != nullptr;
+  }
 
   bool supports(std::span<const uint8_t> jpeg) override { return d_->hardware_supports(jpeg); }
 
@@ -25,23 +44,25 @@ class NvjpegDecoder final : public GpuJpegDecoder {
   }
 
  private:
-  std::unique_ptr<cuda::JpegBatchDecoder> d_;
+  int device_ = 0;
+  cuda::GpuPreprocessParams params_;
+  std::unique_ptr<cuda::JpegBatchDecoder> d_;  // null until open()
 };
 
 }  // namespace
 
 std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::PreprocessConfig& config,
                                                       std::string* why_not) {
-  if (config.filter != image::ResampleFilter::bilinear) {
-    if (why_not) *why_not = "the GPU decoder resizes with the bilinear filter only";
-    return nullptr;
-  }
-  cuda::GpuPreprocessParams p;
-  p.resize = config.resize, p.crop = config.crop;
-  for (int c = 0; c < 3; ++c) p.mean[c] = config.mean[size_t(c)], p.std[c] = config.std[size_t(c)];
-  auto d = cuda::JpegBatchDecoder::create(device, p, why_not);
+  if (!supported_config(config, why_not)) return nullptr;
+  auto d = cuda::JpegBatchDecoder::create(device, params_of(config), why_not);
   if (!d) return nullptr;
   return std::make_unique<NvjpegDecoder>(std::move(d));
+}
+
+std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device, const image::PreprocessConfig& config,
+                                                               std::string* why_not) {
+  if (!supported_config(config, why_not)) return nullptr;
+  return std::make_unique<NvjpegDecoder>(device, params_of(config));
 }
 
 #else
@@ -49,6 +70,11 @@ std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::P
 std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int, const image::PreprocessConfig&, std::string* why_not) {
   if (why_not) *why_not = "tandem was built without CUDA";
   return nullptr;
+}
+
+std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device, const image::PreprocessConfig& config,
+                                                               std::string* why_not) {
+  return open_gpu_jpeg_decoder(device, config, why_not);
 }
 
 #endif

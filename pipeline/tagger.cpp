@@ -87,6 +87,8 @@ struct Run {
   Clock::time_point start = Clock::now();
   std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
   std::atomic<int> gpu_threads_running{0};
+  std::atomic<int> gpu_unopened{0};
+  std::string gpu_open_error;  // under error_mutex
   std::mutex time_mutex;
   StageTimes time;
   std::mutex error_mutex;
@@ -253,13 +255,14 @@ class GpuDecoderThread {
   GpuDecoderThread(TagModel& model, GpuJpegDecoder& decoder, const TaggerOptions& o, Run& run,
                    float* const* buffers, const std::vector<InputFile>& files)
       : model_(model), dec_(decoder), run_(run), buffers_(buffers), files_(files),
-        max_group_(size_t(std::max(1, o.batch))), max_bytes_(o.decode.max_file_bytes) {}
+        max_group_(size_t(std::max(1, o.batch))), max_bytes_(o.decode.max_file_bytes),
+        required_(o.gpu_decoders_required) {}
 
   void operator()(int index) {
     TANDEM_THREAD_NAME("gpu-decoder-" + std::to_string(index));
     PrefetchThread<Group> reader("gpu-reader-" + std::to_string(index));
     try {
-      while (!run_.stop && group(reader)) {
+      while (open() && !run_.stop && group(reader)) {
       }
       if (reader.pending()) reader.take();  // stopped early: the failure is reported already
     } catch (...) {
@@ -271,6 +274,24 @@ class GpuDecoderThread {
 
  private:
   static constexpr double kGroupSeconds = 0.1;
+
+  // Opens the decoder, once; false when it cannot (its files go to the
+  // others, or the run fails if GPU decoding was required).
+  bool open() {
+    if (opened_) return true;
+    std::string why;
+    {
+      TANDEM_ZONE_CAT("open GPU JPEG decoder", "tag");
+      opened_ = dec_.open(&why);
+    }
+    if (opened_) return true;
+    if (required_) throw Error("a GPU JPEG decoder was required but cannot open: " + why);
+    ++run_.gpu_unopened;
+    std::lock_guard<std::mutex> lock(run_.error_mutex);
+    if (run_.gpu_open_error.empty()) run_.gpu_open_error = why;
+    return false;
+  }
+
   static constexpr size_t kFirstGroup = 8;
 
   // Files read for one decode call: those the engines take, with their bytes.
@@ -403,6 +424,8 @@ class GpuDecoderThread {
   const std::vector<InputFile>& files_;
   const size_t max_group_;
   const int64_t max_bytes_;
+  const bool required_;
+  bool opened_ = false;
   std::vector<std::vector<uint8_t>>
       spare_;  // file buffers of a decoded group, reused for a later one
   double rate_ = 0;                          // images/s, smoothed over groups
@@ -541,6 +564,8 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   stats.time = run.time;
   stats.gpu_decoded = run.gpu_done;
   stats.gpu_refused = run.gpu_refused;
+  stats.gpu_decoders_unopened = run.gpu_unopened;
+  stats.gpu_open_error = run.gpu_open_error;
   stats.failed = progress_.failed;
   stats.tagged = progress_.done - progress_.failed;
   return stats;

@@ -47,6 +47,9 @@ struct TaggerOptions {
   // sized by its measured rate, so the GPU takes what it can and never holds
   // the tail. Files the engines refuse (progressive) go to the CPU decoders.
   std::vector<GpuJpegDecoder*> gpu_decoders;
+  // A GPU decoder that cannot open (GpuJpegDecoder::open, on its thread)
+  // fails the run when required; otherwise its files go to the others.
+  bool gpu_decoders_required = false;
   // Decode and fill batches, but run no network: the decoders' ceiling.
   bool decode_only = false;
 };
@@ -67,6 +70,8 @@ struct TagStats {
   static constexpr size_t kMaxFailedListed = 50;
   std::vector<std::pair<std::string, std::string>> failed_files;
   int64_t batches = 0, partial_batches = 0;
+  int gpu_decoders_unopened = 0;  // GPU decoders that could not open
+  std::string gpu_open_error;     // why the first of them could not
   int decoders = 0;
   int gpu_decoders = 0;
   int64_t gpu_decoded = 0;  // images the GPU decoded (the rest: the CPU decoders)

@@ -179,7 +179,15 @@ class FakeGpuDecoder final : public GpuJpegDecoder {
   FakeGpuDecoder(GpuProgress& progress, std::vector<std::vector<uint8_t>> fail)
       : progress_(progress), fail_(std::move(fail)) {}
 
+  bool open(std::string* why_not) override {
+    ++open_calls;
+    if (!cannot_open) return true;
+    *why_not = "fake GPU: no JPEG engines";
+    return false;
+  }
+
   bool supports(std::span<const uint8_t> jpeg) override {
+    EXPECT_EQ(open_calls, 1) << "used before open(), or opened again";
     bool ok = image::sniff_format(jpeg) == image::ImageFormat::jpeg && !is_progressive_jpeg(jpeg);
     if (!ok) {
       std::vector<uint8_t> copy(jpeg.begin(), jpeg.end());
@@ -213,6 +221,8 @@ class FakeGpuDecoder final : public GpuJpegDecoder {
   }
 
   bool throw_in_decode = false;
+  bool cannot_open = false;
+  int open_calls = 0;
 
  private:
   GpuProgress& progress_;
@@ -506,6 +516,45 @@ TEST(Tagger, GpuDecodersShareTheFilesAndHandRefusedOnesToTheCpu) {
           EXPECT_EQ(rec.tags.at(0).label.substr(0, 4), "cpu:") << rec.path;
         }
     }
+  }
+}
+
+// A GPU decoder that cannot open (no engines, no libnvjpeg) leaves its
+// files to the others and says why; where GPU decoding was required, the run
+// fails with that reason.
+TEST(Tagger, GpuDecoderThatCannotOpenLeavesItsFilesToTheOthers) {
+  Corpus c;
+  for (int working : {0, 1}) {
+    SCOPED_TRACE(fmt::format("{} working GPU decoder(s) beside the broken one", working));
+    GpuProgress progress;
+    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes;
+    TaggerOptions o = options(4, 2);
+    for (int g = 0; g <= working; ++g) {
+      fakes.push_back(std::make_unique<FakeGpuDecoder>(progress, c.gpu_fails));
+      fakes.back()->cannot_open = g == 0;
+      o.gpu_decoders.push_back(fakes.back().get());
+    }
+    FakeModel model;
+    Result r = run_tagger(model, o, c);
+    std::map<std::string, int> by = check_records(c, r);
+    EXPECT_EQ(r.stats.gpu_decoders_unopened, 1);
+    EXPECT_EQ(r.stats.gpu_open_error, "fake GPU: no JPEG engines");
+    EXPECT_EQ(by["cpu"] + by["gpu"], int(c.want.size()));
+    if (working == 0) EXPECT_EQ(by["gpu"], 0);
+    for (const auto& f : fakes) EXPECT_EQ(f->open_calls, 1);
+  }
+  GpuProgress progress;
+  FakeGpuDecoder broken(progress, c.gpu_fails);
+  broken.cannot_open = true;
+  TaggerOptions o = options(4, 2);
+  o.gpu_decoders.push_back(&broken);
+  o.gpu_decoders_required = true;
+  FakeModel model;
+  try {
+    run_tagger(model, o, c);
+    ADD_FAILURE() << "a required GPU decoder did not open, yet the run ended";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fake GPU: no JPEG engines"), std::string::npos) << e.what();
   }
 }
 
