@@ -110,7 +110,8 @@ std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> open_gpu_decoders(const T
   if (device.is_cpu()) why = "inference runs on the CPU";
   else if (!model.preprocess_config()) why = "the model's input is not torchvision's Resize+CenterCrop";
   for (int i = 0; why.empty() && i < o.gpu_decoders; ++i)
-    if (auto d = pipeline::gpu_jpeg_decoder_opened_later(device.index, *model.preprocess_config(), &why))
+    if (auto d =
+            pipeline::gpu_jpeg_decoder_opened_later(device.index, *model.preprocess_config(), &why))
       r.push_back(std::move(d));
   if (!why.empty()) {
     check(o.nvjpeg != "on", "--nvjpeg on: no GPU JPEG decoder: " + why);
@@ -202,8 +203,10 @@ int tag_command(TagOptions& o) {
   if (!o.jsonl.empty()) pipeline::write_jsonl(o.jsonl, kept);
   if (!o.csv.empty()) pipeline::write_csv(o.csv, kept);
   if (stats.gpu_decoders_unopened > 0)
-    fmt::print(stderr, "tandem: {} of {} GPU JPEG decoders did not open, the CPU decoders took their files: {}\n",
-               stats.gpu_decoders_unopened, stats.gpu_decoders, stats.gpu_open_error);
+    fmt::print(
+        stderr,
+        "tandem: {} of {} GPU JPEG decoders did not open, the CPU decoders took their files: {}\n",
+        stats.gpu_decoders_unopened, stats.gpu_decoders, stats.gpu_open_error);
   pipeline::diagnose(stats, on_cpu);
   fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored));
   return stats.failed ? 1 : 0;

@@ -59,8 +59,9 @@ std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::P
   return std::make_unique<NvjpegDecoder>(std::move(d));
 }
 
-std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device, const image::PreprocessConfig& config,
-                                                               std::string* why_not) {
+std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device,
+                                                              const image::PreprocessConfig& config,
+                                                              std::string* why_not) {
   if (!supported_config(config, why_not)) return nullptr;
   return std::make_unique<NvjpegDecoder>(device, params_of(config));
 }
@@ -72,8 +73,9 @@ std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int, const image::Preproce
   return nullptr;
 }
 
-std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device, const image::PreprocessConfig& config,
-                                                               std::string* why_not) {
+std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device,
+                                                              const image::PreprocessConfig& config,
+                                                              std::string* why_not) {
   return open_gpu_jpeg_decoder(device, config, why_not);
 }
 

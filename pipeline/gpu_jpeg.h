@@ -49,7 +49,8 @@ std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::P
 
 // The same decoder, opened by its open() on the thread that uses it; null,
 // with the reason, only when `config` is one no GPU decoder produces.
-std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device, const image::PreprocessConfig& config,
-                                                               std::string* why_not);
+std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device,
+                                                              const image::PreprocessConfig& config,
+                                                              std::string* why_not);
 
 }  // namespace tandem::pipeline

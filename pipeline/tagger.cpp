@@ -254,8 +254,13 @@ class GpuDecoderThread {
  public:
   GpuDecoderThread(TagModel& model, GpuJpegDecoder& decoder, const TaggerOptions& o, Run& run,
                    float* const* buffers, const std::vector<InputFile>& files)
-      : model_(model), dec_(decoder), run_(run), buffers_(buffers), files_(files),
-        max_group_(size_t(std::max(1, o.batch))), max_bytes_(o.decode.max_file_bytes),
+      : model_(model),
+        dec_(decoder),
+        run_(run),
+        buffers_(buffers),
+        files_(files),
+        max_group_(size_t(std::max(1, o.batch))),
+        max_bytes_(o.decode.max_file_bytes),
         required_(o.gpu_decoders_required) {}
 
   void operator()(int index) {

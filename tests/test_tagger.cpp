@@ -554,7 +554,8 @@ TEST(Tagger, GpuDecoderThatCannotOpenLeavesItsFilesToTheOthers) {
     run_tagger(model, o, c);
     ADD_FAILURE() << "a required GPU decoder did not open, yet the run ended";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("fake GPU: no JPEG engines"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fake GPU: no JPEG engines"), std::string::npos)
+        << e.what();
   }
 }
 
