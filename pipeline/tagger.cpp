@@ -279,6 +279,7 @@ class GpuDecoderThread {
 
  private:
   static constexpr double kGroupSeconds = 0.1;
+  static constexpr size_t kFirstGroup = 8;
 
   // Opens the decoder, once; false when it cannot (its files go to the
   // others, or the run fails if GPU decoding was required).
@@ -296,8 +297,6 @@ class GpuDecoderThread {
     if (run_.gpu_open_error.empty()) run_.gpu_open_error = why;
     return false;
   }
-
-  static constexpr size_t kFirstGroup = 8;
 
   // Files read for one decode call: those the engines take, with their bytes.
   struct Group {
