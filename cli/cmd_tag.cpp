@@ -196,12 +196,12 @@ int tag_command(TagOptions& o) {
       if (!catalog && (!o.jsonl.empty() || !o.csv.empty())) kept.insert(kept.end(), group.begin(), group.end());
     });
   }
-  const bool exports = !o.jsonl.empty() || !o.csv.empty();
-  if (catalog && exports)
-    kept = catalog->records(model->id());
-  else std::sort(kept.begin(), kept.end(), [](auto& a, auto& b) { return a.path < b.path; });
-  if (!o.jsonl.empty()) pipeline::write_jsonl(o.jsonl, kept);
-  if (!o.csv.empty()) pipeline::write_csv(o.csv, kept);
+  if (!o.jsonl.empty() || !o.csv.empty()) {
+    if (catalog) kept = catalog->records(model->id());
+    else std::sort(kept.begin(), kept.end(), [](auto& a, auto& b) { return a.path < b.path; });
+    if (!o.jsonl.empty()) pipeline::write_jsonl(o.jsonl, kept);
+    if (!o.csv.empty()) pipeline::write_csv(o.csv, kept);
+  }
   if (stats.gpu_decoders_unopened > 0)
     fmt::print(
         stderr,

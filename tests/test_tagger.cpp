@@ -442,6 +442,17 @@ TaggerOptions options(int batch, int decoders) {
   return o;
 }
 
+// `n` fake GPU decoders sharing `progress`, each added to o.gpu_decoders.
+std::vector<std::unique_ptr<FakeGpuDecoder>> add_fake_gpus(TaggerOptions& o, GpuProgress& progress, const Corpus& c,
+                                                           int n) {
+  std::vector<std::unique_ptr<FakeGpuDecoder>> fakes;
+  for (int g = 0; g < n; ++g) {
+    fakes.push_back(std::make_unique<FakeGpuDecoder>(progress, c.gpu_fails));
+    o.gpu_decoders.push_back(fakes.back().get());
+  }
+  return fakes;
+}
+
 }  // namespace
 
 TEST(Tagger, EveryFileOneRecordWithItsOwnTag) {
@@ -476,12 +487,8 @@ TEST(Tagger, GpuDecodersShareTheFilesAndHandRefusedOnesToTheCpu) {
     for (int batch : {1, 4}) {
       SCOPED_TRACE(fmt::format("{} GPU decoders, batch {}", gpus, batch));
       GpuProgress progress;
-      std::vector<std::unique_ptr<FakeGpuDecoder>> fakes;
       TaggerOptions o = options(batch, 2);
-      for (int g = 0; g < gpus; ++g) {
-        fakes.push_back(std::make_unique<FakeGpuDecoder>(progress, c.gpu_fails));
-        o.gpu_decoders.push_back(fakes.back().get());
-      }
+      std::vector<std::unique_ptr<FakeGpuDecoder>> fakes = add_fake_gpus(o, progress, c, gpus);
       FakeModel model;
       // The CPU decoders (2, each holding at most one file) wait until the
       // GPU has decoded a file and refused one: it has then both for sure.
@@ -527,13 +534,9 @@ TEST(Tagger, GpuDecoderThatCannotOpenLeavesItsFilesToTheOthers) {
   for (int working : {0, 1}) {
     SCOPED_TRACE(fmt::format("{} working GPU decoder(s) beside the broken one", working));
     GpuProgress progress;
-    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes;
     TaggerOptions o = options(4, 2);
-    for (int g = 0; g <= working; ++g) {
-      fakes.push_back(std::make_unique<FakeGpuDecoder>(progress, c.gpu_fails));
-      fakes.back()->cannot_open = g == 0;
-      o.gpu_decoders.push_back(fakes.back().get());
-    }
+    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes = add_fake_gpus(o, progress, c, 1 + working);
+    fakes[0]->cannot_open = true;
     FakeModel model;
     Result r = run_tagger(model, o, c);
     std::map<std::string, int> by = check_records(c, r);
@@ -564,13 +567,9 @@ TEST(Tagger, GpuDecoderFailureStopsTheRun) {
   for (int gpus : {1, 2}) {
     SCOPED_TRACE(fmt::format("{} GPU decoders", gpus));
     GpuProgress progress;
-    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes;
     TaggerOptions o = options(4, 2);
-    for (int g = 0; g < gpus; ++g) {
-      fakes.push_back(std::make_unique<FakeGpuDecoder>(progress, c.gpu_fails));
-      fakes.back()->throw_in_decode = true;
-      o.gpu_decoders.push_back(fakes.back().get());
-    }
+    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes = add_fake_gpus(o, progress, c, gpus);
+    for (const auto& f : fakes) f->throw_in_decode = true;
     FakeModel model;
     // The CPU decoders (holding a slot each) wait for the GPU to fail first.
     model.hold_cpu_until_gpu(&progress, 1, 0, 0);
@@ -640,13 +639,9 @@ TEST(Tagger, GpuGroupsNeverDeadlockTheRing) {
     int gpus = 1 + it % 4, buffers = 2 + it % 2, batch = 2 + it % 7, decoders = 1 + it % 5;
     SCOPED_TRACE(fmt::format("{} GPU decoders, {} buffers, batch {}, {} CPU decoders", gpus, buffers, batch, decoders));
     GpuProgress progress;
-    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes;
     TaggerOptions o = options(batch, decoders);
     o.buffers = buffers;
-    for (int g = 0; g < gpus; ++g) {
-      fakes.push_back(std::make_unique<FakeGpuDecoder>(progress, c.gpu_fails));
-      o.gpu_decoders.push_back(fakes.back().get());
-    }
+    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes = add_fake_gpus(o, progress, c, gpus);
     FakeModel model;
     Result r = run_tagger(model, o, c);
     check_records(c, r);
