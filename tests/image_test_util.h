@@ -3,6 +3,7 @@
 // Python reference (Debian's /usr/bin/python3 with python3-pil and
 // python3-torchvision; plain `python3` on PATH may be a pyenv without them).
 #include <gtest/gtest.h>
+#include <turbojpeg.h>
 
 #include <unistd.h>
 
@@ -94,6 +95,40 @@ inline int max_abs_diff(const uint8_t* a, const uint8_t* b, size_t n) {
   int m = 0;
   for (size_t i = 0; i < n; ++i) m = std::max(m, std::abs(int(a[i]) - int(b[i])));
   return m;
+}
+
+// `src` encoded by TurboJPEG (pixel_format TJPF_*, subsampling TJSAMP_*,
+// flags TJFLAG_*); empty, with a test failure, when it cannot be.
+inline std::vector<uint8_t> encode_jpeg(const Image& src, int pixel_format, int subsampling, int quality,
+                                        int flags) {
+  tjhandle tj = tjInitCompress();
+  if (!tj) {
+    ADD_FAILURE() << "tjInitCompress: " << tjGetErrorStr2(nullptr);
+    return {};
+  }
+  unsigned char* jpg = nullptr;
+  unsigned long size = 0;
+  std::vector<uint8_t> out;
+  if (tjCompress2(tj, src.data(), src.width, 0, src.height, pixel_format, &jpg, &size, subsampling, quality,
+                  flags) == 0)
+    out.assign(jpg, jpg + size);
+  else
+    ADD_FAILURE() << "tjCompress2: " << tjGetErrorStr2(tj);
+  tjFree(jpg);
+  tjDestroy(tj);
+  return out;
+}
+
+// CMYK pixels from RGB ones (C, M, Y = R, G, B; K = their maximum): any CMYK
+// content will do for a YCCK file, with K varying.
+inline Image cmyk_of(const Image& rgb) {
+  Image c(rgb.width, rgb.height, 4);
+  for (size_t i = 0; i < size_t(rgb.width) * size_t(rgb.height); ++i) {
+    const uint8_t* p = rgb.data() + 3 * i;
+    uint8_t* q = c.data() + 4 * i;
+    q[0] = p[0], q[1] = p[1], q[2] = p[2], q[3] = std::max({p[0], p[1], p[2]});
+  }
+  return c;
 }
 
 }  // namespace tandem::image::testing

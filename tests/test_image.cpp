@@ -141,21 +141,9 @@ TEST(JpegDecode, YcckMatchesPil) {
   const ScratchDir scratch;
   const fs::path& dir = scratch.path;
   const Image rgb = decode_image_file(photo_path("giraffe"));
-  std::vector<uint8_t> cmyk(size_t(rgb.width) * size_t(rgb.height) * 4);
-  for (size_t i = 0; i < cmyk.size() / 4; ++i) {  // any CMYK content will do; K varies
-    const uint8_t* p = rgb.data() + 3 * i;
-    const uint8_t k = std::max({p[0], p[1], p[2]});
-    cmyk[4 * i + 0] = p[0], cmyk[4 * i + 1] = p[1], cmyk[4 * i + 2] = p[2], cmyk[4 * i + 3] = k;
-  }
-  tjhandle tj = tjInitCompress();
-  ASSERT_NE(tj, nullptr);
-  unsigned char* jpg = nullptr;
-  unsigned long size = 0;
-  ASSERT_EQ(tjCompress2(tj, cmyk.data(), rgb.width, 0, rgb.height, TJPF_CMYK, &jpg, &size,
-                        TJSAMP_420, 90, 0), 0) << tjGetErrorStr2(tj);
-  write_bytes(dir / "ycck.jpg", jpg, size);
-  tjFree(jpg);
-  tjDestroy(tj);
+  const std::vector<uint8_t> jpg = encode_jpeg(cmyk_of(rgb), TJPF_CMYK, TJSAMP_420, 90, 0);
+  ASSERT_FALSE(jpg.empty());
+  write_bytes(dir / "ycck.jpg", jpg.data(), jpg.size());
   EXPECT_EQ(read_jpeg_info(read_bytes(dir / "ycck.jpg")).colorspace, TJCS_YCCK);
   ASSERT_TRUE(pil_decode(dir, {dir / "ycck.jpg"}, "RGB"));
   EXPECT_EQ(diff_vs_pil(dir / "ycck.jpg"), 0);

@@ -24,22 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<uint8_t> tj_encode(const Image& src, int pixel_format, int subsampling, int flags) {
-  tjhandle tj = tjInitCompress();
-  EXPECT_NE(tj, nullptr);
-  unsigned char* jpg = nullptr;
-  unsigned long size = 0;
-  std::vector<uint8_t> out;
-  if (tjCompress2(tj, src.data(), src.width, 0, src.height, pixel_format, &jpg, &size, subsampling,
-                  88, flags) == 0)
-    out.assign(jpg, jpg + size);
-  else
-    ADD_FAILURE() << tjGetErrorStr2(tj);
-  tjFree(jpg);
-  tjDestroy(tj);
-  return out;
-}
-
 // libjpeg's own encoder, for what TurboJPEG cannot ask for: restart markers
 // every `restart_blocks` MCUs within the scans of a progressive file.
 std::vector<uint8_t> progressive_with_restarts(const Image& src, unsigned restart_blocks) {
@@ -78,16 +62,6 @@ Image gray_of(const Image& rgb) {
   return g;
 }
 
-Image cmyk_of(const Image& rgb) {
-  Image c(rgb.width, rgb.height, 4);
-  for (size_t i = 0; i < size_t(rgb.width) * size_t(rgb.height); ++i) {
-    const uint8_t* p = rgb.data() + 3 * i;
-    uint8_t* q = c.data() + 4 * i;
-    q[0] = p[0], q[1] = p[1], q[2] = p[2], q[3] = std::max({p[0], p[1], p[2]});
-  }
-  return c;
-}
-
 // 1/8 scale: any request of at most 1/8 of the stored size.
 DecodeOptions eighth(bool dc_only) {
   DecodeOptions o;
@@ -115,11 +89,11 @@ void expect_same_pixels(const std::vector<uint8_t>& jpeg, const std::string& wha
 TEST(JpegEighthScans, OneEighthDecodeEqualsEveryScanDecoded) {
   const Image photo =
       decode_image_file(photo_path("horses"));  // 773x512: partial MCUs on both edges
-  expect_same_pixels(tj_encode(photo, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE), "4:2:0");
-  expect_same_pixels(tj_encode(photo, TJPF_RGB, TJSAMP_422, TJFLAG_PROGRESSIVE), "4:2:2");
-  expect_same_pixels(tj_encode(photo, TJPF_RGB, TJSAMP_444, TJFLAG_PROGRESSIVE), "4:4:4");
-  expect_same_pixels(tj_encode(gray_of(photo), TJPF_GRAY, TJSAMP_GRAY, TJFLAG_PROGRESSIVE), "gray");
-  expect_same_pixels(tj_encode(cmyk_of(photo), TJPF_CMYK, TJSAMP_420, TJFLAG_PROGRESSIVE), "YCCK");
+  expect_same_pixels(encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, TJFLAG_PROGRESSIVE), "4:2:0");
+  expect_same_pixels(encode_jpeg(photo, TJPF_RGB, TJSAMP_422, 88, TJFLAG_PROGRESSIVE), "4:2:2");
+  expect_same_pixels(encode_jpeg(photo, TJPF_RGB, TJSAMP_444, 88, TJFLAG_PROGRESSIVE), "4:4:4");
+  expect_same_pixels(encode_jpeg(gray_of(photo), TJPF_GRAY, TJSAMP_GRAY, 88, TJFLAG_PROGRESSIVE), "gray");
+  expect_same_pixels(encode_jpeg(cmyk_of(photo), TJPF_CMYK, TJSAMP_420, 88, TJFLAG_PROGRESSIVE), "YCCK");
   expect_same_pixels(progressive_with_restarts(photo, 3), "restart markers every 3 MCUs");
   expect_same_pixels(progressive_with_restarts(photo, 1), "restart markers every MCU");
 }
@@ -157,8 +131,8 @@ TEST(JpegEighthScans, MatchesPilDraftOnPilProgressiveFiles) {
 TEST(JpegEighthScans, OnlyWellFormedProgressiveFilesTakeThePath) {
   const Image photo = decode_image_file(photo_path("kite"), 169, 113);
   std::vector<uint8_t> out;
-  EXPECT_FALSE(copy_scans_for_eighth(tj_encode(photo, TJPF_RGB, TJSAMP_420, 0), out)) << "baseline";
-  const std::vector<uint8_t> prog = tj_encode(photo, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE);
+  EXPECT_FALSE(copy_scans_for_eighth(encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, 0), out)) << "baseline";
+  const std::vector<uint8_t> prog = encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, TJFLAG_PROGRESSIVE);
   ASSERT_TRUE(copy_scans_for_eighth(prog, out));
   // Every prefix lacks EOI (a truncated file): the whole-file decoder must see it.
   for (size_t n = 0; n + 1 < prog.size(); n += 97)
@@ -178,7 +152,7 @@ TEST(JpegEighthScans, OnlyWellFormedProgressiveFilesTakeThePath) {
 // a truncated file is refused as the whole-file decoder refuses it.
 TEST(JpegEighthScans, MutatedProgressiveFilesDecodeOrThrow) {
   const Image photo = decode_image_file(photo_path("scream"));
-  const std::vector<uint8_t> prog = tj_encode(photo, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE);
+  const std::vector<uint8_t> prog = encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, TJFLAG_PROGRESSIVE);
   const Image good = decode_image(prog, eighth(true), "good");
   std::mt19937 rng(99);
   int decoded = 0, refused = 0;
