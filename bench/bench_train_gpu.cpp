@@ -6,9 +6,15 @@
 // runs this and PyTorch (torchvision ResNet-18, AMP, channels-last) in one
 // go and prints the ratio.
 //   bench_train_gpu --benchmark_filter=Resnet18
+// With TANDEM_BENCH_PROFILE=DIR each case first runs 5 steps under the
+// profiler (kernels timed by CUPTI) into DIR/<arch>-b<batch>-p<precision>/,
+// outside the timed loop.
 // Without a GPU every case reports "no CUDA GPU" and the program exits 0.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+
+#include "profile/session.h"
 #include "train/device_tensor.h"
 #include "train/models/models.h"
 #include "train/optim/sgd.h"
@@ -52,6 +58,13 @@ void train_steps(benchmark::State& state, const std::string& arch, const ModelCo
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = int64_t(i) % mc.classes;
   Batch b{to_device(x, gpu), Tensor::from_vector(labels, {batch}), 0, 0};
   for (int i = 0; i < 3; ++i) trainer.train_step(b);  // algorithm searches, pool growth
+  if (const char* dir = std::getenv("TANDEM_BENCH_PROFILE")) {
+    const std::string out = std::string(dir) + "/" + arch + "-b" + std::to_string(batch) + "-p" +
+                            std::to_string(precision);
+    profile::TraceSession trace(profile::SessionOutputs{"", out});
+    for (int i = 0; i < 5; ++i) trainer.train_step(b);
+    trace.finish();
+  }
   int64_t skipped = 0;
   for (auto _ : state) skipped += trainer.train_step(b).skipped;
   state.SetItemsProcessed(state.iterations() * batch);

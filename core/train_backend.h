@@ -8,8 +8,10 @@
 //  - `ctx` is the table's own state (the CPU keeps its oneDNN primitive cache
 //    there; a GPU would keep its stream and library handles). Pass table.ctx.
 //  - Tensors live on the table's device, plain (row-major) layout, f32
-//    (labels i64). Other dtypes are Error::unsupported until a kernel has
-//    them (bf16 is the next one), so callers never get a silent conversion.
+//    (labels i64). A table with keeps_16bit_activations also takes f16 and
+//    bf16 activations and their gradients (one dtype per call; parameters,
+//    statistics and the loss stay f32). Other dtypes are
+//    Error::unsupported, so callers never get a silent conversion.
 //  - The caller allocates outputs with the same shapes the *_shape()
 //    functions below give (empty()); the kernel writes every element.
 //    A shape that does not fit is an Error naming the entry and the shape.
@@ -39,10 +41,11 @@ struct Conv2dParams {
   int64_t padding[2] = {0, 0};  // on both sides, as PyTorch's padding=(h, w)
   int64_t dilation[2] = {1, 1};
   int64_t groups = 1;
-  // The multiply's input precision: f32, or bf16 (autocast): x, w and, in the
-  // backward, dy are rounded to bf16, products accumulate in f32; tensors
-  // stay f32 and so do y and the bias. The backward's dx and dw come out of
-  // bf16 kernels (rounded to bf16), as under PyTorch's autocast.
+  // The multiply's input precision: f32, or f16/bf16 (autocast): x, w and, in
+  // the backward, dy are rounded to it, products accumulate in f32. y, dx
+  // and dw come out of 16-bit kernels (rounded), as under PyTorch's
+  // autocast; y and dx are stored in x's dtype (f32, or the compute dtype
+  // itself on a table that keeps 16-bit activations), the bias and dw in f32.
   DType compute = DType::f32;
 };
 
@@ -121,9 +124,17 @@ struct TrainBackend {
   const char* name;
   void* ctx;
 
+  // Whether conv2d under autocast stores y in its 16-bit compute dtype and
+  // the other activation entries take it (f16/bf16 end to end, as PyTorch's
+  // CUDA autocast), instead of f32 activations with 16-bit multiplies.
+  bool keeps_16bit_activations;
+
   // Memory on this device. Contents of empty() are undefined.
   Tensor (*empty)(void* ctx, DType dtype, const Shape& shape);
   void (*fill)(void* ctx, const Tensor& t, float value);
+  // dst = src converted to dst's dtype (rounded to nearest even; or
+  // dst += src, accumulating), same shape: autocast's precision changes.
+  void (*cast)(void* ctx, const Tensor& src, const GradOut& dst);
 
   // Conv2d. x [N, C, H, W], w [M, C/groups, KH, KW], b [M] (optional)
   //   -> y [N, M, OH, OW] (conv2d_output_shape).

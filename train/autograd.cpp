@@ -63,13 +63,14 @@ std::vector<NodePtr> topological_order(const NodePtr& root) {
 
 // Where input v's gradient goes: its gradient tensor when it has one (added
 // to), else a new one (overwritten) on v's device (an op split between
-// devices has inputs on two).
+// devices has inputs on two), in v's dtype (a 16-bit activation's gradient
+// is 16-bit, as PyTorch's autocast).
 GradOut destination(const Var& v) {
   if (!v.defined() || !v.requires_grad()) return {};
   Node& n = *VarAccess::node(v);
   if (n.grad.defined()) return {n.grad, GradMode::accumulate};
   const TrainBackend& be = train_backend(n.value.device());
-  n.grad = be.empty(be.ctx, DType::f32, n.value.shape());
+  n.grad = be.empty(be.ctx, n.value.dtype(), n.value.shape());
   return {n.grad, GradMode::overwrite};
 }
 
@@ -142,7 +143,7 @@ void backward(const Var& root, const Tensor& seed) {
     TANDEM_CHECK(
         root.value().numel() == 1,
         "backward without a seed needs a one-value root (a loss), got " + shape_str(root.shape()));
-    s = be.empty(be.ctx, DType::f32, root.shape());
+    s = be.empty(be.ctx, root.value().dtype(), root.shape());
     be.fill(be.ctx, s, 1.f);
   }
   TANDEM_CHECK(

@@ -2,8 +2,11 @@
 // Differentiable ops on Vars: each runs its forward kernel on the device
 // table of its inputs (train/backend.h) and records its backward on the tape
 // (train/autograd.h) when grad mode is on and an input requires a gradient.
-// Tensors are f32 and plain; shapes as in core/train_backend.h. An absent
-// optional input (a bias) is an undefined Var.
+// Tensors are plain and f32, or f16/bf16 activations under autocast on a
+// table that keeps them (conv2d's output, then every op that follows keeps
+// its input's dtype; linear, cross_entropy and fake_quantize widen to f32
+// first); shapes as in core/train_backend.h. An absent optional input (a
+// bias) is an undefined Var.
 #include <span>
 
 #include "core/train_backend.h"
@@ -34,6 +37,11 @@ Pool2dParams max_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0
 Pool2dParams avg_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0, bool count_include_pad = true);
 // x [N, C, H, W] -> the mean of each plane, [N, C, 1, 1].
 Var global_avg_pool2d(const Var& x);
+
+// x converted to `dtype` (f32, f16, bf16); x itself when it has it. The
+// gradient is converted back to x's dtype.
+Var cast(const Var& x, DType dtype);
+inline Var to_f32(const Var& x) { return cast(x, DType::f32); }
 
 // a + b; one has the result's shape, the other broadcasts (same rank).
 Var add(const Var& a, const Var& b);

@@ -91,6 +91,7 @@ void pool2d_forward(void*, const Pool2dParams&, const Tensor&, const Tensor&, Te
 void pool2d_backward(void*, const Pool2dParams&, const Tensor&, const Tensor&, const GradOut&);
 void add_forward(void*, const Tensor&, const Tensor&, const Tensor&);
 void sum_to(void*, const Tensor&, const GradOut&);
+void cast(void*, const Tensor&, const GradOut&);
 void concat_forward(void*, int64_t, std::span<const Tensor>, const Tensor&);
 void concat_backward(void*, int64_t, const Tensor&, std::span<const int64_t>, std::span<const GradOut>);
 void dropout_forward(void*, const DropoutParams&, const Tensor&, const Tensor&, Tensor*);

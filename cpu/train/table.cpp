@@ -41,8 +41,12 @@ const TrainBackend& cpu_train_backend() {
   static const TrainBackend table{
       .name = "cpu",
       .ctx = &context,
+      // oneDNN's bf16 kernels are not wired here yet: activations stay f32
+      // and autocast rounds each conv's operands (cpu/train/conv2d.cpp).
+      .keeps_16bit_activations = false,
       .empty = empty,
       .fill = fill,
+      .cast = train::cast,
       .conv2d_forward = train::conv2d_forward,
       .conv2d_backward = train::conv2d_backward,
       .linear_forward = train::linear_forward,

@@ -1,6 +1,7 @@
 // Add with same-rank broadcasting, and its backward (dy summed over the
 // broadcast axes); the same two kernels add conv's and linear's bias and sum
-// their bias gradients.
+// their bias gradients. Each side may have its own float dtype (an f32 bias
+// on a 16-bit activation); sums run in f32.
 //   add_forward: y = a + b; the input with y's shape is `full`, the other
 //   broadcasts along its extents of 1.
 //   sum_to: src [d0, d1, ...] -> dst [e0, e1, ...], each e_i = d_i or 1.
@@ -77,16 +78,16 @@ std::vector<int64_t> row_major_strides(const std::vector<Axis>& axes) {
   return s;
 }
 
-template <typename T>
-__global__ void add_kernel(const T* full, const T* other, T* y, Walk other_walk, int64_t n) {
+template <typename T, typename O>
+__global__ void add_kernel(const T* full, const O* other, T* y, Walk other_walk, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     store(y, i, load(full, i) + load(other, offset_of(other_walk, i)));
 }
 
 // One thread per output: few values summed into each.
-template <typename T>
-__global__ void sum_rows_kernel(const T* src, T* dst, Walk kept, Walk reduced, int64_t outputs, int64_t count,
-                                bool accumulate) {
+template <typename S, typename D>
+__global__ void sum_rows_kernel(const S* src, D* dst, Walk kept, Walk reduced, int64_t outputs,
+                                int64_t count, bool accumulate) {
   for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs; o += int64_t(gridDim.x) * blockDim.x) {
     int64_t base = offset_of(kept, o);
     float s = 0.f;
@@ -99,8 +100,8 @@ __global__ void sum_rows_kernel(const T* src, T* dst, Walk kept, Walk reduced, i
 // o's values into partial[o * parts + p] (one part: straight into dst); with
 // several parts finish_parts_kernel adds each output's chunks in order, so
 // a handful of outputs (a conv bias's channels) still fill the GPU.
-template <typename T>
-__global__ void sum_blocks_kernel(const T* src, T* dst, float* partial, Walk kept, Walk reduced,
+template <typename S, typename D>
+__global__ void sum_blocks_kernel(const S* src, D* dst, float* partial, Walk kept, Walk reduced,
                                   int64_t count, int parts, bool accumulate) {
   const int64_t o = blockIdx.y, base = offset_of(kept, o);
   const int64_t b = count * blockIdx.x / parts, e = count * (blockIdx.x + 1) / parts;
@@ -149,16 +150,22 @@ void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const 
     if (!axes[i].other) stride *= axes[i].extent;
   }
   for (size_t i = 0; i < axes.size(); ++i) push(w, axes[i].extent, strides[i], where);
-  with_float_type(full.dtype(), "add", where, [&](auto zero) {
-    using T = decltype(zero);
-    add_kernel<T><<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
-        static_cast<const T*>(full.raw()), static_cast<const T*>(other.raw()), static_cast<T*>(y.raw()), w, n);
+  TANDEM_CHECK(full.dtype() == y.dtype(), "add: " + full.desc().str() + " into " + y.desc().str(),
+               where);
+  with_float_type(full.dtype(), "add", where, [&](auto t) {
+    with_float_type(other.dtype(), "add", where, [&](auto o) {
+      using T = decltype(t);
+      using O = decltype(o);
+      add_kernel<T, O><<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+          static_cast<const T*>(full.raw()), static_cast<const O*>(other.raw()),
+          static_cast<T*>(y.raw()), w, n);
+    });
   });
   check_launch("add_kernel", where);
 }
 
-void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& dst_shape, bool accumulate,
-                   const ErrorContext& where) {
+void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtype,
+                   const Shape& dst_shape, bool accumulate, const ErrorContext& where) {
   int64_t outputs = shape_numel(dst_shape);
   if (outputs == 0) return;
   std::vector<Axis> axes = collapse(src.shape(), dst_shape);
@@ -166,25 +173,29 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& d
   Walk kept, reduced;
   for (size_t i = 0; i < axes.size(); ++i) push(axes[i].other ? reduced : kept, axes[i].extent, strides[i], where);
   int64_t count = src.numel() / outputs;  // values summed into each output
-  with_float_type(src.dtype(), "sum_to", where, [&](auto zero) {
-    using T = decltype(zero);
-    const T* s = static_cast<const T*>(src.raw());
-    T* d = static_cast<T*>(dst);
-    if (count >= kBlockPerOutputFrom && outputs <= 65535) {
-      const int parts = parts_for(outputs, count, c.gpu.props);
-      Scratch partial(c.gpu, parts > 1 ? sizeof(float) * size_t(outputs * parts) : 0);
-      float* ps = static_cast<float*>(partial.get());
-      sum_blocks_kernel<T><<<dim3(unsigned(parts), unsigned(outputs)), kThreads, 0, c.gpu.stream>>>(
-          s, d, ps, kept, reduced, count, parts, accumulate);
-      if (parts > 1) {
-        check_launch("sum_blocks_kernel", where);
-        finish_parts_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
-            ps, d, outputs, parts, accumulate);
+  with_float_type(src.dtype(), "sum_to", where, [&](auto s_zero) {
+    with_float_type(dst_dtype, "sum_to", where, [&](auto d_zero) {
+      using S = decltype(s_zero);
+      using T = decltype(d_zero);
+      const S* s = static_cast<const S*>(src.raw());
+      T* d = static_cast<T*>(dst);
+      if (count >= kBlockPerOutputFrom && outputs <= 65535) {
+        const int parts = parts_for(outputs, count, c.gpu.props);
+        Scratch partial(c.gpu, parts > 1 ? sizeof(float) * size_t(outputs * parts) : 0);
+        float* ps = static_cast<float*>(partial.get());
+        sum_blocks_kernel<S, T>
+            <<<dim3(unsigned(parts), unsigned(outputs)), kThreads, 0, c.gpu.stream>>>(
+                s, d, ps, kept, reduced, count, parts, accumulate);
+        if (parts > 1) {
+          check_launch("sum_blocks_kernel", where);
+          finish_parts_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+              ps, d, outputs, parts, accumulate);
+        }
+      } else {
+        sum_rows_kernel<S, T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+            s, d, kept, reduced, outputs, count, accumulate);
       }
-    } else {
-      sum_rows_kernel<T><<<blocks_for(outputs, c.gpu.props), kThreads, 0, c.gpu.stream>>>(s, d, kept, reduced,
-                                                                                          outputs, count, accumulate);
-    }
+    });
   });
   check_launch("sum_to kernel", where);
 }
@@ -192,7 +203,7 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& d
 void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
   const char* op = "add_forward";
   TrainContext& c = enter(ctx);
-  require_f32(c, op, {&a, &b, &y});
+  require_float(c, op, {&a, &b, &y});
   require_shape(op, y, add_output_shape(a.shape(), b.shape()), "y");
   bool a_full = a.shape() == y.shape();
   launch_add(c, a_full ? a : b, a_full ? b : a, y, op_context(op, y));
@@ -201,16 +212,19 @@ void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
 void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   const char* op = "sum_to";
   TrainContext& c = enter(ctx);
-  require_f32(c, op, {&src});
+  require_float(c, op, {&src});
   if (!dst.wanted()) return;
-  require_f32(c, op, {&dst.t});
+  require_float(c, op, {&dst.t});
   ErrorContext where = op_context(op, src);
   TANDEM_CHECK(sums_to(src.shape(), dst.t.shape()),
                "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), where);
   if (src.shape() != dst.t.shape()) {
-    launch_sum_to(c, src, dst.t.raw(), dst.t.shape(), dst.mode == GradMode::accumulate, where);
+    launch_sum_to(c, src, dst.t.raw(), dst.t.dtype(), dst.t.shape(),
+                  dst.mode == GradMode::accumulate, where);
   } else if (dst.mode == GradMode::accumulate) {
     launch_add(c, dst.t, src, dst.t, where);
+  } else if (src.dtype() != dst.t.dtype()) {
+    cast(ctx, src, dst);
   } else if (src.bytes()) {
     check_cuda(cudaMemcpyAsync(dst.t.raw(), src.raw(), src.bytes(), cudaMemcpyDeviceToDevice, c.gpu.stream),
                "cudaMemcpyAsync(D2D)", where);

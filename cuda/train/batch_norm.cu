@@ -208,7 +208,7 @@ dim3 grid(const ChannelWalk& w) { return dim3(unsigned(w.parts), unsigned(w.c));
 
 void check_inputs(const TrainContext& c, const char* op, const Tensor& x,
                   std::initializer_list<const Tensor*> per_channel) {
-  require_f32(c, op, {&x});
+  require_float(c, op, {&x});
   TANDEM_CHECK(x.rank() >= 2, "batch norm wants x [N, C, ...]", op_context(op, x));
   for (const Tensor* t : per_channel) {
     require_on_gpu(c, op, {t}, DType::f32);
@@ -227,7 +227,7 @@ void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, co
   const char* op = "batch_norm_forward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, x, {&gamma, &beta, &running_mean, &running_var});
-  require_f32(c, op, {&y});
+  require_float(c, op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
   int64_t channels = x.dim(1), count = x.numel() / std::max<int64_t>(channels, 1);
   ErrorContext where = op_context(op, x);
@@ -264,7 +264,8 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
   const char* op = "batch_norm_backward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, x, {&gamma});
-  require_f32(c, op, {&dy, &saved});
+  require_float(c, op, {&x, &dy});
+  require_f32(c, op, {&saved});
   require_shape(op, dy, x.shape(), "dy");
   require_shape(op, saved, {2, x.dim(1)}, "the saved statistics");
   const ChannelWalk w = walk(x, c.gpu.props);
@@ -274,7 +275,7 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
                  static_cast<const GradSums*>(partial.get()),
                  p.eps,
                  p.training,
-                 grad_ptr(c, op, dx, x.shape()),
+                 grad_ptr(c, op, dx, x.shape(), x.dtype()),
                  grad_ptr(c, op, dgamma, {x.dim(1)}),
                  grad_ptr(c, op, dbeta, {x.dim(1)})};
   if ((!a.dx && !a.dgamma && !a.dbeta) || x.numel() == 0) return;

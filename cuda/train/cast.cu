@@ -1,7 +1,8 @@
 // Precision changes for autocast (Conv2dParams::compute): a f32 tensor
 // rounded into a 16-bit scratch copy before a tensor-core kernel, and the
 // 16-bit result widened back into an f32 tensor (or added to it, for an
-// accumulated gradient).
+// accumulated gradient); and the table's cast entry, which autograd's cast
+// op calls where a 16-bit activation meets an f32-only op.
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/train/cast.h"
@@ -44,6 +45,16 @@ void widen_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accu
   TANDEM_CHECK(src.numel() == dst.numel(),
                "widening " + src.desc().str() + " into " + dst.desc().str(), where);
   launch(c, src.dtype(), src.raw(), dst.dtype(), dst.raw(), src.numel(), accumulate, where);
+}
+
+void cast(void* ctx, const Tensor& src, const GradOut& dst) {
+  const char* op = "cast";
+  TrainContext& c = enter(ctx);
+  require_float(c, op, {&src});
+  if (!dst.wanted()) return;
+  require_float(c, op, {&dst.t});
+  require_shape(op, dst.t, src.shape(), "dst");
+  widen_into(c, src, dst.t, dst.mode == GradMode::accumulate, op_context(op, src));
 }
 
 }  // namespace tandem::cuda::train

@@ -25,9 +25,28 @@ void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list
   }
 }
 
-GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape) {
+DType require_float(const TrainContext& c, const char* op,
+                    std::initializer_list<const Tensor*> tensors) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : tensors)
+    if (t->defined()) {
+      first = t;
+      break;
+    }
+  if (!first) return DType::f32;
+  const DType d = first->dtype();
+  TANDEM_CHECK_SUPPORTED(
+      d == DType::f32 || d == DType::f16 || d == DType::bf16,
+      "the CUDA training kernels take f32, f16 or bf16 activations, got " + first->desc().str(),
+      op_context(op, *first));
+  require_on_gpu(c, op, tensors, d);
+  return d;
+}
+
+GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape,
+                 DType dtype) {
   if (!g.wanted()) return {};
-  require_f32(c, op, {&g.t});
+  require_on_gpu(c, op, {&g.t}, dtype);
   require_shape(op, g.t, shape, "the gradient");
   return {g.t.raw(), g.mode == GradMode::accumulate};
 }

@@ -31,12 +31,14 @@ TrainContext& enter(void* ctx);
 // (op_context and require_shape: core/train_backend.h.)
 void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors,
                     DType want);
-// The float tensors the kernels compute on: f32 for now. The kernels are
-// written per element type (f16 and bf16 instantiate through
-// with_float_type); this is the one check that opens them up.
+// Parameters, statistics and losses: f32.
 inline void require_f32(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors) {
   require_on_gpu(c, op, tensors, DType::f32);
 }
+// Activations and their gradients (keeps_16bit_activations): f32, f16 or
+// bf16, all of one dtype, which is returned (f32 when none is defined).
+DType require_float(const TrainContext& c, const char* op,
+                    std::initializer_list<const Tensor*> tensors);
 // Where a kernel writes one wanted gradient of `shape`: its pointer and
 // whether it adds to what is there. p is null when the gradient is not wanted.
 struct GradPtr {
@@ -44,7 +46,10 @@ struct GradPtr {
   bool accumulate = false;
   explicit operator bool() const { return p != nullptr; }
 };
-GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape);
+// The gradient must have dtype `dtype` (an activation's gradient has the
+// activation's dtype; a parameter's is f32).
+GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape,
+                 DType dtype = DType::f32);
 // cuDNN's and cuBLASLt's blend factor for a GradOut: 0 overwrites, 1 adds.
 inline float grad_beta(const GradOut& g) { return g.mode == GradMode::accumulate ? 1.f : 0.f; }
 
@@ -77,12 +82,14 @@ void read_back(Context& c, void* host, const void* device, size_t bytes, const E
 // Helpers on plain device tensors of one float dtype, enqueued on the stream.
 // y = full + other, `other` broadcast along its extents of 1 (same rank as
 // full; y may be full itself).
+// full and y share a dtype; other may have another (an f32 bias on a
+// 16-bit y, a 16-bit gradient added into an f32 one).
 void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const Tensor& y, const ErrorContext& where);
 // dst (or dst +=, accumulating) = src summed over the axes where dst's shape
-// has extent 1 and src's does not. dst_shape has src's rank; dst has src's
-// dtype.
-void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& dst_shape, bool accumulate,
-                   const ErrorContext& where);
+// has extent 1 and src's does not, in f32. dst_shape has src's rank; dst is
+// of dtype dst_dtype (a 16-bit dy summed into an f32 bias gradient).
+void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtype,
+                   const Shape& dst_shape, bool accumulate, const ErrorContext& where);
 
 // Kernel entries of the CUDA table, one file each under cuda/train/, each
 // declared with its table slot's own function type (a signature change in
@@ -90,6 +97,7 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, const Shape& d
 template <typename Slot>
 using Entry = std::remove_pointer_t<Slot>;
 Entry<decltype(TrainBackend::fill)> fill;
+Entry<decltype(TrainBackend::cast)> cast;
 Entry<decltype(TrainBackend::conv2d_forward)> conv2d_forward;
 Entry<decltype(TrainBackend::conv2d_backward)> conv2d_backward;
 Entry<decltype(TrainBackend::linear_forward)> linear_forward;

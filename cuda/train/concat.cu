@@ -46,13 +46,13 @@ void concat_forward(void* ctx, int64_t axis, std::span<const Tensor> xs, const T
   TrainContext& c = enter(ctx);
   Shape ys = concat_output_shape(xs, axis);
   axis = normalize_axis(axis, int64_t(ys.size()));
-  require_f32(c, op, {&y});
+  require_float(c, op, {&y});
   require_shape(op, y, ys, "y");
   ConcatBlocks b = concat_blocks(ys, axis);
   size_t elem = dtype_size(y.dtype());
   int64_t offset = 0;
   for (const Tensor& x : xs) {
-    require_f32(c, op, {&x});
+    require_on_gpu(c, op, {&x}, y.dtype());
     int64_t width = x.dim(axis) * b.inner;
     copy_rows(c.gpu, b, offset, width, elem, x.raw(), y.raw(), true, op_context(op, x));
     offset += width;
@@ -63,7 +63,7 @@ void concat_backward(void* ctx, int64_t axis, const Tensor& dy, std::span<const 
                      std::span<const GradOut> dxs) {
   const char* op = "concat_backward";
   TrainContext& c = enter(ctx);
-  require_f32(c, op, {&dy});
+  require_float(c, op, {&dy});
   axis = normalize_axis(axis, dy.rank());
   int64_t total = 0;
   for (int64_t e : extents) total += e;
@@ -78,7 +78,7 @@ void concat_backward(void* ctx, int64_t axis, const Tensor& dy, std::span<const 
     int64_t width = extents[i] * b.inner;
     Shape want = dy.shape();
     want[size_t(axis)] = extents[i];
-    if (GradPtr g = grad_ptr(c, op, dxs[i], want)) {
+    if (GradPtr g = grad_ptr(c, op, dxs[i], want, dy.dtype())) {
       if (!g.accumulate) {
         copy_rows(c.gpu, b, offset, width, elem, g.p, dy.raw(), false, where);
       } else if (int64_t n = b.outer * width) {

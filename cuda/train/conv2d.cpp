@@ -16,10 +16,12 @@
 // the path that must match the CPU table. f16 and bf16 accumulate in f32 and
 // may use tensor cores and every algorithm.
 // Autocast (Conv2dParams::compute f16 or bf16, as torch.autocast on CUDA):
-// x, w and dy are rounded into 16-bit scratch copies, cuDNN multiplies them
-// on tensor cores and accumulates in f32, and its 16-bit y, dx and dw are
-// widened into the f32 tensors (added, for an accumulated gradient). The
-// bias and its gradient stay f32.
+// cuDNN multiplies in the compute dtype on tensor cores and accumulates in
+// f32. Activations (x, y, dy, dx) may be stored in f32 or in the compute
+// dtype itself (keeps_16bit_activations: no copies): an operand of another
+// dtype is rounded into a scratch copy, a result of another dtype is widened
+// from a 16-bit scratch (added, for an accumulated gradient). w, the bias and
+// their gradients stay f32: w is rounded per call, dw widened.
 #include <algorithm>
 #include <climits>
 #include <memory>
@@ -307,18 +309,20 @@ ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const
   });
 }
 
-// An operand in the compute precision: t itself for f32, else a rounded copy.
+// An operand in the compute precision: t itself when it has it, else a rounded copy.
 Tensor operand(TrainContext& c, const Tensor& t, DType compute, const ErrorContext& where) {
-  return compute == DType::f32 ? t : rounded_copy(c, t, compute, where);
+  return t.dtype() == compute ? t : rounded_copy(c, t, compute, where);
 }
 
-// Where cuDNN writes a result of `like`'s shape: `out` itself in f32, else a
-// 16-bit scratch tensor widen() then moves into `out`.
+// Where cuDNN writes a result of `out`'s shape: `out` itself when it has the
+// compute dtype, else a scratch tensor widen() then moves into `out`.
 struct Result {
   Result(TrainContext& c, const Tensor& out, bool accumulate, DType compute)
-      : out(out), accumulate(accumulate), t(compute == DType::f32 ? out : device_empty(c.gpu, compute, out.shape())) {}
+      : out(out),
+        accumulate(accumulate),
+        t(out.dtype() == compute ? out : device_empty(c.gpu, compute, out.shape())) {}
   bool direct() const { return t.raw() == out.raw(); }
-  // cuDNN's blend: only a direct f32 result accumulates in place.
+  // cuDNN's blend: only a direct result accumulates in place.
   float beta() const { return direct() && accumulate ? 1.f : 0.f; }
   GradOut as_grad() const { return {t, direct() && accumulate ? GradMode::accumulate : GradMode::overwrite}; }
   void widen(TrainContext& c, const ErrorContext& where) const {
@@ -331,7 +335,8 @@ struct Result {
 
 void check_inputs(const TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w,
                   const Tensor& b) {
-  require_f32(c, op, {&x, &w, &b});
+  require_float(c, op, {&x});
+  require_f32(c, op, {&w, &b});
   TANDEM_CHECK_SUPPORTED(
       p.compute == DType::f32 || p.compute == DType::f16 || p.compute == DType::bf16,
       "conv2d on cuda computes in f32, f16 or bf16, not " + std::string(dtype_name(p.compute)),
@@ -347,7 +352,7 @@ void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Ten
   const char* op = "conv2d_forward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, p, x, w, b);
-  require_f32(c, op, {&y});
+  require_float(c, op, {&y});
   require_shape(op, y, conv2d_output_shape(p, x.shape(), w.shape()), "y");
   if (y.numel() == 0) return;
   ErrorContext where = op_context(op, x);
@@ -371,12 +376,12 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
   const char* op = "conv2d_backward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, p, x, w, Tensor());
-  require_f32(c, op, {&dy});
+  require_float(c, op, {&dy});
   require_shape(op, dy, conv2d_output_shape(p, x.shape(), w.shape()), "dy");
-  GradPtr gx = grad_ptr(c, op, dx, x.shape()), gw = grad_ptr(c, op, dw, w.shape()),
+  GradPtr gx = grad_ptr(c, op, dx, x.shape(), x.dtype()), gw = grad_ptr(c, op, dw, w.shape()),
           gb = grad_ptr(c, op, db, {w.dim(0)});
   ErrorContext where = op_context(op, x);
-  if (gb) launch_sum_to(c, dy, gb.p, {1, w.dim(0), 1, 1}, gb.accumulate, where);
+  if (gb) launch_sum_to(c, dy, gb.p, DType::f32, {1, w.dim(0), 1, 1}, gb.accumulate, where);
   if ((!gx && !gw) || dy.numel() == 0) return;
   ConvPlan& plan = plan_for(c, op, p, x, w.shape());
   std::lock_guard<std::mutex> lock(plan.mu);

@@ -40,7 +40,7 @@ __global__ void backward_kernel(float scale, const uint8_t* keep, const T* dy, T
 void dropout_forward(void* ctx, const DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
   const char* op = "dropout_forward";
   TrainContext& c = enter(ctx);
-  require_f32(c, op, {&x, &y});
+  require_float(c, op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
   check_p(op, p, x);
   int64_t n = x.numel();
@@ -60,12 +60,12 @@ void dropout_forward(void* ctx, const DropoutParams& p, const Tensor& x, const T
 void dropout_backward(void* ctx, const DropoutParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
   const char* op = "dropout_backward";
   TrainContext& c = enter(ctx);
-  require_f32(c, op, {&dy});
+  require_float(c, op, {&dy});
   check_p(op, p, dy);
   require_on_gpu(c, op, {&saved}, DType::u8);
   TANDEM_CHECK(saved.defined() && saved.numel() == dy.numel(),
                "dropout's backward needs its forward's mask", op_context(op, dy));
-  GradPtr g = grad_ptr(c, op, dx, dy.shape());
+  GradPtr g = grad_ptr(c, op, dx, dy.shape(), dy.dtype());
   int64_t n = dy.numel();
   if (!g || n == 0) return;
   float scale = 1.f / (1.f - p.p);

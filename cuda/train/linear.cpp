@@ -79,7 +79,8 @@ void linear_backward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& 
     multiply(c, {n, k, m, false, false}, x.dtype(), dy.raw(), w.raw(), g.p, g.accumulate, where);
   if (GradPtr g = grad_ptr(c, op, dw, w.shape()))
     multiply(c, {m, k, n, true, false}, x.dtype(), dy.raw(), x.raw(), g.p, g.accumulate, where);
-  if (GradPtr g = grad_ptr(c, op, db, {m})) launch_sum_to(c, dy, g.p, {1, m}, g.accumulate, where);
+  if (GradPtr g = grad_ptr(c, op, db, {m}))
+    launch_sum_to(c, dy, g.p, DType::f32, {1, m}, g.accumulate, where);
 }
 
 }  // namespace tandem::cuda::train

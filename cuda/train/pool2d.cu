@@ -134,7 +134,7 @@ const char* op_name(const Pool2dParams& p, bool forward) {
 void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
   const char* op = op_name(p, true);
   TrainContext& c = enter(ctx);
-  require_f32(c, op, {&x, &y});
+  require_float(c, op, {&x, &y});
   Shape ys = pool2d_output_shape(p, x.shape());
   require_shape(op, y, ys, "y");
   ErrorContext where = op_context(op, x);
@@ -164,12 +164,12 @@ void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Ten
 void pool2d_backward(void* ctx, const Pool2dParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
   const char* op = op_name(p, false);
   TrainContext& c = enter(ctx);
-  require_f32(c, op, {&dy});
+  require_float(c, op, {&dy});
   if (!dx.wanted()) return;
-  require_f32(c, op, {&dx.t});
+  require_float(c, op, {&dy, &dx.t});
   Shape ys = pool2d_output_shape(p, dx.t.shape());
   require_shape(op, dy, ys, "dy");
-  GradPtr g = grad_ptr(c, op, dx, dx.t.shape());
+  GradPtr g = grad_ptr(c, op, dx, dx.t.shape(), dy.dtype());
   ErrorContext where = op_context(op, dy);
   if (p.kind == PoolKind::max) {
     TANDEM_CHECK(saved.defined() && saved.dtype() == DType::i32 && saved.numel() == dy.numel(),

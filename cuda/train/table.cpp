@@ -21,8 +21,10 @@ struct DeviceTable {
     table = TrainBackend{
         .name = "cuda",
         .ctx = &context,
+        .keeps_16bit_activations = true,
         .empty = empty,
         .fill = train::fill,
+        .cast = train::cast,
         .conv2d_forward = train::conv2d_forward,
         .conv2d_backward = train::conv2d_backward,
         .linear_forward = train::linear_forward,

@@ -4,6 +4,7 @@
 // input is dy summed over the broadcast axes; concat's is dy's slice.
 #include <gtest/gtest.h>
 
+#include "core/half.h"
 #include "tests/train/grad_check.h"
 #include "train/functional.h"
 
@@ -102,4 +103,40 @@ TEST(GradFlatten, KeepsValuesAndBatch) {
   };
   g.reference = [](const std::vector<Doubles>& in) { return in[0]; };
   check_gradients(g);
+}
+
+// cast: the value rounded to nearest even (core/half.h's rule, itself
+// checked against the CUDA conversions), and the gradient converted back:
+// through f32 -> low -> f32 the gradient arrives rounded to `low` once.
+TEST(CastOp, RoundsTheValueAndTheGradientOnce) {
+  for (DType low : {DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(low));
+    train::Var x(random_tensor({3, 5}, 11, -300, 300), true);
+    train::Var y = train::cast(x, low);
+    ASSERT_EQ(y.value().dtype(), low);
+    EXPECT_TRUE(train::cast(y, low).same(y)) << "a cast to its own dtype is the Var itself";
+    train::Var z = train::to_f32(y);
+    ASSERT_EQ(z.value().dtype(), DType::f32);
+    Tensor seed = random_tensor({3, 5}, 12, -3, 3);
+    train::backward(z, seed);
+    ASSERT_EQ(x.grad().dtype(), DType::f32);
+    auto round = [&](float v) {
+      return low == DType::f16 ? f16_to_float(float_to_f16(v)) : bf16_to_float(float_to_bf16(v));
+    };
+    for (int64_t i = 0; i < 15; ++i) {
+      EXPECT_EQ(z.value().data<float>()[i], round(x.value().data<float>()[i])) << i;
+      EXPECT_EQ(x.grad().data<float>()[i], round(seed.data<float>()[i])) << i;
+    }
+  }
+}
+
+// Two inputs of different precisions add in f32 (PyTorch's promotion), and
+// each gets its gradient in its own dtype.
+TEST(CastOp, MixedPrecisionAddPromotesToF32) {
+  train::Var a(random_tensor({2, 3}, 13), true);
+  train::Var b16 = train::cast(train::Var(random_tensor({2, 3}, 14), true), DType::bf16);
+  train::Var y = train::add(a, b16);
+  EXPECT_EQ(y.value().dtype(), DType::f32);
+  train::backward(y, random_tensor({2, 3}, 15));
+  EXPECT_EQ(a.grad().dtype(), DType::f32);
 }

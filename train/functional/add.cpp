@@ -17,9 +17,12 @@ struct AddFn : GradFn {
 
 }  // namespace
 
-Var add(const Var& a, const Var& b) {
-  const TrainBackend& be = train_backend("add", {&a, &b});
-  Tensor y = empty_f32(be, add_output_shape(a.shape(), b.shape()));
+Var add(const Var& a_in, const Var& b_in) {
+  const TrainBackend& be = train_backend("add", {&a_in, &b_in});
+  // Mixed precisions add in f32 (PyTorch's promotion of f16 + f32).
+  const bool same = a_in.value().dtype() == b_in.value().dtype();
+  const Var a = same ? a_in : to_f32(a_in), b = same ? b_in : to_f32(b_in);
+  Tensor y = empty_like_dtype(be, a, add_output_shape(a.shape(), b.shape()));
   be.add_forward(be.ctx, a.value(), b.value(), y);
   return record<AddFn>(std::move(y), be, {a, b});
 }

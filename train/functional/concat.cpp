@@ -21,19 +21,25 @@ struct ConcatFn : GradFn {
 Var concat(std::span<const Var> xs, int64_t axis) {
   TANDEM_CHECK(!xs.empty(), "concat of no tensors");
   const TrainBackend& be = train_backend(xs[0].device());
-  std::vector<Tensor> values;
+  std::vector<Var> inputs(xs.begin(), xs.end());
+  bool mixed = false;
   for (const Var& x : xs) {
     TANDEM_CHECK(x.device() == xs[0].device(),
                  "concat of tensors on " + xs[0].device().str() + " and " + x.device().str(),
                  {"", "", "concat", shape_str(x.shape())});
-    values.push_back(x.value());
+    mixed |= x.value().dtype() != xs[0].value().dtype();
   }
-  Tensor y = empty_f32(be, concat_output_shape(values, axis));
+  // Mixed precisions concatenate in f32.
+  if (mixed)
+    for (Var& x : inputs) x = to_f32(x);
+  std::vector<Tensor> values;
+  for (const Var& x : inputs) values.push_back(x.value());
+  Tensor y = empty_like_dtype(be, inputs[0], concat_output_shape(values, axis));
   be.concat_forward(be.ctx, axis, values, y);
   axis = normalize_axis(axis, y.rank());
   std::vector<int64_t> extents;
   for (const Tensor& v : values) extents.push_back(v.dim(axis));
-  return record<ConcatFn>(std::move(y), be, std::vector<Var>(xs.begin(), xs.end()), axis, std::move(extents));
+  return record<ConcatFn>(std::move(y), be, std::move(inputs), axis, std::move(extents));
 }
 
 }  // namespace tandem::train

@@ -19,8 +19,11 @@ struct CrossEntropyFn : GradFn {
 
 }  // namespace
 
-Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing, bool labels_checked) {
-  const TrainBackend& be = train_backend("cross_entropy", {&logits});
+Var cross_entropy(const Var& logits_in, const Tensor& labels, float label_smoothing,
+                  bool labels_checked) {
+  const TrainBackend& be = train_backend("cross_entropy", {&logits_in});
+  // In f32, as autocast's fp32 list has it: 16-bit logits are widened.
+  const Var logits = to_f32(logits_in);
   CrossEntropyParams p{label_smoothing, labels_checked};
   Tensor loss = empty_f32(be, {}), saved;
   be.cross_entropy_forward(be.ctx, p, logits.value(), labels, loss, &saved);

@@ -17,8 +17,10 @@ struct FakeQuantFn : GradFn {
 
 }  // namespace
 
-Var fake_quantize(const Var& x, const Tensor& scale, const Tensor& zero_point, const FakeQuantParams& p) {
-  const TrainBackend& be = train_backend("fake_quantize", {&x});
+Var fake_quantize(const Var& x_in, const Tensor& scale, const Tensor& zero_point,
+                  const FakeQuantParams& p) {
+  const TrainBackend& be = train_backend("fake_quantize", {&x_in});
+  const Var x = to_f32(x_in);
   TANDEM_CHECK_SUPPORTED(be.fake_quant_forward != nullptr,
                          std::string("fake quantization is not on ") + be.name + " yet");
   Tensor y = empty_f32(be, x.shape()), mask;
