@@ -37,8 +37,9 @@ bool have_gpu() {
 }
 
 // precision: 0 fp32, 1 fp16 (autocast, loss scaling), 2 bf16 (autocast).
-void train_steps(benchmark::State& state, const std::string& arch, const ModelConfig& mc, int64_t batch,
-                 int64_t precision) {
+// nhwc: channels-last activations (TrainerOptions::channels_last).
+void train_steps(benchmark::State& state, const std::string& arch, const ModelConfig& mc,
+                 int64_t batch, int64_t precision, bool nhwc = false) {
   if (!have_gpu()) {
     state.SkipWithError("no CUDA GPU");
     return;
@@ -51,6 +52,7 @@ void train_steps(benchmark::State& state, const std::string& arch, const ModelCo
   TrainerOptions o;
   if (precision == 1) o.autocast = DType::f16, o.loss_scaling = LossScalerOptions{};
   if (precision == 2) o.autocast = DType::bf16;
+  o.channels_last = nhwc;
   Trainer trainer(*model, opt, LrSchedule::constant(0.01), o);
   Tensor x = Tensor::empty(DType::f32, {batch, mc.channels, mc.height, mc.width});
   uniform_fill(x, -1, 1, rng);
@@ -60,7 +62,7 @@ void train_steps(benchmark::State& state, const std::string& arch, const ModelCo
   for (int i = 0; i < 3; ++i) trainer.train_step(b);  // algorithm searches, pool growth
   if (const char* dir = std::getenv("TANDEM_BENCH_PROFILE")) {
     const std::string out = std::string(dir) + "/" + arch + "-b" + std::to_string(batch) + "-p" +
-                            std::to_string(precision);
+                            std::to_string(precision) + (nhwc ? "-nhwc" : "");
     profile::TraceSession trace(profile::SessionOutputs{"", out});
     for (int i = 0; i < 5; ++i) trainer.train_step(b);
     trace.finish();
@@ -72,13 +74,16 @@ void train_steps(benchmark::State& state, const std::string& arch, const ModelCo
 }
 
 void BM_Resnet18Step(benchmark::State& state) {
-  train_steps(state, "resnet18", ModelConfig{3, 224, 224, 1000, 0}, state.range(0), state.range(1));
+  train_steps(state, "resnet18", ModelConfig{3, 224, 224, 1000, 0}, state.range(0), state.range(1),
+              state.range(2) != 0);
 }
 BENCHMARK(BM_Resnet18Step)
-    ->ArgNames({"batch", "precision"})
-    ->Args({256, 1})
-    ->Args({256, 2})
-    ->Args({256, 0})
+    ->ArgNames({"batch", "precision", "nhwc"})
+    ->Args({256, 1, 1})
+    ->Args({256, 2, 1})
+    ->Args({256, 1, 0})
+    ->Args({256, 2, 0})
+    ->Args({256, 0, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(3.0);

@@ -5,7 +5,8 @@ in one run: torchvision's resnet18 (1000 classes), batch 256, synthetic
 cross-entropy, backward, optimizer); PyTorch with AMP fp16 (autocast +
 GradScaler) and channels-last, and in fp32 (TF32 off); tandem from
 build/bench/bench_train_gpu (Trainer::train_step, the same loop as
-`tandem train`). Prints img/s of each and the ratios.
+`tandem train`), with NCHW and channels-last (nhwc) activations. Prints
+img/s of each and the ratios.
 
   python3 bench/train_throughput.py --tandem-bench PATH/bench_train_gpu [--steps 30]
 """
@@ -58,7 +59,8 @@ def tandem_rates(binary):
         if "error_message" in b:
             raise SystemExit("tandem: " + b["error_message"])
         precision = {"0": "fp32", "1": "fp16", "2": "bf16"}[b["name"].split("precision:")[1].split("/")[0]]
-        rates[precision] = b["items_per_second"]
+        layout = "nhwc" if "nhwc:1" in b["name"] else "nchw"
+        rates[precision + " " + layout] = b["items_per_second"]
     return rates
 
 

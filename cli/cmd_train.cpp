@@ -104,6 +104,7 @@ int train_command(const TrainCliOptions& o) {
   to.label_smoothing = o.label_smoothing;
   to.clip_grad_norm = o.clip_grad;
   to.checkpoint = o.checkpoint;
+  to.channels_last = o.memory_format == "nhwc";
   set_precision(o, to);
   train::Trainer trainer(*model, *optimizer, make_schedule(o, optimizer->lr(), batches), to);
   if (o.resume) {
@@ -150,6 +151,10 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda", "hetero"}));
   sub->add_option("--precision", o->precision, "fp32, fp16, bf16 or int8-qat")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "int8-qat"}));
+  sub->add_option("--memory-format", o->memory_format,
+                  "nchw, or nhwc: on the GPU activations stay channels last through conv, batch "
+                  "norm and pooling")
+      ->check(CLI::IsMember({"nchw", "nhwc"}));
   sub->add_option("--split", o->split,
                   "hetero: share of each layer's output channels on the CPU (0: all on the GPU), or auto (tuned per "
                   "layer)");

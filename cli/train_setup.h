@@ -19,6 +19,7 @@ struct TrainCliOptions {
   int64_t batch = 128;
   std::string device = "cpu";
   std::string precision = "fp32";
+  std::string memory_format = "nchw";  // nchw, or nhwc (channels last on the GPU)
   std::string split = "auto";
   std::string optimizer = "adam";
   double lr = 0;            // 0: the optimizer's default (adam/adamw 1e-3, sgd 0.01)

@@ -52,6 +52,14 @@ Tensor Tensor::reshaped(const Shape& shape) const {
   return Tensor(d, storage_, offset_);
 }
 
+Tensor Tensor::with_layout(Layout layout) const {
+  TANDEM_CHECK((layout == Layout::plain || layout == Layout::nhwc) &&
+                   (desc_.layout == Layout::plain || desc_.layout == Layout::nhwc) &&
+                   (layout == Layout::plain || rank() == 4),
+               "a " + desc_.str() + " tensor described as " + std::string(layout_name(layout)));
+  return Tensor(TensorDesc{desc_.dtype, desc_.shape, layout}, storage_, offset_);
+}
+
 Tensor Tensor::clone() const {
   TANDEM_CHECK(device().is_cpu(), "clone of a device tensor needs its backend");
   Tensor t = empty(desc_);

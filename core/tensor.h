@@ -69,6 +69,9 @@ class Tensor {
 
   // Same storage, new shape (plain layout only; element count must match).
   Tensor reshaped(const Shape& shape) const;
+  // Same storage, dtype and shape, described in layout plain or nhwc (the
+  // same byte count; the caller knows which arrangement the bytes hold).
+  Tensor with_layout(Layout layout) const;
   // Deep copy into a new host tensor.
   Tensor clone() const;
   // Element i (plain layout) converted to double / int64; for small host tensors

@@ -84,6 +84,8 @@ bool sums_to(const Shape& src, const Shape& dst) {
   return true;
 }
 
+bool layout_free(const Shape& s) { return s.size() == 4 && s[2] == 1 && s[3] == 1; }
+
 ConcatBlocks concat_blocks(const Shape& y, int64_t axis) {
   ConcatBlocks b;
   for (int64_t i = 0; i < axis; ++i) b.outer *= y[size_t(i)];

@@ -10,7 +10,10 @@
 //  - Tensors live on the table's device, plain (row-major) layout, f32
 //    (labels i64). A table with keeps_16bit_activations also takes f16 and
 //    bf16 activations and their gradients (one dtype per call; parameters,
-//    statistics and the loss stay f32). Other dtypes are
+//    statistics and the loss stay f32); one with takes_nhwc_activations
+//    takes 4-D activations in layout nhwc (channels last, the shape still
+//    [N, C, H, W]) in conv2d, batch norm, pooling, the element-wise entries,
+//    add, sum_to, concat, dropout and cast. Other dtypes and layouts are
 //    Error::unsupported, so callers never get a silent conversion.
 //  - The caller allocates outputs with the same shapes the *_shape()
 //    functions below give (empty()); the kernel writes every element.
@@ -105,6 +108,10 @@ Shape concat_output_shape(std::span<const Tensor> xs, int64_t axis);
 Shape add_output_shape(const Shape& a, const Shape& b);
 // Whether sum_to can sum `src` to `dst`: same rank, each extent equal or 1.
 bool sums_to(const Shape& src, const Shape& dst);
+// Whether a tensor of this shape has the same bytes in plain and nhwc layout
+// ([N, C, 1, 1]: a pooled activation, a channel bias), so either
+// description serves without a copy.
+bool layout_free(const Shape& s);
 
 // Concatenation along `axis` of a y of shape `y` as block copies: each input
 // is `outer` rows of (its extent along the axis) * inner contiguous values,
@@ -128,12 +135,15 @@ struct TrainBackend {
   // the other activation entries take it (f16/bf16 end to end, as PyTorch's
   // CUDA autocast), instead of f32 activations with 16-bit multiplies.
   bool keeps_16bit_activations;
+  // Whether the activation entries take nhwc tensors (see Conventions).
+  bool takes_nhwc_activations;
 
   // Memory on this device. Contents of empty() are undefined.
   Tensor (*empty)(void* ctx, DType dtype, const Shape& shape);
   void (*fill)(void* ctx, const Tensor& t, float value);
-  // dst = src converted to dst's dtype (rounded to nearest even; or
-  // dst += src, accumulating), same shape: autocast's precision changes.
+  // dst = src converted to dst's dtype (rounded to nearest even) and
+  // layout (plain <-> nhwc), or dst += src so converted (accumulating); same
+  // shape: autocast's precision changes and channels-last's layout ones.
   void (*cast)(void* ctx, const Tensor& src, const GradOut& dst);
 
   // Conv2d. x [N, C, H, W], w [M, C/groups, KH, KW], b [M] (optional)

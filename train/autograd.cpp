@@ -70,7 +70,7 @@ GradOut destination(const Var& v) {
   Node& n = *VarAccess::node(v);
   if (n.grad.defined()) return {n.grad, GradMode::accumulate};
   const TrainBackend& be = train_backend(n.value.device());
-  n.grad = be.empty(be.ctx, n.value.dtype(), n.value.shape());
+  n.grad = empty_like(be, n.value, n.value.shape());
   return {n.grad, GradMode::overwrite};
 }
 

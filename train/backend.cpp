@@ -31,4 +31,9 @@ const TrainBackend& train_backend(const char* op, std::initializer_list<const Va
   return train_backend(first->device());
 }
 
+Tensor empty_like(const TrainBackend& be, const Tensor& like, const Shape& shape) {
+  Tensor t = be.empty(be.ctx, like.dtype(), shape);
+  return like.layout() == Layout::nhwc && shape.size() == 4 ? t.with_layout(Layout::nhwc) : t;
+}
+
 }  // namespace tandem::train

@@ -15,10 +15,11 @@ const TrainBackend& train_backend(const char* op, std::initializer_list<const Va
 
 // An uninitialized f32 tensor on the table's device.
 inline Tensor empty_f32(const TrainBackend& be, const Shape& shape) { return be.empty(be.ctx, DType::f32, shape); }
-// An uninitialized tensor of `like`'s dtype (an activation's output keeps
-// its input's precision, 16-bit under autocast on a table that keeps it).
-inline Tensor empty_like_dtype(const TrainBackend& be, const Var& like, const Shape& shape) {
-  return be.empty(be.ctx, like.value().dtype(), shape);
+// An uninitialized tensor of `like`'s dtype and layout (an activation's
+// output keeps its input's precision and, 4-D, its layout).
+Tensor empty_like(const TrainBackend& be, const Tensor& like, const Shape& shape);
+inline Tensor empty_like(const TrainBackend& be, const Var& like, const Shape& shape) {
+  return empty_like(be, like.value(), shape);
 }
 
 }  // namespace tandem::train

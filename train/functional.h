@@ -5,7 +5,9 @@
 // Tensors are plain and f32, or f16/bf16 activations under autocast on a
 // table that keeps them (conv2d's output, then every op that follows keeps
 // its input's dtype; linear, cross_entropy and fake_quantize widen to f32
-// first); shapes as in core/train_backend.h. An absent optional input (a
+// first), and 4-D activations may be nhwc on a table that takes it (an op's
+// output keeps its input's layout; reshape, linear and the loss read plain
+// tensors); shapes as in core/train_backend.h. An absent optional input (a
 // bias) is an undefined Var.
 #include <span>
 
@@ -38,10 +40,14 @@ Pool2dParams avg_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0
 // x [N, C, H, W] -> the mean of each plane, [N, C, 1, 1].
 Var global_avg_pool2d(const Var& x);
 
-// x converted to `dtype` (f32, f16, bf16); x itself when it has it. The
-// gradient is converted back to x's dtype.
-Var cast(const Var& x, DType dtype);
+// x converted to `dtype` (f32, f16, bf16) and `layout` (plain, or nhwc for
+// 4-D x on a table that takes it); x itself when it has both, a view when
+// only the layout changes and the bytes read the same (layout_free). The
+// gradient is converted back to x's dtype and layout.
+Var convert(const Var& x, DType dtype, Layout layout);
+inline Var cast(const Var& x, DType dtype) { return convert(x, dtype, x.value().layout()); }
 inline Var to_f32(const Var& x) { return cast(x, DType::f32); }
+inline Var to_layout(const Var& x, Layout layout) { return convert(x, x.value().dtype(), layout); }
 
 // a + b; one has the result's shape, the other broadcasts (same rank).
 Var add(const Var& a, const Var& b);

@@ -6,6 +6,7 @@
 
 #include "profile/zone.h"
 #include "train/autocast.h"
+#include "train/backend.h"
 #include "train/device_tensor.h"
 #include "train/functional.h"
 #include "train/optim/clip_grad.h"
@@ -141,6 +142,15 @@ Tensor Trainer::loss_seed(float scale) const {
   return to_device(s, device_);
 }
 
+Var Trainer::model_input(const Tensor& images) const {
+  Var x(to_device(images, device_));
+  if (!options_.channels_last || images.rank() != 4) return x;
+  const TrainBackend& be = train_backend(device_);
+  if (!be.takes_nhwc_activations) return x;
+  const DType dtype = be.keeps_16bit_activations ? options_.autocast : DType::f32;
+  return convert(x, dtype, Layout::nhwc);
+}
+
 StepResult Trainer::train_step(const Batch& batch) {
   optimizer_.set_lr(schedule_.at(state_.step));
   back_up_buffers();
@@ -151,7 +161,7 @@ StepResult Trainer::train_step(const Batch& batch) {
   {
     TANDEM_ZONE_CAT("forward", "train");
     AutocastGuard autocast(options_.autocast);
-    logits = model_(Var(to_device(batch.images, device_)));
+    logits = model_(model_input(batch.images));
     loss = cross_entropy(logits, to_device(batch.labels, device_), options_.label_smoothing,
                          checked_on_host(batch.labels, logits));
   }
@@ -198,7 +208,7 @@ EvalResult Trainer::evaluate(DataLoader& data, int64_t epoch) {
   int64_t correct = 0;
   data.start_epoch(epoch);
   while (std::optional<Batch> b = next_batch(data)) {
-    Var logits = model_(Var(to_device(b->images, device_)));
+    Var logits = model_(model_input(b->images));
     Var loss = cross_entropy(logits, to_device(b->labels, device_), 0, checked_on_host(b->labels, logits));
     loss_sum += to_host(loss.value()).scalar_at(0) * double(b->labels.numel());
     correct += count_correct(to_host(logits.value()), to_host(b->labels));

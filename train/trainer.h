@@ -41,9 +41,15 @@ struct TrainerOptions {
   std::string checkpoint;      // written after every epoch ("" = none)
   int64_t checkpoint_every = 0;  // also every this many steps (0: at epoch ends only)
   int64_t max_steps = 0;       // stop once `step` reaches this, after a checkpoint (0: no limit)
-  DType autocast = DType::f32;  // the forward runs under AutocastGuard(autocast) (train/autocast.h)
-  // Dynamic loss scaling (fp16): overflowed steps are skipped and counted.
+  DType autocast =
+      DType::f32;  // the forward runs under AutocastGuard(autocast) (train/autocast.h)
+                   // Dynamic loss scaling (fp16): overflowed steps are skipped and counted.
   std::optional<LossScalerOptions> loss_scaling = std::nullopt;
+  // Channels last: on a device whose table takes nhwc activations, each
+  // batch enters the model once converted to nhwc (in the autocast dtype
+  // where the table keeps 16-bit activations), and the convolutions, batch
+  // norms and pools keep it, as PyTorch's channels_last. Ignored elsewhere.
+  bool channels_last = false;
 };
 
 struct StepResult {
@@ -107,6 +113,8 @@ class Trainer {
   void save();
   // dL/dloss for backward: the loss scale, where the model is.
   Tensor loss_seed(float scale) const;
+  // A batch's images on the model's device, as its first layer reads them.
+  Var model_input(const Tensor& images) const;
   bool stop_requested() const { return options_.max_steps > 0 && state_.step >= options_.max_steps; }
 
   Module& model_;

@@ -1,7 +1,8 @@
 // Autocast's precision change on the host: f32, f16 and bf16 in any
-// direction, element by element through core/half.h (portable: the CPU table
-// keeps f32 activations, so this runs on a split layer's edges and in tests,
-// not per conv).
+// direction, element by element through core/half.h, and the layout change
+// between plain and nhwc of a 4-D tensor (portable: the CPU table keeps
+// plain f32 activations, so this runs on a split layer's edges and in
+// tests, not per conv).
 #include "core/half.h"
 #include "cpu/train/common.h"
 
@@ -39,8 +40,23 @@ void require_float(const char* op, const Tensor& t) {
         op_context(op, t));
   check_supported(
       (t.dtype() == DType::f32 || t.dtype() == DType::f16 || t.dtype() == DType::bf16) &&
-          t.layout() == Layout::plain,
-      "cast takes plain f32, f16 or bf16 tensors, got " + t.desc().str(), op_context(op, t));
+          (t.layout() == Layout::plain || (t.layout() == Layout::nhwc && t.rank() == 4)),
+      "cast takes f32, f16 or bf16 tensors, plain or 4-D nhwc, got " + t.desc().str(),
+      op_context(op, t));
+}
+
+// Where destination element i (in dst's byte order) is in src: the same
+// place, or the other order of a 4-D [N, C, H, W] tensor.
+int64_t source_index(const Tensor& src, const Tensor& dst, int64_t i) {
+  if (src.layout() == dst.layout() || layout_free(src.shape())) return i;
+  const int64_t c = src.dim(1), h = src.dim(2), w = src.dim(3);
+  if (dst.layout() == Layout::nhwc) {  // i walks [N, H, W, C]
+    const int64_t ch = i % c, x = i / c % w, y = i / (c * w) % h, n = i / (c * w * h);
+    return ((n * c + ch) * h + y) * w + x;
+  }
+  const int64_t x = i % w, y = i / w % h, ch = i / (w * h) % c,
+                n = i / (w * h * c);  // i walks [N, C, H, W]
+  return ((n * h + y) * w + x) * c + ch;
 }
 
 }  // namespace
@@ -58,7 +74,7 @@ void cast(void*, const Tensor& src, const GradOut& dst) {
   const int64_t n = src.numel();
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
   for (int64_t i = 0; i < n; ++i) {
-    float v = load(from, s, i);
+    float v = load(from, s, source_index(src, dst.t, i));
     store(to, d, i, accumulate ? load(to, d, i) + v : v);
   }
 }

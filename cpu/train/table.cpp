@@ -44,6 +44,7 @@ const TrainBackend& cpu_train_backend() {
       // oneDNN's bf16 kernels are not wired here yet: activations stay f32
       // and autocast rounds each conv's operands (cpu/train/conv2d.cpp).
       .keeps_16bit_activations = false,
+      .takes_nhwc_activations = false,
       .empty = empty,
       .fill = fill,
       .cast = train::cast,

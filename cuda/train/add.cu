@@ -13,6 +13,7 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
+#include "cuda/train/cast.h"
 #include "cuda/train/common.h"
 
 namespace tandem::cuda::train {
@@ -140,7 +141,13 @@ constexpr int64_t kBlockPerOutputFrom = 64;  // summed values per output
 void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const Tensor& y, const ErrorContext& where) {
   int64_t n = full.numel();
   if (n == 0) return;
-  std::vector<Axis> axes = collapse(full.shape(), other.shape());
+  // Walked in full's byte order: other must share full's layout or read the
+  // same in both (a channel bias [1, C, 1, 1]).
+  TANDEM_CHECK(
+      y.layout() == full.layout() && (other.layout() == full.layout() || layout_free(other)),
+      "add of " + other.desc().str() + " to " + full.desc().str(), where);
+  std::vector<Axis> axes = collapse(physical_shape(full.shape(), full.layout()),
+                                    physical_shape(other.shape(), full.layout()));
   // other's strides: row-major over its own (non-broadcast) axes, 0 along the broadcast ones.
   Walk w;
   int64_t stride = 1;
@@ -168,7 +175,8 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtyp
                    const Shape& dst_shape, bool accumulate, const ErrorContext& where) {
   int64_t outputs = shape_numel(dst_shape);
   if (outputs == 0) return;
-  std::vector<Axis> axes = collapse(src.shape(), dst_shape);
+  std::vector<Axis> axes =
+      collapse(physical_shape(src.shape(), src.layout()), physical_shape(dst_shape, src.layout()));
   std::vector<int64_t> strides = row_major_strides(axes);
   Walk kept, reduced;
   for (size_t i = 0; i < axes.size(); ++i) push(axes[i].other ? reduced : kept, axes[i].extent, strides[i], where);
@@ -203,7 +211,8 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtyp
 void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
   const char* op = "add_forward";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&a, &b, &y});
+  const ActivationDesc d = require_activations(c, op, {&y});
+  for (const Tensor* t : {&a, &b}) require_on_gpu(c, op, {t}, d.dtype, t->layout());
   require_shape(op, y, add_output_shape(a.shape(), b.shape()), "y");
   bool a_full = a.shape() == y.shape();
   launch_add(c, a_full ? a : b, a_full ? b : a, y, op_context(op, y));
@@ -212,22 +221,24 @@ void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
 void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   const char* op = "sum_to";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&src});
+  require_activations(c, op, {&src});
   if (!dst.wanted()) return;
-  require_float(c, op, {&dst.t});
+  require_activations(c, op, {&dst.t});
   ErrorContext where = op_context(op, src);
   TANDEM_CHECK(sums_to(src.shape(), dst.t.shape()),
                "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), where);
+  const bool accumulate = dst.mode == GradMode::accumulate;
   if (src.shape() != dst.t.shape()) {
-    launch_sum_to(c, src, dst.t.raw(), dst.t.dtype(), dst.t.shape(),
-                  dst.mode == GradMode::accumulate, where);
-  } else if (dst.mode == GradMode::accumulate) {
-    launch_add(c, dst.t, src, dst.t, where);
-  } else if (src.dtype() != dst.t.dtype()) {
-    cast(ctx, src, dst);
-  } else if (src.bytes()) {
-    check_cuda(cudaMemcpyAsync(dst.t.raw(), src.raw(), src.bytes(), cudaMemcpyDeviceToDevice, c.gpu.stream),
-               "cudaMemcpyAsync(D2D)", where);
+    TANDEM_CHECK(dst.t.layout() == src.layout() || layout_free(dst.t),
+                 "sum of " + src.desc().str() + " to " + dst.t.desc().str(), where);
+    launch_sum_to(c, src, dst.t.raw(), dst.t.dtype(), dst.t.shape(), accumulate, where);
+  } else if (!accumulate && src.desc() == dst.t.desc()) {
+    if (src.bytes())
+      check_cuda(cudaMemcpyAsync(dst.t.raw(), src.raw(), src.bytes(), cudaMemcpyDeviceToDevice,
+                                 c.gpu.stream),
+                 "cudaMemcpyAsync(D2D)", where);
+  } else {
+    convert_into(c, src, dst.t, accumulate, where);  // another dtype or layout, or added to
   }
 }
 

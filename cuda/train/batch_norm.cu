@@ -23,6 +23,7 @@
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_convert.cuh"
+#include "cuda/train/batch_norm_cudnn.h"
 #include "cuda/train/common.h"
 
 namespace tandem::cuda::train {
@@ -38,7 +39,9 @@ constexpr int kMaxParts = 64;
 struct ChannelWalk {
   int64_t n, c, s;
   int parts;  // chunks per channel
+  bool nhwc;  // channels last: value i of a channel is C apart from i + 1
   __device__ __forceinline__ int64_t at(int64_t channel, int64_t i) const {
+    if (nhwc) return i * c + channel;
     int64_t b = i / s;
     return (b * c + channel) * s + (i - b * s);
   }
@@ -201,14 +204,15 @@ ChannelWalk walk(const Tensor& x, const cudaDeviceProp& props) {
   const int64_t n = x.dim(0), c = x.dim(1), s = x.numel() / std::max<int64_t>(n * c, 1);
   const int64_t want = (4 * int64_t(props.multiProcessorCount) + c - 1) / std::max<int64_t>(c, 1);
   const int64_t most = std::max<int64_t>(1, n * s / kMinChunk);
-  return {n, c, s, int(std::clamp<int64_t>(std::min(want, most), 1, kMaxParts))};
+  return {n, c, s, int(std::clamp<int64_t>(std::min(want, most), 1, kMaxParts)),
+          x.layout() == Layout::nhwc};
 }
 
 dim3 grid(const ChannelWalk& w) { return dim3(unsigned(w.parts), unsigned(w.c)); }
 
 void check_inputs(const TrainContext& c, const char* op, const Tensor& x,
                   std::initializer_list<const Tensor*> per_channel) {
-  require_float(c, op, {&x});
+  require_activations(c, op, {&x});
   TANDEM_CHECK(x.rank() >= 2, "batch norm wants x [N, C, ...]", op_context(op, x));
   for (const Tensor* t : per_channel) {
     require_on_gpu(c, op, {t}, DType::f32);
@@ -227,12 +231,15 @@ void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, co
   const char* op = "batch_norm_forward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, x, {&gamma, &beta, &running_mean, &running_var});
-  require_float(c, op, {&x, &y});
+  require_activations(c, op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
   int64_t channels = x.dim(1), count = x.numel() / std::max<int64_t>(channels, 1);
   ErrorContext where = op_context(op, x);
   TANDEM_CHECK(!p.training || count > 1,
                "training batch norm needs more than one value per channel", where);
+  if (cudnn_batch_norm_takes(p, x))
+    return cudnn_batch_norm_forward(c, p, x, gamma, beta, running_mean, running_var, y, saved,
+                                    where);
   *saved = device_empty(c.gpu, DType::f32, {2, channels});
   if (x.numel() == 0) return;
   const ChannelWalk w = walk(x, c.gpu.props);
@@ -264,20 +271,22 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
   const char* op = "batch_norm_backward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, x, {&gamma});
-  require_float(c, op, {&x, &dy});
-  require_f32(c, op, {&saved});
+  require_activations(c, op, {&x, &dy});
   require_shape(op, dy, x.shape(), "dy");
+  const GradPtr gx = grad_ptr(c, op, dx, x.shape(), x.dtype(), x.layout()),
+                gg = grad_ptr(c, op, dgamma, {x.dim(1)}), gb = grad_ptr(c, op, dbeta, {x.dim(1)});
+  if (cudnn_batch_norm_takes(p, x)) {
+    if (gx || gg || gb)
+      cudnn_batch_norm_backward(c, p, x, gamma, saved, dy, dx, dgamma, dbeta, op_context(op, x));
+    return;
+  }
+  require_f32(c, op, {&saved});
   require_shape(op, saved, {2, x.dim(1)}, "the saved statistics");
   const ChannelWalk w = walk(x, c.gpu.props);
   Scratch partial(c.gpu, sizeof(GradSums) * size_t(w.c * w.parts));
-  BackwardArgs a{f32(gamma),
-                 f32(saved),
-                 static_cast<const GradSums*>(partial.get()),
-                 p.eps,
-                 p.training,
-                 grad_ptr(c, op, dx, x.shape(), x.dtype()),
-                 grad_ptr(c, op, dgamma, {x.dim(1)}),
-                 grad_ptr(c, op, dbeta, {x.dim(1)})};
+  BackwardArgs a{f32(gamma), f32(saved), static_cast<const GradSums*>(partial.get()),
+                 p.eps,      p.training, gx,
+                 gg,         gb};
   if ((!a.dx && !a.dgamma && !a.dbeta) || x.numel() == 0) return;
   ErrorContext where = op_context(op, x);
   with_float_type(x.dtype(), op, where, [&](auto zero) {

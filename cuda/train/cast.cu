@@ -1,8 +1,10 @@
 // Precision changes for autocast (Conv2dParams::compute): a f32 tensor
 // rounded into a 16-bit scratch copy before a tensor-core kernel, and the
 // 16-bit result widened back into an f32 tensor (or added to it, for an
-// accumulated gradient); and the table's cast entry, which autograd's cast
-// op calls where a 16-bit activation meets an f32-only op.
+// accumulated gradient); layout changes between plain NCHW and nhwc
+// (channels last: a batch entering the network, conv weights into cuDNN's
+// KRSC filter order, their gradients back); and the table's cast entry,
+// which autograd's cast op calls.
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/train/cast.h"
@@ -11,23 +13,62 @@ namespace tandem::cuda::train {
 
 namespace {
 
+// How a destination index maps to the source: the same, or a 4-D
+// [N, C, H, W] tensor between its plain and nhwc byte orders.
+enum class Permute : uint8_t { none, to_nhwc, to_plain };
+
+struct Dims {
+  int64_t c, h, w;
+};
+
+__device__ __forceinline__ int64_t source_index(Permute p, const Dims& d, int64_t i) {
+  if (p == Permute::to_nhwc) {  // i walks [N, H, W, C]; the source is [N, C, H, W]
+    int64_t c = i % d.c, t = i / d.c;
+    int64_t x = t % d.w;
+    t /= d.w;
+    int64_t y = t % d.h, n = t / d.h;
+    return ((n * d.c + c) * d.h + y) * d.w + x;
+  }
+  if (p == Permute::to_plain) {  // i walks [N, C, H, W]; the source is [N, H, W, C]
+    int64_t x = i % d.w, t = i / d.w;
+    int64_t y = t % d.h;
+    t /= d.h;
+    int64_t c = t % d.c, n = t / d.c;
+    return ((n * d.h + y) * d.w + x) * d.c + c;
+  }
+  return i;
+}
+
 template <typename To, typename From>
-__global__ void cast_kernel(const From* x, To* y, int64_t n, bool accumulate) {
+__global__ void cast_kernel(const From* x, To* y, int64_t n, bool accumulate, Permute p, Dims d) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float v = load(x, i);
+    float v = load(x, source_index(p, d, i));
     store(y, i, accumulate ? load(y, i) + v : v);
   }
 }
 
-void launch(TrainContext& c, DType from, const void* src, DType to, void* dst, int64_t n, bool accumulate,
+Permute permute_of(const Tensor& src, const Tensor& dst, const ErrorContext& where) {
+  const Layout from = src.layout(), to = dst.layout();
+  TANDEM_CHECK_SUPPORTED((from == Layout::plain || from == Layout::nhwc) &&
+                             (to == Layout::plain || to == Layout::nhwc),
+                         "cast between " + src.desc().str() + " and " + dst.desc().str(), where);
+  if (from == to || layout_free(src)) return Permute::none;
+  TANDEM_CHECK(src.rank() == 4, "a layout change of " + src.desc().str(), where);
+  return to == Layout::nhwc ? Permute::to_nhwc : Permute::to_plain;
+}
+
+void launch(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate,
             const ErrorContext& where) {
+  const int64_t n = src.numel();
   if (n == 0) return;
-  with_float_type(from, "cast", where, [&](auto f) {
-    with_float_type(to, "cast", where, [&](auto t) {
+  const Permute p = permute_of(src, dst, where);
+  const Dims d = src.rank() == 4 ? Dims{src.dim(1), src.dim(2), src.dim(3)} : Dims{1, 1, 1};
+  with_float_type(src.dtype(), "cast", where, [&](auto f) {
+    with_float_type(dst.dtype(), "cast", where, [&](auto t) {
       using From = decltype(f);
       using To = decltype(t);
       cast_kernel<To, From><<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
-          static_cast<const From*>(src), static_cast<To*>(dst), n, accumulate);
+          static_cast<const From*>(src.raw()), static_cast<To*>(dst.raw()), n, accumulate, p, d);
     });
   });
   check_launch("cast_kernel", where);
@@ -35,26 +76,29 @@ void launch(TrainContext& c, DType from, const void* src, DType to, void* dst, i
 
 }  // namespace
 
-Tensor rounded_copy(TrainContext& c, const Tensor& x, DType to, const ErrorContext& where) {
+Tensor converted_copy(TrainContext& c, const Tensor& x, DType to, Layout layout,
+                      const ErrorContext& where) {
   Tensor y = device_empty(c.gpu, to, x.shape());
-  launch(c, x.dtype(), x.raw(), to, y.raw(), x.numel(), false, where);
+  if (layout != Layout::plain) y = y.with_layout(layout);
+  launch(c, x, y, false, where);
   return y;
 }
 
-void widen_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate, const ErrorContext& where) {
-  TANDEM_CHECK(src.numel() == dst.numel(),
-               "widening " + src.desc().str() + " into " + dst.desc().str(), where);
-  launch(c, src.dtype(), src.raw(), dst.dtype(), dst.raw(), src.numel(), accumulate, where);
+void convert_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate,
+                  const ErrorContext& where) {
+  TANDEM_CHECK(src.shape() == dst.shape(),
+               "converting " + src.desc().str() + " into " + dst.desc().str(), where);
+  launch(c, src, dst, accumulate, where);
 }
 
 void cast(void* ctx, const Tensor& src, const GradOut& dst) {
   const char* op = "cast";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&src});
+  require_activations(c, op, {&src});
   if (!dst.wanted()) return;
-  require_float(c, op, {&dst.t});
+  require_activations(c, op, {&dst.t});
   require_shape(op, dst.t, src.shape(), "dst");
-  widen_into(c, src, dst.t, dst.mode == GradMode::accumulate, op_context(op, src));
+  convert_into(c, src, dst.t, dst.mode == GradMode::accumulate, op_context(op, src));
 }
 
 }  // namespace tandem::cuda::train

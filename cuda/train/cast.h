@@ -1,12 +1,20 @@
 #pragma once
-// Autocast's precision changes on the GPU (cuda/train/cast.cu).
+// Autocast's precision changes and channels-last's layout changes on the GPU
+// (cuda/train/cast.cu).
 #include "cuda/train/common.h"
 
 namespace tandem::cuda::train {
 
-// A new device tensor of dtype `to` holding x rounded to it (nearest even).
-Tensor rounded_copy(TrainContext& c, const Tensor& x, DType to, const ErrorContext& where);
-// dst = src (or dst += src, accumulating), converted to dst's dtype; same numel.
-void widen_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate, const ErrorContext& where);
+// A new device tensor of dtype `to` and layout `layout` (plain or, 4-D,
+// nhwc) holding x's values, rounded to `to` (nearest even).
+Tensor converted_copy(TrainContext& c, const Tensor& x, DType to, Layout layout,
+                      const ErrorContext& where);
+inline Tensor rounded_copy(TrainContext& c, const Tensor& x, DType to, const ErrorContext& where) {
+  return converted_copy(c, x, to, x.layout(), where);
+}
+// dst = src (or dst += src, accumulating), converted to dst's dtype and
+// layout; same shape.
+void convert_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate,
+                  const ErrorContext& where);
 
 }  // namespace tandem::cuda::train

@@ -10,17 +10,18 @@ TrainContext& enter(void* ctx) {
   return c;
 }
 
-void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors,
-                    DType want) {
+void require_on_gpu(const TrainContext& c, const char* op,
+                    std::initializer_list<const Tensor*> tensors, DType want, Layout layout) {
   Device here = Device::cuda(c.gpu.device);
   for (const Tensor* t : tensors) {
     if (!t->defined()) continue;
     TANDEM_CHECK(t->device() == here,
                  "the " + here.str() + " training kernels got a tensor on " + t->device().str(),
                  op_context(op, *t));
-    TANDEM_CHECK_SUPPORTED(t->dtype() == want && t->layout() == Layout::plain,
-                           "the CUDA training kernels take plain " + std::string(dtype_name(want)) +
-                               " tensors here, got " + t->desc().str(),
+    TANDEM_CHECK_SUPPORTED(t->dtype() == want && t->layout() == layout,
+                           "the CUDA training kernels take " + std::string(dtype_name(want)) +
+                               " tensors in layout " + std::string(layout_name(layout)) +
+                               " here, got " + t->desc().str(),
                            op_context(op, *t));
   }
 }
@@ -43,10 +44,42 @@ DType require_float(const TrainContext& c, const char* op,
   return d;
 }
 
+ActivationDesc require_activations(const TrainContext& c, const char* op,
+                                   std::initializer_list<const Tensor*> tensors) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : tensors)
+    if (t->defined()) {
+      first = t;
+      break;
+    }
+  if (!first) return {};
+  const DType d = first->dtype();
+  const Layout l = first->layout();
+  TANDEM_CHECK_SUPPORTED(
+      (d == DType::f32 || d == DType::f16 || d == DType::bf16) &&
+          (l == Layout::plain || (l == Layout::nhwc && first->rank() == 4)),
+      "the CUDA training kernels take f32, f16 or bf16 activations, plain or 4-D nhwc, got " +
+          first->desc().str(),
+      op_context(op, *first));
+  require_on_gpu(c, op, tensors, d, l);
+  return {d, l};
+}
+
+Shape physical_shape(const Shape& s, Layout layout) {
+  if (layout != Layout::nhwc) return s;
+  return {s[0], s[2], s[3], s[1]};
+}
+
+int64_t physical_axis(int64_t axis, Layout layout) {
+  if (layout != Layout::nhwc) return axis;
+  static constexpr int64_t kNhwc[4] = {0, 3, 1, 2};
+  return kNhwc[axis];
+}
+
 GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape,
-                 DType dtype) {
+                 DType dtype, Layout layout) {
   if (!g.wanted()) return {};
-  require_on_gpu(c, op, {&g.t}, dtype);
+  require_on_gpu(c, op, {&g.t}, dtype, layout);
   require_shape(op, g.t, shape, "the gradient");
   return {g.t.raw(), g.mode == GradMode::accumulate};
 }

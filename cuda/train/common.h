@@ -27,18 +27,32 @@ struct TrainContext {
 // thread (kernels launch on the current device's view of the stream).
 TrainContext& enter(void* ctx);
 
-// Each defined tensor must live on this table's GPU, plain, of dtype `want`.
-// (op_context and require_shape: core/train_backend.h.)
-void require_on_gpu(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors,
-                    DType want);
+// Each defined tensor must live on this table's GPU, of dtype `want`, in
+// layout `layout`. (op_context and require_shape: core/train_backend.h.)
+void require_on_gpu(const TrainContext& c, const char* op,
+                    std::initializer_list<const Tensor*> tensors, DType want,
+                    Layout layout = Layout::plain);
 // Parameters, statistics and losses: f32.
 inline void require_f32(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors) {
   require_on_gpu(c, op, tensors, DType::f32);
 }
 // Activations and their gradients (keeps_16bit_activations): f32, f16 or
-// bf16, all of one dtype, which is returned (f32 when none is defined).
+// bf16, plain, all of one dtype, which is returned (f32 when none is defined).
 DType require_float(const TrainContext& c, const char* op,
                     std::initializer_list<const Tensor*> tensors);
+// The same for the entries that also take nhwc (takes_nhwc_activations):
+// one dtype and one layout, plain or (4-D only) nhwc.
+struct ActivationDesc {
+  DType dtype = DType::f32;
+  Layout layout = Layout::plain;
+};
+ActivationDesc require_activations(const TrainContext& c, const char* op,
+                                   std::initializer_list<const Tensor*> tensors);
+// A shape (or axis) in the order the bytes hold it: [N, H, W, C] for nhwc.
+Shape physical_shape(const Shape& s, Layout layout);
+int64_t physical_axis(int64_t axis, Layout layout);
+// core/train_backend.h's layout_free of t's shape.
+inline bool layout_free(const Tensor& t) { return tandem::layout_free(t.shape()); }
 // Where a kernel writes one wanted gradient of `shape`: its pointer and
 // whether it adds to what is there. p is null when the gradient is not wanted.
 struct GradPtr {
@@ -49,7 +63,7 @@ struct GradPtr {
 // The gradient must have dtype `dtype` (an activation's gradient has the
 // activation's dtype; a parameter's is f32).
 GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape,
-                 DType dtype = DType::f32);
+                 DType dtype = DType::f32, Layout layout = Layout::plain);
 // cuDNN's and cuBLASLt's blend factor for a GradOut: 0 overwrites, 1 adds.
 inline float grad_beta(const GradOut& g) { return g.mode == GradMode::accumulate ? 1.f : 0.f; }
 
@@ -79,15 +93,16 @@ Tensor device_empty(Context& c, DType dtype, const Shape& shape);
 // host must decide on: a label check's result).
 void read_back(Context& c, void* host, const void* device, size_t bytes, const ErrorContext& where);
 
-// Helpers on plain device tensors of one float dtype, enqueued on the stream.
+// Helpers on device float tensors, enqueued on the stream.
 // y = full + other, `other` broadcast along its extents of 1 (same rank as
-// full; y may be full itself).
-// full and y share a dtype; other may have another (an f32 bias on a
-// 16-bit y, a 16-bit gradient added into an f32 one).
+// full; y may be full itself). full and y share a dtype and layout; other may
+// have another dtype (an f32 bias on a 16-bit y) and must have full's layout
+// or read the same in both (layout_free).
 void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const Tensor& y, const ErrorContext& where);
 // dst (or dst +=, accumulating) = src summed over the axes where dst's shape
 // has extent 1 and src's does not, in f32. dst_shape has src's rank; dst is
-// of dtype dst_dtype (a 16-bit dy summed into an f32 bias gradient).
+// of dtype dst_dtype (a 16-bit dy summed into an f32 bias gradient), in
+// src's layout or layout-free.
 void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtype,
                    const Shape& dst_shape, bool accumulate, const ErrorContext& where);
 

@@ -46,13 +46,14 @@ void concat_forward(void* ctx, int64_t axis, std::span<const Tensor> xs, const T
   TrainContext& c = enter(ctx);
   Shape ys = concat_output_shape(xs, axis);
   axis = normalize_axis(axis, int64_t(ys.size()));
-  require_float(c, op, {&y});
+  const ActivationDesc d = require_activations(c, op, {&y});
   require_shape(op, y, ys, "y");
-  ConcatBlocks b = concat_blocks(ys, axis);
+  // Blocks in the bytes' order (channels last: the channel axis innermost).
+  ConcatBlocks b = concat_blocks(physical_shape(ys, d.layout), physical_axis(axis, d.layout));
   size_t elem = dtype_size(y.dtype());
   int64_t offset = 0;
   for (const Tensor& x : xs) {
-    require_on_gpu(c, op, {&x}, y.dtype());
+    require_on_gpu(c, op, {&x}, y.dtype(), y.layout());
     int64_t width = x.dim(axis) * b.inner;
     copy_rows(c.gpu, b, offset, width, elem, x.raw(), y.raw(), true, op_context(op, x));
     offset += width;
@@ -63,7 +64,7 @@ void concat_backward(void* ctx, int64_t axis, const Tensor& dy, std::span<const 
                      std::span<const GradOut> dxs) {
   const char* op = "concat_backward";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&dy});
+  const ActivationDesc d = require_activations(c, op, {&dy});
   axis = normalize_axis(axis, dy.rank());
   int64_t total = 0;
   for (int64_t e : extents) total += e;
@@ -71,14 +72,15 @@ void concat_backward(void* ctx, int64_t axis, const Tensor& dy, std::span<const 
   TANDEM_CHECK(extents.size() == dxs.size() && total == dy.dim(axis),
                "the parts' extents do not add up to dy's along axis " + std::to_string(axis),
                where);
-  ConcatBlocks b = concat_blocks(dy.shape(), axis);
+  ConcatBlocks b =
+      concat_blocks(physical_shape(dy.shape(), d.layout), physical_axis(axis, d.layout));
   size_t elem = dtype_size(dy.dtype());
   int64_t offset = 0;
   for (size_t i = 0; i < dxs.size(); ++i) {
     int64_t width = extents[i] * b.inner;
     Shape want = dy.shape();
     want[size_t(axis)] = extents[i];
-    if (GradPtr g = grad_ptr(c, op, dxs[i], want, dy.dtype())) {
+    if (GradPtr g = grad_ptr(c, op, dxs[i], want, dy.dtype(), dy.layout())) {
       if (!g.accumulate) {
         copy_rows(c.gpu, b, offset, width, elem, g.p, dy.raw(), false, where);
       } else if (int64_t n = b.outer * width) {

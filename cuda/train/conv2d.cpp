@@ -1,4 +1,4 @@
-// Conv2d for training on cuDNN's legacy API, plain NCHW tensors:
+// Conv2d for training on cuDNN's legacy API, NCHW or NHWC tensors:
 // cudnnConvolutionForward, cudnnConvolutionBackwardData and
 // cudnnConvolutionBackwardFilter (accumulating gradients through their beta
 // = 1 blend); the bias is added, and its gradient summed, by
@@ -22,6 +22,9 @@
 // dtype is rounded into a scratch copy, a result of another dtype is widened
 // from a 16-bit scratch (added, for an accumulated gradient). w, the bias and
 // their gradients stay f32: w is rounded per call, dw widened.
+// Channels last (x in layout nhwc): x, y, dy and dx nhwc, and cuDNN's
+// filter in KRSC order, w converted into it per call and dw out of it; the
+// tensor cores' native arrangement, with no transposes inside cuDNN.
 #include <algorithm>
 #include <climits>
 #include <memory>
@@ -56,11 +59,11 @@ struct Choice {
 };
 
 struct ConvPlan {
-  ConvPlan(const Conv2dParams& p, DType dtype, const Shape& x, const Shape& w, const Shape& y,
-           const ErrorContext& where)
+  ConvPlan(const Conv2dParams& p, DType dtype, Layout layout, const Shape& x, const Shape& w,
+           const Shape& y, const ErrorContext& where)
       : where(where),
         dtype(dtype),
-        problem(problem_of(p, dtype, x, w)),
+        problem(problem_of(p, dtype, layout, x, w)),
         xd(where),
         yd(where),
         wd(where),
@@ -68,16 +71,21 @@ struct ConvPlan {
         data_cd(where),
         filter_cd(where) {
     cudnnDataType_t t = cudnn_dtype(dtype, "conv2d", where);
+    // nhwc: x, y and the filter (KRSC) channels last, tensor cores' own order.
+    const cudnnTensorFormat_t format =
+        layout == Layout::nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     auto tensor4d = [&](const TensorDescriptor& d, const Shape& s) {
-      check_cudnn(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, t, to_int(s[0], where), to_int(s[1], where),
-                                             to_int(s[2], where), to_int(s[3], where)),
-                  "cudnnSetTensor4dDescriptor", where);
+      check_cudnn(
+          cudnnSetTensor4dDescriptor(d.get(), format, t, to_int(s[0], where), to_int(s[1], where),
+                                     to_int(s[2], where), to_int(s[3], where)),
+          "cudnnSetTensor4dDescriptor", where);
     };
     tensor4d(xd, x);
     tensor4d(yd, y);
-    check_cudnn(cudnnSetFilter4dDescriptor(wd.get(), t, CUDNN_TENSOR_NCHW, to_int(w[0], where), to_int(w[1], where),
-                                           to_int(w[2], where), to_int(w[3], where)),
-                "cudnnSetFilter4dDescriptor", where);
+    check_cudnn(
+        cudnnSetFilter4dDescriptor(wd.get(), t, format, to_int(w[0], where), to_int(w[1], where),
+                                   to_int(w[2], where), to_int(w[3], where)),
+        "cudnnSetFilter4dDescriptor", where);
     for (const ConvolutionDescriptor* cd : {&fwd_cd, &data_cd, &filter_cd}) {
       check_cudnn(cudnnSetConvolution2dDescriptor(cd->get(), int(p.padding[0]), int(p.padding[1]), int(p.stride[0]),
                                                   int(p.stride[1]), int(p.dilation[0]), int(p.dilation[1]),
@@ -96,11 +104,11 @@ struct ConvPlan {
   }
 
   // The problem as the on-disk algorithm cache keys it (one direction set per call).
-  static ConvProblem problem_of(const Conv2dParams& p, DType dtype, const Shape& x,
+  static ConvProblem problem_of(const Conv2dParams& p, DType dtype, Layout layout, const Shape& x,
                                 const Shape& w) {
     ConvProblem pr;
     pr.dtype = dtype_name(dtype);
-    pr.layout = "nchw";
+    pr.layout = layout == Layout::nhwc ? "nhwc" : "nchw";
     pr.n = x[0], pr.c = x[1], pr.h = x[2], pr.w = x[3];
     pr.k = w[0], pr.r = w[2], pr.s = w[3];
     pr.pad_h = p.padding[0], pr.pad_w = p.padding[1], pr.stride_h = p.stride[0],
@@ -302,31 +310,39 @@ void choose_filter(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor&
 // The plan of x's shape and w's in the compute precision.
 ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Shape& w) {
   Shape y = conv2d_output_shape(p, x.shape(), w);
-  std::string key = cache_key("conv2d", x.shape(), p.compute, w, p.groups, p.stride[0], p.stride[1], p.padding[0],
-                              p.padding[1], p.dilation[0], p.dilation[1]);
+  std::string key =
+      cache_key("conv2d", x.shape(), p.compute, int(x.layout()), w, p.groups, p.stride[0],
+                p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]);
   return c.plans.get<ConvPlan>(key, [&] {
-    return std::make_unique<ConvPlan>(p, p.compute, x.shape(), w, y, op_context(op, x));
+    return std::make_unique<ConvPlan>(p, p.compute, x.layout(), x.shape(), w, y, op_context(op, x));
   });
 }
 
-// An operand in the compute precision: t itself when it has it, else a rounded copy.
-Tensor operand(TrainContext& c, const Tensor& t, DType compute, const ErrorContext& where) {
-  return t.dtype() == compute ? t : rounded_copy(c, t, compute, where);
+// An operand in the compute precision and the plan's layout (for w, nhwc is
+// cuDNN's KRSC filter order): t itself when it has both, else a converted copy.
+Tensor operand(TrainContext& c, const Tensor& t, DType compute, Layout layout,
+               const ErrorContext& where) {
+  return t.dtype() == compute && t.layout() == layout
+             ? t
+             : converted_copy(c, t, compute, layout, where);
 }
 
 // Where cuDNN writes a result of `out`'s shape: `out` itself when it has the
-// compute dtype, else a scratch tensor widen() then moves into `out`.
+// compute dtype and the plan's layout, else a scratch tensor widen() then
+// converts into `out`.
 struct Result {
-  Result(TrainContext& c, const Tensor& out, bool accumulate, DType compute)
+  Result(TrainContext& c, const Tensor& out, bool accumulate, DType compute, Layout layout)
       : out(out),
         accumulate(accumulate),
-        t(out.dtype() == compute ? out : device_empty(c.gpu, compute, out.shape())) {}
+        t(out.dtype() == compute && out.layout() == layout
+              ? out
+              : device_empty(c.gpu, compute, out.shape()).with_layout(layout)) {}
   bool direct() const { return t.raw() == out.raw(); }
   // cuDNN's blend: only a direct result accumulates in place.
   float beta() const { return direct() && accumulate ? 1.f : 0.f; }
   GradOut as_grad() const { return {t, direct() && accumulate ? GradMode::accumulate : GradMode::overwrite}; }
   void widen(TrainContext& c, const ErrorContext& where) const {
-    if (!direct()) widen_into(c, t, out, accumulate, where);
+    if (!direct()) convert_into(c, t, out, accumulate, where);
   }
   Tensor out;
   bool accumulate;
@@ -335,7 +351,8 @@ struct Result {
 
 void check_inputs(const TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w,
                   const Tensor& b) {
-  require_float(c, op, {&x});
+  require_activations(c, op, {&x});
+  TANDEM_CHECK(x.rank() == 4, "conv2d wants x [N, C, H, W]", op_context(op, x));
   require_f32(c, op, {&w, &b});
   TANDEM_CHECK_SUPPORTED(
       p.compute == DType::f32 || p.compute == DType::f16 || p.compute == DType::bf16,
@@ -352,12 +369,14 @@ void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Ten
   const char* op = "conv2d_forward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, p, x, w, b);
-  require_float(c, op, {&y});
+  require_activations(c, op, {&y});
+  require_on_gpu(c, op, {&y}, y.dtype(), x.layout());
   require_shape(op, y, conv2d_output_shape(p, x.shape(), w.shape()), "y");
   if (y.numel() == 0) return;
   ErrorContext where = op_context(op, x);
-  Tensor xc = operand(c, x, p.compute, where), wc = operand(c, w, p.compute, where);
-  Result yc(c, y, false, p.compute);
+  const Layout l = x.layout();
+  Tensor xc = operand(c, x, p.compute, l, where), wc = operand(c, w, p.compute, l, where);
+  Result yc(c, y, false, p.compute, l);
   ConvPlan& plan = plan_for(c, op, p, x, w.shape());
   std::lock_guard<std::mutex> lock(plan.mu);
   if (!plan.fwd.chosen) choose_forward(c, plan, xc, wc, yc.t);
@@ -376,20 +395,22 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
   const char* op = "conv2d_backward";
   TrainContext& c = enter(ctx);
   check_inputs(c, op, p, x, w, Tensor());
-  require_float(c, op, {&dy});
+  require_activations(c, op, {&dy});
+  require_on_gpu(c, op, {&dy}, dy.dtype(), x.layout());
   require_shape(op, dy, conv2d_output_shape(p, x.shape(), w.shape()), "dy");
-  GradPtr gx = grad_ptr(c, op, dx, x.shape(), x.dtype()), gw = grad_ptr(c, op, dw, w.shape()),
-          gb = grad_ptr(c, op, db, {w.dim(0)});
+  GradPtr gx = grad_ptr(c, op, dx, x.shape(), x.dtype(), x.layout()),
+          gw = grad_ptr(c, op, dw, w.shape()), gb = grad_ptr(c, op, db, {w.dim(0)});
   ErrorContext where = op_context(op, x);
   if (gb) launch_sum_to(c, dy, gb.p, DType::f32, {1, w.dim(0), 1, 1}, gb.accumulate, where);
   if ((!gx && !gw) || dy.numel() == 0) return;
   ConvPlan& plan = plan_for(c, op, p, x, w.shape());
   std::lock_guard<std::mutex> lock(plan.mu);
   const float one = 1.f;
-  Tensor dyc = operand(c, dy, p.compute, where);
+  const Layout l = x.layout();
+  Tensor dyc = operand(c, dy, p.compute, l, where);
   if (gx) {
-    Tensor wc = operand(c, w, p.compute, where);
-    Result r(c, dx.t, gx.accumulate, p.compute);
+    Tensor wc = operand(c, w, p.compute, l, where);
+    Result r(c, dx.t, gx.accumulate, p.compute, l);
     if (!plan.data.chosen) choose_data(c, plan, wc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.data.workspace);
     float beta = r.beta();
@@ -400,8 +421,8 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
     r.widen(c, where);
   }
   if (gw) {
-    Tensor xc = operand(c, x, p.compute, where);
-    Result r(c, dw.t, gw.accumulate, p.compute);
+    Tensor xc = operand(c, x, p.compute, l, where);
+    Result r(c, dw.t, gw.accumulate, p.compute, l);
     if (!plan.filter.chosen) choose_filter(c, plan, xc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.filter.workspace);
     float beta = r.beta();

@@ -2,7 +2,9 @@
 // element index), the CPU table's own, so both devices drop the same elements;
 // the scaling rounds each operation on its own (no fused multiply-add), as
 // the CPU loop does, so outputs and gradients are the CPU's bits too.
-//   x / y / dy / dx: any shape; saved: u8 [numel], 1 where kept.
+//   x / y / dy / dx: any shape; saved: u8 [numel], 1 where kept. An nhwc
+//   tensor's index is its byte order's (its mask differs from the same
+//   values' in plain layout).
 #include "core/dropout_mask.h"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
@@ -40,7 +42,7 @@ __global__ void backward_kernel(float scale, const uint8_t* keep, const T* dy, T
 void dropout_forward(void* ctx, const DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
   const char* op = "dropout_forward";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&x, &y});
+  require_activations(c, op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
   check_p(op, p, x);
   int64_t n = x.numel();
@@ -60,12 +62,12 @@ void dropout_forward(void* ctx, const DropoutParams& p, const Tensor& x, const T
 void dropout_backward(void* ctx, const DropoutParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
   const char* op = "dropout_backward";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&dy});
+  require_activations(c, op, {&dy});
   check_p(op, p, dy);
   require_on_gpu(c, op, {&saved}, DType::u8);
   TANDEM_CHECK(saved.defined() && saved.numel() == dy.numel(),
                "dropout's backward needs its forward's mask", op_context(op, dy));
-  GradPtr g = grad_ptr(c, op, dx, dy.shape(), dy.dtype());
+  GradPtr g = grad_ptr(c, op, dx, dy.shape(), dy.dtype(), dy.layout());
   int64_t n = dy.numel();
   if (!g || n == 0) return;
   float scale = 1.f / (1.f - p.p);

@@ -74,7 +74,7 @@ float slope(const EltwiseParams& p) { return p.kind == EltwiseKind::leaky_relu ?
 void eltwise_forward(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& y) {
   const char* op = "eltwise_forward";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&x, &y});
+  require_activations(c, op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
   int64_t n = x.numel();
   if (n == 0) return;
@@ -90,9 +90,9 @@ void eltwise_forward(void* ctx, const EltwiseParams& p, const Tensor& x, const T
 void eltwise_backward(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& dy, const GradOut& dx) {
   const char* op = "eltwise_backward";
   TrainContext& c = enter(ctx);
-  require_float(c, op, {&x, &dy});
+  require_activations(c, op, {&x, &dy});
   require_shape(op, dy, x.shape(), "dy");
-  GradPtr g = grad_ptr(c, op, dx, x.shape(), x.dtype());
+  GradPtr g = grad_ptr(c, op, dx, x.shape(), x.dtype(), x.layout());
   int64_t n = x.numel();
   if (!g || n == 0) return;
   ErrorContext where = op_context(op, x);

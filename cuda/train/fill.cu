@@ -19,7 +19,7 @@ void fill(void* ctx, const Tensor& t, float value) {
   const char* op = "fill";
   TrainContext& c = enter(ctx);
   TANDEM_CHECK(t.defined(), "fill of an undefined tensor", op_context(op, t));
-  require_float(c, op, {&t});
+  require_activations(c, op, {&t});
   int64_t n = t.numel();
   if (n == 0) return;
   ErrorContext where = op_context(op, t);

@@ -22,6 +22,7 @@ struct DeviceTable {
         .name = "cuda",
         .ctx = &context,
         .keeps_16bit_activations = true,
+        .takes_nhwc_activations = true,
         .empty = empty,
         .fill = train::fill,
         .cast = train::cast,

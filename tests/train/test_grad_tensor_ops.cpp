@@ -140,3 +140,32 @@ TEST(CastOp, MixedPrecisionAddPromotesToF32) {
   train::backward(y, random_tensor({2, 3}, 15));
   EXPECT_EQ(a.grad().dtype(), DType::f32);
 }
+
+// to_layout: nhwc holds element [n, c, h, w] at ((n * H + h) * W + w) * C + c;
+// back to plain gives the values again, and the gradient comes back through
+// both conversions unchanged. A [N, C, 1, 1] tensor is relabelled in place.
+TEST(ConvertOp, NhwcHoldsTheValuesChannelsLast) {
+  const int64_t N = 2, C = 3, H = 4, W = 5;
+  train::Var x(random_tensor({N, C, H, W}, 16), true);
+  train::Var y = train::to_layout(x, Layout::nhwc);
+  ASSERT_EQ(y.value().layout(), Layout::nhwc);
+  const float* xs = x.value().data<float>();
+  const float* ys = y.value().data<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w)
+          ASSERT_EQ(ys[((n * H + h) * W + w) * C + c], xs[((n * C + c) * H + h) * W + w])
+              << n << c << h << w;
+  train::Var z = train::to_layout(y, Layout::plain);
+  Tensor seed = random_tensor({N, C, H, W}, 17);
+  train::backward(z, seed);
+  for (int64_t i = 0; i < x.value().numel(); ++i) {
+    EXPECT_EQ(z.value().data<float>()[i], xs[i]) << i;
+    EXPECT_EQ(x.grad().data<float>()[i], seed.data<float>()[i]) << i;
+  }
+  train::Var pooled(random_tensor({N, C, 1, 1}, 18), true);
+  train::Var relabelled = train::to_layout(pooled, Layout::nhwc);
+  EXPECT_EQ(relabelled.value().raw(), pooled.value().raw());
+  EXPECT_EQ(relabelled.value().layout(), Layout::nhwc);
+}

@@ -19,7 +19,7 @@ struct ActivationFn : GradFn {
 
 Var activation(const Var& x, const EltwiseParams& p) {
   const TrainBackend& be = train_backend("activation", {&x});
-  Tensor y = empty_like_dtype(be, x, x.shape());
+  Tensor y = empty_like(be, x, x.shape());
   be.eltwise_forward(be.ctx, p, x.value(), y);
   return record<ActivationFn>(std::move(y), be, {x}, p);
 }

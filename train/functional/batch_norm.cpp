@@ -24,7 +24,7 @@ Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& ru
   TANDEM_CHECK(gamma.defined() && beta.defined(), "batch_norm needs gamma and beta",
                {"", "", "batch_norm", x.defined() ? shape_str(x.shape()) : ""});
   const TrainBackend& be = train_backend("batch_norm", {&x, &gamma, &beta});
-  Tensor y = empty_like_dtype(be, x, x.shape()), saved;
+  Tensor y = empty_like(be, x, x.shape()), saved;
   be.batch_norm_forward(be.ctx, p, x.value(), gamma.value(), beta.value(), running_mean, running_var, y, &saved);
   return record<BatchNormFn>(std::move(y), be, {x, gamma, beta}, p, std::move(saved));
 }

@@ -1,4 +1,6 @@
-// cast between float precisions; its backward converts the gradient back.
+// Precision and layout changes: convert (a copy in another dtype and/or
+// layout; its backward converts the gradient back) and, for a tensor whose
+// bytes read the same in plain and nhwc, a relabelling without a copy.
 #include "train/backend.h"
 #include "train/functional.h"
 
@@ -6,8 +8,10 @@ namespace tandem::train {
 
 namespace {
 
-struct CastFn : GradFn {
-  const char* name() const override { return "cast"; }
+// Both ops' backward: dy into the input's gradient, converted to its dtype
+// and layout (the table's sum_to and cast convert as they copy).
+struct ConvertFn : GradFn {
+  const char* name() const override { return "convert"; }
   void backward(const Tensor& dy, std::span<const GradOut> d) override {
     backend->cast(backend->ctx, dy, d[0]);
   }
@@ -15,12 +19,17 @@ struct CastFn : GradFn {
 
 }  // namespace
 
-Var cast(const Var& x, DType dtype) {
-  const TrainBackend& be = train_backend("cast", {&x});
-  if (x.value().dtype() == dtype) return x;
+Var convert(const Var& x, DType dtype, Layout layout) {
+  const TrainBackend& be = train_backend("convert", {&x});
+  const Tensor& v = x.value();
+  if (v.dtype() == dtype && v.layout() == layout) return x;
+  if (v.dtype() == dtype && layout_free(v.shape()) &&
+      (layout == Layout::plain || layout == Layout::nhwc))
+    return record<ConvertFn>(v.with_layout(layout), be, {x});
   Tensor y = be.empty(be.ctx, dtype, x.shape());
-  be.cast(be.ctx, x.value(), {y, GradMode::overwrite});
-  return record<CastFn>(std::move(y), be, {x});
+  if (layout != Layout::plain) y = y.with_layout(layout);
+  be.cast(be.ctx, v, {y, GradMode::overwrite});
+  return record<ConvertFn>(std::move(y), be, {x});
 }
 
 }  // namespace tandem::train

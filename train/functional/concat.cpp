@@ -22,19 +22,22 @@ Var concat(std::span<const Var> xs, int64_t axis) {
   TANDEM_CHECK(!xs.empty(), "concat of no tensors");
   const TrainBackend& be = train_backend(xs[0].device());
   std::vector<Var> inputs(xs.begin(), xs.end());
-  bool mixed = false;
+  bool mixed = false, mixed_layouts = false;
   for (const Var& x : xs) {
     TANDEM_CHECK(x.device() == xs[0].device(),
                  "concat of tensors on " + xs[0].device().str() + " and " + x.device().str(),
                  {"", "", "concat", shape_str(x.shape())});
     mixed |= x.value().dtype() != xs[0].value().dtype();
+    mixed_layouts |= x.value().layout() != xs[0].value().layout();
   }
-  // Mixed precisions concatenate in f32.
-  if (mixed)
-    for (Var& x : inputs) x = to_f32(x);
+  // Mixed precisions concatenate in f32, mixed layouts in plain.
+  for (Var& x : inputs) {
+    if (mixed) x = to_f32(x);
+    if (mixed_layouts) x = to_layout(x, Layout::plain);
+  }
   std::vector<Tensor> values;
   for (const Var& x : inputs) values.push_back(x.value());
-  Tensor y = empty_like_dtype(be, inputs[0], concat_output_shape(values, axis));
+  Tensor y = empty_like(be, inputs[0], concat_output_shape(values, axis));
   be.concat_forward(be.ctx, axis, values, y);
   axis = normalize_axis(axis, y.rank());
   std::vector<int64_t> extents;

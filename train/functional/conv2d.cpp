@@ -25,7 +25,9 @@ Var conv2d(const Var& x, const Var& w, const Var& b, const Conv2dParams& params)
   // Under autocast a table that keeps 16-bit activations stores y in the
   // compute dtype (the next layers read half the bytes); else f32.
   const DType y_dtype = be.keeps_16bit_activations ? p.compute : DType::f32;
+  // ... and in x's layout (channels last stays so).
   Tensor y = be.empty(be.ctx, y_dtype, conv2d_output_shape(p, x.shape(), w.shape()));
+  if (x.value().layout() == Layout::nhwc) y = y.with_layout(Layout::nhwc);
   be.conv2d_forward(be.ctx, p, x.value(), w.value(), b.defined() ? b.value() : Tensor(), y);
   return record<Conv2dFn>(std::move(y), be, {x, w, b}, p);
 }

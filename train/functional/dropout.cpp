@@ -22,7 +22,7 @@ Var dropout(const Var& x, float p, uint64_t seed, bool training) {
   const TrainBackend& be = train_backend("dropout", {&x});
   if (!training || p == 0) return x;
   DropoutParams params{p, seed};
-  Tensor y = empty_like_dtype(be, x, x.shape()), mask;
+  Tensor y = empty_like(be, x, x.shape()), mask;
   be.dropout_forward(be.ctx, params, x.value(), y, &mask);
   return record<DropoutFn>(std::move(y), be, {x}, params, std::move(mask));
 }

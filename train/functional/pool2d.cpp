@@ -20,7 +20,7 @@ struct Pool2dFn : GradFn {
 
 Var pool2d(const Var& x, const Pool2dParams& p) {
   const TrainBackend& be = train_backend("pool2d", {&x});
-  Tensor y = empty_like_dtype(be, x, pool2d_output_shape(p, x.shape())), saved;
+  Tensor y = empty_like(be, x, pool2d_output_shape(p, x.shape())), saved;
   be.pool2d_forward(be.ctx, p, x.value(), y, &saved);
   return record<Pool2dFn>(std::move(y), be, {x}, p, std::move(saved));
 }

@@ -15,8 +15,11 @@ struct ReshapeFn : GradFn {
 
 }  // namespace
 
-Var reshape(const Var& x, const Shape& shape) {
-  const TrainBackend& be = train_backend("reshape", {&x});
+Var reshape(const Var& x_in, const Shape& shape) {
+  const TrainBackend& be = train_backend("reshape", {&x_in});
+  // A reshape reads the logical (plain) order: a channels-last x is
+  // converted first (relabelled, when its bytes are the same: [N, C, 1, 1]).
+  const Var x = to_layout(x_in, Layout::plain);
   TANDEM_CHECK(shape_numel(shape) == x.value().numel(),
                "cannot reshape " + shape_str(x.shape()) + " to " + shape_str(shape),
                {"", "", "reshape", shape_str(x.shape())});

@@ -98,8 +98,9 @@ struct SplitFn : GradFn {
 
 Var split_forward(const Var& x_in, const SplitVars& v, const ChannelOp& op_in,
                   const DeviceLink& link, const SplitZones& zones) {
-  // Both sides take f32 activations (the CPU table keeps no 16-bit ones).
-  const Var x = x_in.defined() ? to_f32(x_in) : x_in;
+  // Both sides take plain f32 activations (the CPU table keeps no 16-bit or
+  // channels-last ones).
+  const Var x = x_in.defined() ? convert(x_in, DType::f32, Layout::plain) : x_in;
   check(v.w_host.defined() && v.w_host.device().is_cpu(), "a split layer needs its host part on the host");
   check(x.device() == link.home() && (!v.w_home.defined() || v.w_home.device() == link.home()),
         std::string("split ") + op_in.name() + ": x and the home part must live on " + link.home().str() + ", x is on " +

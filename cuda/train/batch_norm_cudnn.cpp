@@ -1,0 +1,144 @@
+#include "cuda/train/batch_norm_cudnn.h"
+
+#include <climits>
+#include <memory>
+
+#include "cuda/cudnn_utils.h"
+#include "cuda/train/cast.h"
+
+namespace tandem::cuda::train {
+
+namespace {
+
+// The descriptors and sizes of one shape and dtype. The persistent mode when
+// cuDNN sizes it for the shape, else the plain spatial one.
+struct BnPlan {
+  BnPlan(const Tensor& x, cudnnHandle_t h, const ErrorContext& where) : xd(where), bnd(where) {
+    for (int64_t d : x.shape())
+      TANDEM_CHECK_SUPPORTED(d <= INT_MAX, "a batch norm extent over 2^31", where);
+    set_nhwc(xd, cudnn_dtype(x.dtype(), "batch_norm", where), x.dim(0), x.dim(1), x.dim(2),
+             x.dim(3), where);
+    for (cudnnBatchNormMode_t m : {CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_SPATIAL}) {
+      mode = m;
+      check_cudnn(cudnnDeriveBNTensorDescriptor(bnd.get(), xd.get(), m),
+                  "cudnnDeriveBNTensorDescriptor", where);
+      if (sizes(h) == CUDNN_STATUS_SUCCESS) return;
+    }
+    check_cudnn(sizes(h), "cudnnGetBatchNormalization*Size", where);
+  }
+
+  cudnnStatus_t sizes(cudnnHandle_t h) {
+    const cudnnBatchNormOps_t ops = CUDNN_BATCHNORM_OPS_BN;
+    cudnnStatus_t s = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+        h, mode, ops, xd.get(), nullptr, xd.get(), bnd.get(), nullptr, &forward_workspace);
+    if (s != CUDNN_STATUS_SUCCESS) return s;
+    s = cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, ops, xd.get(), nullptr, xd.get(),
+                                                          nullptr, xd.get(), bnd.get(), nullptr,
+                                                          &backward_workspace);
+    if (s != CUDNN_STATUS_SUCCESS) return s;
+    return cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, nullptr, xd.get(),
+                                                                &reserve);
+  }
+
+  TensorDescriptor xd, bnd;
+  cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+  size_t forward_workspace = 0, backward_workspace = 0, reserve = 0;
+};
+
+BnPlan& plan_for(TrainContext& c, const Tensor& x, const ErrorContext& where) {
+  std::string key = cache_key("batch_norm_nhwc", x.shape(), x.dtype());
+  return c.plans.get<BnPlan>(key, [&] { return std::make_unique<BnPlan>(x, c.gpu.cudnn, where); });
+}
+
+// The saved state's parts: the mean and inverse standard deviation, then
+// the reserve (256-byte aligned).
+size_t reserve_offset(int64_t channels) { return align_up(2 * size_t(channels) * sizeof(float)); }
+size_t saved_bytes(const BnPlan& plan, int64_t channels) {
+  return reserve_offset(channels) + plan.reserve;
+}
+float* saved_mean(const Tensor& s) { return static_cast<float*>(s.raw()); }
+float* saved_invstd(const Tensor& s, int64_t channels) { return saved_mean(s) + channels; }
+void* saved_reserve(const Tensor& s, int64_t channels) {
+  return static_cast<char*>(s.raw()) + reserve_offset(channels);
+}
+
+// A [channels] f32 view at `offset` floats into t.
+Tensor channel_view(const Tensor& t, int64_t offset, int64_t channels) {
+  return Tensor(TensorDesc{DType::f32, {channels}}, t.storage(),
+                t.offset() + size_t(offset) * sizeof(float));
+}
+
+// cuDNN's blends other than 0 are not promised on its persistent path: it
+// overwrites scratch, which sum_to then moves into (or adds to) each wanted
+// destination.
+struct ParamGrads {
+  ParamGrads(TrainContext& c, int64_t channels)
+      : channels(channels), scratch(device_empty(c.gpu, DType::f32, {2 * channels})) {}
+  void* dgamma() const { return scratch.raw(); }
+  void* dbeta() const { return static_cast<float*>(scratch.raw()) + channels; }
+  void finish(TrainContext& c, const GradOut& gamma, const GradOut& beta) const {
+    if (gamma.wanted()) sum_to(&c, channel_view(scratch, 0, channels), gamma);
+    if (beta.wanted()) sum_to(&c, channel_view(scratch, channels, channels), beta);
+  }
+  int64_t channels;
+  Tensor scratch;
+};
+
+}  // namespace
+
+bool cudnn_batch_norm_takes(const BatchNormParams& p, const Tensor& x) {
+  return p.training && x.layout() == Layout::nhwc && x.rank() == 4 &&
+         double(p.eps) >= CUDNN_BN_MIN_EPSILON;
+}
+
+void cudnn_batch_norm_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+                              const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                              const Tensor& running_var, const Tensor& y, Tensor* saved,
+                              const ErrorContext& where) {
+  BnPlan& plan = plan_for(c, x, where);
+  const int64_t channels = x.dim(1);
+  *saved = device_empty(c.gpu, DType::u8, {int64_t(saved_bytes(plan, channels))});
+  if (x.numel() == 0) return;
+  Scratch ws(c.gpu, plan.forward_workspace);
+  const float one = 1.f, zero = 0.f;
+  check_cudnn(cudnnBatchNormalizationForwardTrainingEx(
+                  c.gpu.cudnn, plan.mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, plan.xd.get(),
+                  x.raw(), nullptr, nullptr, plan.xd.get(), y.raw(), plan.bnd.get(), gamma.raw(),
+                  beta.raw(), double(p.momentum), running_mean.raw(), running_var.raw(),
+                  double(p.eps), saved_mean(*saved), saved_invstd(*saved, channels), nullptr,
+                  ws.get(), ws.bytes(), saved_reserve(*saved, channels), plan.reserve),
+              "cudnnBatchNormalizationForwardTrainingEx", where);
+}
+
+void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+                               const Tensor& gamma, const Tensor& saved, const Tensor& dy,
+                               const GradOut& dx, const GradOut& dgamma, const GradOut& dbeta,
+                               const ErrorContext& where) {
+  BnPlan& plan = plan_for(c, x, where);
+  const int64_t channels = x.dim(1);
+  TANDEM_CHECK(
+      saved.defined() && saved.dtype() == DType::u8 && saved.bytes() == saved_bytes(plan, channels),
+      "batch norm's backward needs its forward's saved state", where);
+  if (x.numel() == 0) return;
+  // cuDNN writes all three gradients: an unwanted one goes to scratch.
+  // cuDNN writes all three gradients, overwriting: an unwanted or
+  // accumulated one goes to scratch first.
+  const bool dx_direct = dx.wanted() && dx.mode == GradMode::overwrite;
+  Tensor dx_t =
+      dx_direct ? dx.t : device_empty(c.gpu, x.dtype(), x.shape()).with_layout(Layout::nhwc);
+  ParamGrads params(c, channels);
+  Scratch ws(c.gpu, plan.backward_workspace);
+  const float one = 1.f, zero = 0.f;
+  check_cudnn(
+      cudnnBatchNormalizationBackwardEx(
+          c.gpu.cudnn, plan.mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, plan.xd.get(),
+          x.raw(), nullptr, nullptr, plan.xd.get(), dy.raw(), nullptr, nullptr, plan.xd.get(),
+          dx_t.raw(), plan.bnd.get(), gamma.raw(), nullptr, params.dgamma(), params.dbeta(),
+          double(p.eps), saved_mean(saved), saved_invstd(saved, channels), nullptr, ws.get(),
+          ws.bytes(), saved_reserve(saved, channels), plan.reserve),
+      "cudnnBatchNormalizationBackwardEx", where);
+  params.finish(c, dgamma, dbeta);
+  if (dx.wanted() && !dx_direct) convert_into(c, dx_t, dx.t, true, where);
+}
+
+}  // namespace tandem::cuda::train

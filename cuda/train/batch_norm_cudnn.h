@@ -1,0 +1,26 @@
+#pragma once
+// Training-mode batch norm on channels-last activations through cuDNN's
+// persistent NHWC kernels (cudnnBatchNormalizationForwardTrainingEx /
+// BackwardEx, as PyTorch runs it for channels-last): the walk of our own
+// kernels (cuda/train/batch_norm.cu) strides by C between a channel's values
+// there. Same semantics as the table entry: batch mean and biased variance,
+// running statistics updated with the unbiased one, and the same saved
+// state read only by this file's backward: u8 [8 C + reserve], the mean and
+// inverse standard deviation (f32) then cuDNN's reserve space.
+#include "cuda/train/common.h"
+
+namespace tandem::cuda::train {
+
+// Whether this path takes the call: x nhwc, training.
+bool cudnn_batch_norm_takes(const BatchNormParams& p, const Tensor& x);
+
+void cudnn_batch_norm_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+                              const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                              const Tensor& running_var, const Tensor& y, Tensor* saved,
+                              const ErrorContext& where);
+void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+                               const Tensor& gamma, const Tensor& saved, const Tensor& dy,
+                               const GradOut& dx, const GradOut& dgamma, const GradOut& dbeta,
+                               const ErrorContext& where);
+
+}  // namespace tandem::cuda::train
