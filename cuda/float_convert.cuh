@@ -42,4 +42,14 @@ __device__ __forceinline__ float load(const T* p, int64_t i) { return to_float(p
 template <typename T>
 __device__ __forceinline__ void store(T* p, int64_t i, float v) { p[i] = from_float<T>(v); }
 
+// V neighbouring elements moved as one aligned access (16 bytes: one
+// vector load or store), for memory-bound kernels over contiguous runs.
+template <int V, typename T>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+// Elements of T in 16 bytes.
+template <typename T>
+inline constexpr int kPackOf = int(16 / sizeof(T));
+
 }  // namespace tandem::cuda

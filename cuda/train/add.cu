@@ -8,6 +8,7 @@
 // Shapes are first collapsed: extents of 1 dropped and neighbouring axes of
 // the same kind (broadcast or not; reduced or kept) merged, so a channel
 // bias over [N, C, H, W] is walked as [N, C, H*W].
+#include <type_traits>
 #include <vector>
 
 #include "cuda/block_reduce.cuh"
@@ -79,6 +80,20 @@ std::vector<int64_t> row_major_strides(const std::vector<Axis>& axes) {
   return s;
 }
 
+// Same shape and layout on both sides: no broadcast walk, V elements per
+// thread (one 16-byte access where the sizes allow).
+template <int V, typename T, typename O>
+__global__ void add_same_kernel(const T* a, const O* b, T* y, int64_t packs) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < packs;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const Pack<V, T> pa = reinterpret_cast<const Pack<V, T>*>(a)[i];
+    const Pack<V, O> pb = reinterpret_cast<const Pack<V, O>*>(b)[i];
+    Pack<V, T> out;
+    for (int k = 0; k < V; ++k) out.v[k] = from_float<T>(to_float(pa.v[k]) + to_float(pb.v[k]));
+    reinterpret_cast<Pack<V, T>*>(y)[i] = out;
+  }
+}
+
 template <typename T, typename O>
 __global__ void add_kernel(const T* full, const O* other, T* y, Walk other_walk, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -138,6 +153,32 @@ constexpr int64_t kBlockPerOutputFrom = 64;  // summed values per output
 
 }  // namespace
 
+namespace {
+
+void launch_add_same(TrainContext& c, const Tensor& a, const Tensor& b, const Tensor& y,
+                     const ErrorContext& where) {
+  const int64_t n = a.numel();
+  with_float_type(a.dtype(), "add", where, [&](auto t) {
+    with_float_type(b.dtype(), "add", where, [&](auto o) {
+      using T = decltype(t);
+      using O = decltype(o);
+      auto run = [&](auto v) {
+        constexpr int V = decltype(v)::value;
+        add_same_kernel<V, T, O><<<blocks_for(n / V, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+            static_cast<const T*>(a.raw()), static_cast<const O*>(b.raw()),
+            static_cast<T*>(y.raw()), n / V);
+      };
+      if (std::is_same_v<T, O> && n % kPackOf<T> == 0)
+        run(std::integral_constant<int, kPackOf<T>>{});
+      else
+        run(std::integral_constant<int, 1>{});
+    });
+  });
+  check_launch("add_same_kernel", where);
+}
+
+}  // namespace
+
 void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const Tensor& y, const ErrorContext& where) {
   int64_t n = full.numel();
   if (n == 0) return;
@@ -146,6 +187,9 @@ void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const 
   TANDEM_CHECK(
       y.layout() == full.layout() && (other.layout() == full.layout() || layout_free(other)),
       "add of " + other.desc().str() + " to " + full.desc().str(), where);
+  TANDEM_CHECK(full.dtype() == y.dtype(), "add: " + full.desc().str() + " into " + y.desc().str(),
+               where);
+  if (other.shape() == full.shape()) return launch_add_same(c, full, other, y, where);
   std::vector<Axis> axes = collapse(physical_shape(full.shape(), full.layout()),
                                     physical_shape(other.shape(), full.layout()));
   // other's strides: row-major over its own (non-broadcast) axes, 0 along the broadcast ones.
@@ -157,8 +201,6 @@ void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const 
     if (!axes[i].other) stride *= axes[i].extent;
   }
   for (size_t i = 0; i < axes.size(); ++i) push(w, axes[i].extent, strides[i], where);
-  TANDEM_CHECK(full.dtype() == y.dtype(), "add: " + full.desc().str() + " into " + y.desc().str(),
-               where);
   with_float_type(full.dtype(), "add", where, [&](auto t) {
     with_float_type(other.dtype(), "add", where, [&](auto o) {
       using T = decltype(t);

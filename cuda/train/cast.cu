@@ -74,7 +74,37 @@ void launch(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumula
   check_launch("cast_kernel", where);
 }
 
+// dst [rows, dst_row] from src [rows, src_row]: each row's first values,
+// then zeros.
+template <typename T>
+__global__ void rows_kernel(const T* src, int64_t src_row, T* dst, int64_t dst_row, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / dst_row, k = i - r * dst_row;
+    dst[i] = k < src_row ? src[r * src_row + k] : T(0.f);
+  }
+}
+
 }  // namespace
+
+Tensor with_channels(TrainContext& c, const Tensor& x, int64_t channels,
+                     const ErrorContext& where) {
+  TANDEM_CHECK(x.layout() == Layout::nhwc && x.rank() == 4, "a channel change of " + x.desc().str(),
+               where);
+  Shape s = x.shape();
+  const int64_t from = s[1];
+  s[1] = channels;
+  Tensor y = device_empty(c.gpu, x.dtype(), s).with_layout(Layout::nhwc);
+  const int64_t n = y.numel();
+  if (n == 0) return y;
+  with_float_type(x.dtype(), "with_channels", where, [&](auto zero) {
+    using T = decltype(zero);
+    rows_kernel<T><<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+        static_cast<const T*>(x.raw()), from, static_cast<T*>(y.raw()), channels, n);
+  });
+  check_launch("rows_kernel", where);
+  return y;
+}
 
 Tensor converted_copy(TrainContext& c, const Tensor& x, DType to, Layout layout,
                       const ErrorContext& where) {

@@ -17,4 +17,8 @@ inline Tensor rounded_copy(TrainContext& c, const Tensor& x, DType to, const Err
 void convert_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate,
                   const ErrorContext& where);
 
+// An nhwc x [N, C, H, W] with `channels` channels instead of C: its own
+// followed by zeros, or its first `channels` (same dtype).
+Tensor with_channels(TrainContext& c, const Tensor& x, int64_t channels, const ErrorContext& where);
+
 }  // namespace tandem::cuda::train

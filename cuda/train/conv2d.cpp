@@ -307,42 +307,71 @@ void choose_filter(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor&
       "backward-filter");
 }
 
-// The plan of x's shape and w's in the compute precision.
-ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x, const Shape& w) {
-  Shape y = conv2d_output_shape(p, x.shape(), w);
+// Input channels as cuDNN sees them: a 16-bit channels-last convolution
+// whose C is not a multiple of 8 (an RGB input's 3) has none of the tensor
+// cores' implicit-GEMM kernels, and the generic one cuDNN falls back to took
+// 3 ms for ResNet-18's first layer at batch 256 on an H200: x and w are
+// padded with zero channels to the next multiple of 8 instead (the padding
+// adds zeros to every sum; its gradients are dropped).
+int64_t conv_channels(const Conv2dParams& p, const Tensor& x) {
+  const int64_t ch = x.dim(1);
+  if (x.layout() != Layout::nhwc || !is_16bit_float(p.compute) || p.groups != 1 || ch % 8 == 0)
+    return ch;
+  return (ch + 7) / 8 * 8;
+}
+
+Shape with_dim1(Shape s, int64_t v) {
+  s[1] = v;
+  return s;
+}
+
+// The plan of x's shape (its channels `channels`) and w's in the compute precision.
+ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x,
+                   const Shape& w_in, int64_t channels) {
+  const Shape xs = with_dim1(x.shape(), channels), w = with_dim1(w_in, channels);
+  Shape y = conv2d_output_shape(p, xs, w);
   std::string key =
-      cache_key("conv2d", x.shape(), p.compute, int(x.layout()), w, p.groups, p.stride[0],
-                p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]);
+      cache_key("conv2d", xs, p.compute, int(x.layout()), w, p.groups, p.stride[0], p.stride[1],
+                p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]);
   return c.plans.get<ConvPlan>(key, [&] {
-    return std::make_unique<ConvPlan>(p, p.compute, x.layout(), x.shape(), w, y, op_context(op, x));
+    return std::make_unique<ConvPlan>(p, p.compute, x.layout(), xs, w, y, op_context(op, x));
   });
 }
 
 // An operand in the compute precision and the plan's layout (for w, nhwc is
 // cuDNN's KRSC filter order): t itself when it has both, else a converted copy.
+// With `channels` along axis 1 (conv_channels): zero channels appended.
 Tensor operand(TrainContext& c, const Tensor& t, DType compute, Layout layout,
-               const ErrorContext& where) {
-  return t.dtype() == compute && t.layout() == layout
-             ? t
-             : converted_copy(c, t, compute, layout, where);
+               const ErrorContext& where, int64_t channels = -1) {
+  Tensor r = t.dtype() == compute && t.layout() == layout
+                 ? t
+                 : converted_copy(c, t, compute, layout, where);
+  return channels < 0 || channels == t.dim(1) ? r : with_channels(c, r, channels, where);
 }
 
 // Where cuDNN writes a result of `out`'s shape: `out` itself when it has the
 // compute dtype and the plan's layout, else a scratch tensor widen() then
 // converts into `out`.
+// With `channels` along axis 1, the padded ones are dropped by widen().
 struct Result {
-  Result(TrainContext& c, const Tensor& out, bool accumulate, DType compute, Layout layout)
+  Result(TrainContext& c, const Tensor& out, bool accumulate, DType compute, Layout layout,
+         int64_t channels = -1)
       : out(out),
         accumulate(accumulate),
-        t(out.dtype() == compute && out.layout() == layout
+        t(out.dtype() == compute && out.layout() == layout &&
+                  (channels < 0 || channels == out.dim(1))
               ? out
-              : device_empty(c.gpu, compute, out.shape()).with_layout(layout)) {}
+              : device_empty(c.gpu, compute,
+                             channels < 0 ? out.shape() : with_dim1(out.shape(), channels))
+                    .with_layout(layout)) {}
   bool direct() const { return t.raw() == out.raw(); }
   // cuDNN's blend: only a direct result accumulates in place.
   float beta() const { return direct() && accumulate ? 1.f : 0.f; }
   GradOut as_grad() const { return {t, direct() && accumulate ? GradMode::accumulate : GradMode::overwrite}; }
   void widen(TrainContext& c, const ErrorContext& where) const {
-    if (!direct()) convert_into(c, t, out, accumulate, where);
+    if (direct()) return;
+    convert_into(c, t.dim(1) == out.dim(1) ? t : with_channels(c, t, out.dim(1), where), out,
+                 accumulate, where);
   }
   Tensor out;
   bool accumulate;
@@ -375,9 +404,10 @@ void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Ten
   if (y.numel() == 0) return;
   ErrorContext where = op_context(op, x);
   const Layout l = x.layout();
-  Tensor xc = operand(c, x, p.compute, l, where), wc = operand(c, w, p.compute, l, where);
+  const int64_t ch = conv_channels(p, x);
+  Tensor xc = operand(c, x, p.compute, l, where, ch), wc = operand(c, w, p.compute, l, where, ch);
   Result yc(c, y, false, p.compute, l);
-  ConvPlan& plan = plan_for(c, op, p, x, w.shape());
+  ConvPlan& plan = plan_for(c, op, p, x, w.shape(), ch);
   std::lock_guard<std::mutex> lock(plan.mu);
   if (!plan.fwd.chosen) choose_forward(c, plan, xc, wc, yc.t);
   Scratch ws(c.gpu, plan.fwd.workspace);
@@ -403,14 +433,15 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
   ErrorContext where = op_context(op, x);
   if (gb) launch_sum_to(c, dy, gb.p, DType::f32, {1, w.dim(0), 1, 1}, gb.accumulate, where);
   if ((!gx && !gw) || dy.numel() == 0) return;
-  ConvPlan& plan = plan_for(c, op, p, x, w.shape());
+  const int64_t ch = conv_channels(p, x);
+  ConvPlan& plan = plan_for(c, op, p, x, w.shape(), ch);
   std::lock_guard<std::mutex> lock(plan.mu);
   const float one = 1.f;
   const Layout l = x.layout();
   Tensor dyc = operand(c, dy, p.compute, l, where);
   if (gx) {
-    Tensor wc = operand(c, w, p.compute, l, where);
-    Result r(c, dx.t, gx.accumulate, p.compute, l);
+    Tensor wc = operand(c, w, p.compute, l, where, ch);
+    Result r(c, dx.t, gx.accumulate, p.compute, l, ch);
     if (!plan.data.chosen) choose_data(c, plan, wc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.data.workspace);
     float beta = r.beta();
@@ -421,8 +452,8 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
     r.widen(c, where);
   }
   if (gw) {
-    Tensor xc = operand(c, x, p.compute, l, where);
-    Result r(c, dw.t, gw.accumulate, p.compute, l);
+    Tensor xc = operand(c, x, p.compute, l, where, ch);
+    Result r(c, dw.t, gw.accumulate, p.compute, l, ch);
     if (!plan.filter.chosen) choose_filter(c, plan, xc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.filter.workspace);
     float beta = r.beta();
