@@ -10,6 +10,7 @@
 #include "train/device_tensor.h"
 #include "train/functional.h"
 #include "train/optim/clip_grad.h"
+#include "train/split/device_link.h"
 
 namespace tandem::train {
 
@@ -165,6 +166,13 @@ StepResult Trainer::train_step(const Batch& batch) {
     loss = cross_entropy(logits, to_device(batch.labels, device_), options_.label_smoothing,
                          checked_on_host(batch.labels, logits));
   }
+  // The loss and the logits start for the host now (a GPU copies them on its
+  // copy stream while the backward runs), so the step's one wait below finds
+  // them there: read after it, they left the GPU idle for ~0.6 ms of each
+  // ResNet-18 step on an H200.
+  const DeviceLink link(device_);
+  const std::unique_ptr<HostCopy> loss_copy = link.to_host(loss.value()),
+                                  logits_copy = link.to_host(logits.value());
   {
     TANDEM_ZONE_CAT("backward", "train");
     backward(loss, scaler_ ? loss_seed(scaler_->scale()) : Tensor());
@@ -180,8 +188,8 @@ StepResult Trainer::train_step(const Batch& batch) {
     clip = clip_grad_norm(optimizer_.parameters(), max_norm);
   }
   r.grad_norm = clip.total_norm;
-  r.loss = to_host(loss.value()).scalar_at(0);
-  r.correct = count_correct(to_host(logits.value()), to_host(batch.labels));
+  r.loss = loss_copy->wait().scalar_at(0);
+  r.correct = count_correct(logits_copy->wait(), to_host(batch.labels));
   if (!std::isfinite(r.loss)) return skip(r);
   if (!clip.finite) {
     if (scaler_) scaler_->step(optimizer_), scaler_->update();  // counts the overflow, backs the scale off

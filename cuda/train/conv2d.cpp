@@ -328,7 +328,8 @@ Shape with_dim1(Shape s, int64_t v) {
 // The plan of x's shape (its channels `channels`) and w's in the compute precision.
 ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const Tensor& x,
                    const Shape& w_in, int64_t channels) {
-  const Shape xs = with_dim1(x.shape(), channels), w = with_dim1(w_in, channels);
+  const bool padded = channels != x.dim(1);  // groups == 1 then: w's C is x's
+  const Shape xs = with_dim1(x.shape(), channels), w = padded ? with_dim1(w_in, channels) : w_in;
   Shape y = conv2d_output_shape(p, xs, w);
   std::string key =
       cache_key("conv2d", xs, p.compute, int(x.layout()), w, p.groups, p.stride[0], p.stride[1],
@@ -340,7 +341,8 @@ ConvPlan& plan_for(TrainContext& c, const char* op, const Conv2dParams& p, const
 
 // An operand in the compute precision and the plan's layout (for w, nhwc is
 // cuDNN's KRSC filter order): t itself when it has both, else a converted copy.
-// With `channels` along axis 1 (conv_channels): zero channels appended.
+// With `channels` along axis 1 (conv_channels: x's and, groups 1, w's C
+// padded; -1 for none): zero channels appended.
 Tensor operand(TrainContext& c, const Tensor& t, DType compute, Layout layout,
                const ErrorContext& where, int64_t channels = -1) {
   Tensor r = t.dtype() == compute && t.layout() == layout
@@ -404,8 +406,8 @@ void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Ten
   if (y.numel() == 0) return;
   ErrorContext where = op_context(op, x);
   const Layout l = x.layout();
-  const int64_t ch = conv_channels(p, x);
-  Tensor xc = operand(c, x, p.compute, l, where, ch), wc = operand(c, w, p.compute, l, where, ch);
+  const int64_t ch = conv_channels(p, x), pad = ch != x.dim(1) ? ch : -1;
+  Tensor xc = operand(c, x, p.compute, l, where, pad), wc = operand(c, w, p.compute, l, where, pad);
   Result yc(c, y, false, p.compute, l);
   ConvPlan& plan = plan_for(c, op, p, x, w.shape(), ch);
   std::lock_guard<std::mutex> lock(plan.mu);
@@ -433,15 +435,15 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
   ErrorContext where = op_context(op, x);
   if (gb) launch_sum_to(c, dy, gb.p, DType::f32, {1, w.dim(0), 1, 1}, gb.accumulate, where);
   if ((!gx && !gw) || dy.numel() == 0) return;
-  const int64_t ch = conv_channels(p, x);
+  const int64_t ch = conv_channels(p, x), pad = ch != x.dim(1) ? ch : -1;
   ConvPlan& plan = plan_for(c, op, p, x, w.shape(), ch);
   std::lock_guard<std::mutex> lock(plan.mu);
   const float one = 1.f;
   const Layout l = x.layout();
   Tensor dyc = operand(c, dy, p.compute, l, where);
   if (gx) {
-    Tensor wc = operand(c, w, p.compute, l, where, ch);
-    Result r(c, dx.t, gx.accumulate, p.compute, l, ch);
+    Tensor wc = operand(c, w, p.compute, l, where, pad);
+    Result r(c, dx.t, gx.accumulate, p.compute, l, pad);
     if (!plan.data.chosen) choose_data(c, plan, wc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.data.workspace);
     float beta = r.beta();
@@ -452,8 +454,8 @@ void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Te
     r.widen(c, where);
   }
   if (gw) {
-    Tensor xc = operand(c, x, p.compute, l, where, ch);
-    Result r(c, dw.t, gw.accumulate, p.compute, l, ch);
+    Tensor xc = operand(c, x, p.compute, l, where, pad);
+    Result r(c, dw.t, gw.accumulate, p.compute, l, pad);
     if (!plan.filter.chosen) choose_filter(c, plan, xc, dyc, r.as_grad());
     Scratch ws(c.gpu, plan.filter.workspace);
     float beta = r.beta();

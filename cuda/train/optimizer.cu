@@ -3,6 +3,7 @@
 // results are the CPU's bits), the loss scaler's unscale with an inf/nan
 // flag, and a deterministic sum of squares for gradient clipping.
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "cuda/block_reduce.cuh"
@@ -49,11 +50,14 @@ __global__ void adamw_kernel(TensorList l, AdamWScalars s) {
   });
 }
 
-__global__ void unscale_kernel(float* g, int64_t n, float inv_scale, int* found) {
+__global__ void unscale_kernel(TensorList l, float inv_scale, int* found) {
   bool any = false;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    any |= unscale_update(g[i], inv_scale);
+  for_each_value(l, [&](int k, int64_t i) { any |= unscale_update(l.t[0][k][i], inv_scale); });
   if (any) atomicOr(found, 1);
+}
+
+__global__ void zero_kernel(TensorList l) {
+  for_each_value(l, [&](int k, int64_t i) { l.t[0][k][i] = 0.f; });
 }
 
 __global__ void scale_kernel(float* x, int64_t n, float factor) {
@@ -61,12 +65,11 @@ __global__ void scale_kernel(float* x, int64_t n, float factor) {
     x[i] = rn_mul(x[i], factor);
 }
 
-// Block b's partial sum of squares into partial[b]; the grid size is fixed
-// per n, so the partials (and their order) are too.
-__global__ void squares_kernel(const float* x, int64_t n, double* partial) {
+// Block b's partial sum of squares into partial[b]; the blocks per tensor
+// are fixed per n, so the partials (and their order) are too.
+__global__ void squares_kernel(TensorList l, double* partial) {
   double s = 0;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    s += double(x[i]) * double(x[i]);
+  for_each_value(l, [&](int k, int64_t i) { s += double(l.t[0][k][i]) * double(l.t[0][k][i]); });
   s = block_reduce(s, SumOp{}, 0.0);
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
@@ -169,6 +172,27 @@ void for_each_launch(const char* op, const ParamGroup& g, bool need_b, Launch la
   flush();
 }
 
+// Calls launch(list, blocks) per kPerLaunch non-empty tensors of `ts` (one
+// GPU, f32), each in t[0].
+template <typename Launch>
+void for_each_tensor_launch(Context& c, std::span<const Tensor> ts, Launch launch) {
+  TensorList l{};
+  auto flush = [&] {
+    if (l.count) launch(l, l.first_block[l.count]);
+    l = TensorList{};
+  };
+  for (const Tensor& t : ts) {
+    const int64_t n = t.numel();
+    if (n == 0) continue;
+    const int k = l.count++;
+    l.t[0][k] = f32(t);
+    l.n[k] = n;
+    l.first_block[k + 1] = l.first_block[k] + blocks_for(n, c.props);
+    if (l.count == kPerLaunch) flush();
+  }
+  flush();
+}
+
 }  // namespace
 
 void sgd_steps(const ParamGroup& g, const SgdScalars& s) {
@@ -193,12 +217,10 @@ bool unscale_gradients(std::span<const Tensor> grads, float inv_scale) {
   if (!c) return false;
   ErrorContext w = where("unscale_gradients", grads[0]);
   Tally<int> found(*c, w);
-  for (const Tensor& g : grads) {
-    if (int64_t n = g.numel()) {
-      unscale_kernel<<<blocks_for(n, c->props), kThreads, 0, c->stream>>>(f32(g), n, inv_scale, found.get());
-      check_launch("unscale_kernel", w);
-    }
-  }
+  for_each_tensor_launch(*c, grads, [&](const TensorList& l, unsigned blocks) {
+    unscale_kernel<<<blocks, kThreads, 0, c->stream>>>(l, inv_scale, found.get());
+    check_launch("unscale_kernel", w);
+  });
   return found.read() != 0;
 }
 
@@ -207,29 +229,33 @@ double sum_of_squares(std::span<const Tensor> tensors) {
   if (!c) return 0;
   ErrorContext w = where("sum_of_squares", tensors[0]);
   // Every tensor's block partials side by side in one scratch, added by one
-  // kernel: per parameter one launch and no scratch of its own.
-  std::vector<unsigned> blocks(tensors.size());
+  // kernel: 24 tensors per launch and no scratch of their own.
   size_t count = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    blocks[i] = tensors[i].numel() ? blocks_for(tensors[i].numel(), c->props) : 0;
-    count += blocks[i];
-  }
+  for (const Tensor& t : tensors) count += t.numel() ? blocks_for(t.numel(), c->props) : 0;
   if (count == 0) return 0;
   train::Scratch partial(*c, (count + 1) * sizeof(double));
   double* at = static_cast<double*>(partial.get());
   double* total = at + count;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    if (!blocks[i]) continue;
-    squares_kernel<<<blocks[i], kThreads, 0, c->stream>>>(f32(tensors[i]), tensors[i].numel(), at);
+  for_each_tensor_launch(*c, tensors, [&](const TensorList& l, unsigned blocks) {
+    squares_kernel<<<blocks, kThreads, 0, c->stream>>>(l, at);
     check_launch("squares_kernel", w);
-    at += blocks[i];
-  }
+    at += blocks;
+  });
   add_partials_kernel<<<1, kThreads, 0, c->stream>>>(static_cast<const double*>(partial.get()),
                                                      int(count), total);
   check_launch("add_partials_kernel", w);
   double v = 0;
   train::read_back(*c, &v, total, sizeof v, w);
   return v;
+}
+
+void zero_tensors(std::span<const Tensor> tensors) {
+  Context* c = gpu_of_all("zero_tensors", tensors);
+  if (!c) return;
+  for_each_tensor_launch(*c, tensors, [&](const TensorList& l, unsigned blocks) {
+    zero_kernel<<<blocks, kThreads, 0, c->stream>>>(l);
+    check_launch("zero_kernel", where("zero_tensors", tensors[0]));
+  });
 }
 
 void scale_tensors(std::span<const Tensor> tensors, float factor) {

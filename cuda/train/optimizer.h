@@ -23,11 +23,13 @@ void sgd_steps(const ParamGroup& g, const SgdScalars& s);
 // One AdamW step over every parameter of the group and its moment estimates.
 void adamw_steps(const ParamGroup& g, const AdamWScalars& s);
 // grad *= inv_scale for every tensor (the loss scaler's unscale); true if any
-// value was inf or nan before scaling. One kernel per tensor, one wait.
+// value was inf or nan before scaling. One kernel per 24 tensors, one wait.
 bool unscale_gradients(std::span<const Tensor> grads, float inv_scale);
 // Sum of the squares of every value, accumulated in double in a fixed order
 // (the same result on every run). Waits for the stream.
 double sum_of_squares(std::span<const Tensor> tensors);
+// Every value of every tensor set to 0 (zero_grad), 24 tensors per launch.
+void zero_tensors(std::span<const Tensor> tensors);
 // t *= factor for every tensor (gradient clipping).
 void scale_tensors(std::span<const Tensor> tensors, float factor);
 

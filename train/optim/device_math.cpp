@@ -48,6 +48,7 @@ bool unscale_on_device(std::span<const Tensor> grads, float inv_scale) {
 double sum_of_squares_on_device(std::span<const Tensor> tensors) { return cuda::sum_of_squares(tensors); }
 
 void scale_on_device(std::span<const Tensor> tensors, float factor) { cuda::scale_tensors(tensors, factor); }
+void zero_on_device(std::span<const Tensor> tensors) { cuda::zero_tensors(tensors); }
 
 #else
 
@@ -62,6 +63,7 @@ void adamw_steps_on_device(const DeviceParams&, const AdamWScalars&) { no_gpu();
 bool unscale_on_device(std::span<const Tensor>, float) { no_gpu(); }
 double sum_of_squares_on_device(std::span<const Tensor>) { no_gpu(); }
 void scale_on_device(std::span<const Tensor>, float) { no_gpu(); }
+void zero_on_device(std::span<const Tensor>) { no_gpu(); }
 
 #endif
 

@@ -38,6 +38,8 @@ bool unscale_on_device(std::span<const Tensor> grads, float inv_scale);
 // Sum of squares in double. Waits for the GPU.
 double sum_of_squares_on_device(std::span<const Tensor> tensors);
 void scale_on_device(std::span<const Tensor> tensors, float factor);
+// Every value set to 0, a few launches for the lot (zero_grad).
+void zero_on_device(std::span<const Tensor> tensors);
 
 // The gradients of the parameters that live on GPUs, one list per GPU.
 std::vector<std::vector<Tensor>> gpu_gradients(const ParameterList& params);
