@@ -173,6 +173,24 @@ struct TrainBackend {
                               const Tensor& saved, const Tensor& dy, const GradOut& dx,
                               const GradOut& dgamma, const GradOut& dbeta);
 
+  // Optional (null when the backend has none): y = relu(batch_norm(x) + z)
+  // in one pass, z (undefined when absent) like x: a ResNet block's
+  // BN-ReLU and BN-add-ReLU without their intermediate tensors. Returns
+  // false, having written nothing, when it does not take the call (eval
+  // mode, a dtype, layout or shape its kernels lack); the caller then
+  // composes the three ops.
+  bool (*batch_norm_relu_forward)(void* ctx, const BatchNormParams& p, const Tensor& x,
+                                  const Tensor& z, const Tensor& gamma, const Tensor& beta,
+                                  const Tensor& running_mean, const Tensor& running_var,
+                                  const Tensor& y, Tensor* saved) = nullptr;
+  // dy like y -> dx, dz like x, dgamma, dbeta [C], from the forward's x, z,
+  // y, beta and saved state.
+  void (*batch_norm_relu_backward)(void* ctx, const BatchNormParams& p, const Tensor& x,
+                                   const Tensor& z, const Tensor& gamma, const Tensor& beta,
+                                   const Tensor& y, const Tensor& saved, const Tensor& dy,
+                                   const GradOut& dx, const GradOut& dz, const GradOut& dgamma,
+                                   const GradOut& dbeta) = nullptr;
+
   // Activation, element-wise: x (any shape) -> y like x.
   void (*eltwise_forward)(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& y);
   // dy like x -> dx like x (from x, not y).

@@ -25,6 +25,13 @@ Var linear(const Var& x, const Var& w, const Var& b);
 Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
                const Tensor& running_var, const BatchNormParams& p);
 
+// relu(batch_norm(x) + residual), residual optional (undefined): one fused
+// op where the backend has one for the call (cuDNN's BN-add-ReLU on nhwc
+// f16), else the three ops composed; the same values and gradients.
+Var batch_norm_relu(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
+                    const Tensor& running_var, const BatchNormParams& p,
+                    const Var& residual = Var());
+
 Var activation(const Var& x, const EltwiseParams& p);
 Var relu(const Var& x);
 Var leaky_relu(const Var& x, float negative_slope = 0.01f);

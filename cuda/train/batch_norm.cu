@@ -302,4 +302,35 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
   });
 }
 
+bool batch_norm_relu_forward(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& z,
+                             const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                             const Tensor& running_var, const Tensor& y, Tensor* saved) {
+  const char* op = "batch_norm_relu_forward";
+  TrainContext& c = enter(ctx);
+  check_inputs(c, op, x, {&gamma, &beta, &running_mean, &running_var});
+  require_activations(c, op, {&x, &y});
+  require_shape(op, y, x.shape(), "y");
+  if (z.defined()) require_activations(c, op, {&z});
+  return cudnn_batch_norm_relu_forward(c, p, x, z, gamma, beta, running_mean, running_var, y, saved,
+                                       op_context(op, x));
+}
+
+void batch_norm_relu_backward(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& z,
+                              const Tensor& gamma, const Tensor& beta, const Tensor& y,
+                              const Tensor& saved, const Tensor& dy, const GradOut& dx,
+                              const GradOut& dz, const GradOut& dgamma, const GradOut& dbeta) {
+  const char* op = "batch_norm_relu_backward";
+  TrainContext& c = enter(ctx);
+  check_inputs(c, op, x, {&gamma, &beta});
+  require_activations(c, op, {&x, &y, &dy});
+  require_shape(op, dy, x.shape(), "dy");
+  grad_ptr(c, op, dx, x.shape(), x.dtype(), x.layout());
+  grad_ptr(c, op, dgamma, {x.dim(1)});
+  grad_ptr(c, op, dbeta, {x.dim(1)});
+  if (z.defined()) grad_ptr(c, op, dz, x.shape(), x.dtype(), x.layout());
+  if (!dx.wanted() && !dz.wanted() && !dgamma.wanted() && !dbeta.wanted()) return;
+  cudnn_batch_norm_relu_backward(c, p, x, z, gamma, beta, y, saved, dy, dx, dz, dgamma, dbeta,
+                                 op_context(op, x));
+}
+
 }  // namespace tandem::cuda::train

@@ -10,44 +10,60 @@ namespace tandem::cuda::train {
 
 namespace {
 
-// The descriptors and sizes of one shape and dtype. The persistent mode when
-// cuDNN sizes it for the shape, else the plain spatial one.
+// The descriptors and sizes of one shape, dtype and op set. The persistent
+// mode when cuDNN sizes it for the shape, else (plain batch norm only) the
+// spatial one; `ok` false when cuDNN has no kernel for a fused op set.
 struct BnPlan {
-  BnPlan(const Tensor& x, cudnnHandle_t h, const ErrorContext& where) : xd(where), bnd(where) {
+  BnPlan(const Tensor& x, cudnnHandle_t h, cudnnBatchNormOps_t bn_ops, const ErrorContext& where)
+      : xd(where), bnd(where), act(where), ops(bn_ops) {
     for (int64_t d : x.shape())
       TANDEM_CHECK_SUPPORTED(d <= INT_MAX, "a batch norm extent over 2^31", where);
     set_nhwc(xd, cudnn_dtype(x.dtype(), "batch_norm", where), x.dim(0), x.dim(1), x.dim(2),
              x.dim(3), where);
+    check_cudnn(cudnnSetActivationDescriptor(act.get(), CUDNN_ACTIVATION_RELU,
+                                             CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                "cudnnSetActivationDescriptor", where);
     for (cudnnBatchNormMode_t m : {CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_SPATIAL}) {
       mode = m;
       check_cudnn(cudnnDeriveBNTensorDescriptor(bnd.get(), xd.get(), m),
                   "cudnnDeriveBNTensorDescriptor", where);
-      if (sizes(h) == CUDNN_STATUS_SUCCESS) return;
+      ok = sizes(h) == CUDNN_STATUS_SUCCESS;
+      if (ok || fused()) return;
     }
     check_cudnn(sizes(h), "cudnnGetBatchNormalization*Size", where);
   }
 
+  bool fused() const { return ops != CUDNN_BATCHNORM_OPS_BN; }
+  cudnnActivationDescriptor_t activation() const { return fused() ? act.get() : nullptr; }
+  cudnnTensorDescriptor_t z() const {
+    return ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION ? xd.get() : nullptr;
+  }
+
   cudnnStatus_t sizes(cudnnHandle_t h) {
-    const cudnnBatchNormOps_t ops = CUDNN_BATCHNORM_OPS_BN;
     cudnnStatus_t s = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-        h, mode, ops, xd.get(), nullptr, xd.get(), bnd.get(), nullptr, &forward_workspace);
+        h, mode, ops, xd.get(), z(), xd.get(), bnd.get(), activation(), &forward_workspace);
     if (s != CUDNN_STATUS_SUCCESS) return s;
-    s = cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, ops, xd.get(), nullptr, xd.get(),
-                                                          nullptr, xd.get(), bnd.get(), nullptr,
-                                                          &backward_workspace);
+    s = cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+        h, mode, ops, xd.get(), fused() ? xd.get() : nullptr, xd.get(), z(), xd.get(), bnd.get(),
+        activation(), &backward_workspace);
     if (s != CUDNN_STATUS_SUCCESS) return s;
-    return cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, nullptr, xd.get(),
-                                                                &reserve);
+    return cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, activation(),
+                                                                xd.get(), &reserve);
   }
 
   TensorDescriptor xd, bnd;
+  ActivationDescriptor act;
+  cudnnBatchNormOps_t ops;
   cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+  bool ok = false;
   size_t forward_workspace = 0, backward_workspace = 0, reserve = 0;
 };
 
-BnPlan& plan_for(TrainContext& c, const Tensor& x, const ErrorContext& where) {
-  std::string key = cache_key("batch_norm_nhwc", x.shape(), x.dtype());
-  return c.plans.get<BnPlan>(key, [&] { return std::make_unique<BnPlan>(x, c.gpu.cudnn, where); });
+BnPlan& plan_for(TrainContext& c, const Tensor& x, cudnnBatchNormOps_t ops,
+                 const ErrorContext& where) {
+  std::string key = cache_key("batch_norm_nhwc", x.shape(), x.dtype(), int(ops));
+  return c.plans.get<BnPlan>(key,
+                             [&] { return std::make_unique<BnPlan>(x, c.gpu.cudnn, ops, where); });
 }
 
 // The saved state's parts: the mean and inverse standard deviation, then
@@ -95,7 +111,7 @@ void cudnn_batch_norm_forward(TrainContext& c, const BatchNormParams& p, const T
                               const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
                               const Tensor& running_var, const Tensor& y, Tensor* saved,
                               const ErrorContext& where) {
-  BnPlan& plan = plan_for(c, x, where);
+  BnPlan& plan = plan_for(c, x, CUDNN_BATCHNORM_OPS_BN, where);
   const int64_t channels = x.dim(1);
   *saved = device_empty(c.gpu, DType::u8, {int64_t(saved_bytes(plan, channels))});
   if (x.numel() == 0) return;
@@ -114,13 +130,12 @@ void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const 
                                const Tensor& gamma, const Tensor& saved, const Tensor& dy,
                                const GradOut& dx, const GradOut& dgamma, const GradOut& dbeta,
                                const ErrorContext& where) {
-  BnPlan& plan = plan_for(c, x, where);
+  BnPlan& plan = plan_for(c, x, CUDNN_BATCHNORM_OPS_BN, where);
   const int64_t channels = x.dim(1);
   TANDEM_CHECK(
       saved.defined() && saved.dtype() == DType::u8 && saved.bytes() == saved_bytes(plan, channels),
       "batch norm's backward needs its forward's saved state", where);
   if (x.numel() == 0) return;
-  // cuDNN writes all three gradients: an unwanted one goes to scratch.
   // cuDNN writes all three gradients, overwriting: an unwanted or
   // accumulated one goes to scratch first.
   const bool dx_direct = dx.wanted() && dx.mode == GradMode::overwrite;
@@ -139,6 +154,74 @@ void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const 
       "cudnnBatchNormalizationBackwardEx", where);
   params.finish(c, dgamma, dbeta);
   if (dx.wanted() && !dx_direct) convert_into(c, dx_t, dx.t, true, where);
+}
+
+bool cudnn_batch_norm_relu_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+                                   const Tensor& z, const Tensor& gamma, const Tensor& beta,
+                                   const Tensor& running_mean, const Tensor& running_var,
+                                   const Tensor& y, Tensor* saved, const ErrorContext& where) {
+  // cuDNN's fused kernels: f16 NHWC with C % 4 == 0, persistent mode only.
+  if (!cudnn_batch_norm_takes(p, x) || x.dtype() != DType::f16 || x.dim(1) % 4 != 0 ||
+      x.numel() == 0)
+    return false;
+  if (z.defined() && (z.shape() != x.shape() || z.dtype() != x.dtype() || z.layout() != x.layout()))
+    return false;
+  const cudnnBatchNormOps_t ops =
+      z.defined() ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  BnPlan& plan = plan_for(c, x, ops, where);
+  if (!plan.ok || plan.mode != CUDNN_BATCHNORM_SPATIAL_PERSISTENT) return false;
+  const int64_t channels = x.dim(1);
+  *saved = device_empty(c.gpu, DType::u8, {int64_t(saved_bytes(plan, channels))});
+  Scratch ws(c.gpu, plan.forward_workspace);
+  const float one = 1.f, zero = 0.f;
+  check_cudnn(
+      cudnnBatchNormalizationForwardTrainingEx(
+          c.gpu.cudnn, plan.mode, ops, &one, &zero, plan.xd.get(), x.raw(), plan.z(),
+          z.defined() ? z.raw() : nullptr, plan.xd.get(), y.raw(), plan.bnd.get(), gamma.raw(),
+          beta.raw(), double(p.momentum), running_mean.raw(), running_var.raw(), double(p.eps),
+          saved_mean(*saved), saved_invstd(*saved, channels), plan.activation(), ws.get(),
+          ws.bytes(), saved_reserve(*saved, channels), plan.reserve),
+      "cudnnBatchNormalizationForwardTrainingEx (BN-ReLU)", where);
+  return true;
+}
+
+void cudnn_batch_norm_relu_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+                                    const Tensor& z, const Tensor& gamma, const Tensor& beta,
+                                    const Tensor& y, const Tensor& saved, const Tensor& dy,
+                                    const GradOut& dx, const GradOut& dz, const GradOut& dgamma,
+                                    const GradOut& dbeta, const ErrorContext& where) {
+  const bool add = z.defined();
+  const cudnnBatchNormOps_t ops =
+      add ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  BnPlan& plan = plan_for(c, x, ops, where);
+  const int64_t channels = x.dim(1);
+  TANDEM_CHECK(plan.ok && saved.defined() && saved.dtype() == DType::u8 &&
+                   saved.bytes() == saved_bytes(plan, channels),
+               "batch_norm_relu's backward needs its forward's saved state", where);
+  TANDEM_CHECK(dy.dtype() == x.dtype() && dy.layout() == x.layout() && dy.shape() == x.shape(),
+               "batch_norm_relu's backward wants dy like y", where);
+  // cuDNN overwrites dx and dz: an unwanted or accumulated one goes to
+  // scratch first.
+  auto target = [&](const GradOut& g) {
+    return g.wanted() && g.mode == GradMode::overwrite
+               ? g.t
+               : device_empty(c.gpu, x.dtype(), x.shape()).with_layout(Layout::nhwc);
+  };
+  Tensor dx_t = target(dx), dz_t = add ? target(dz) : Tensor();
+  ParamGrads params(c, channels);
+  Scratch ws(c.gpu, plan.backward_workspace);
+  const float one = 1.f, zero = 0.f;
+  check_cudnn(
+      cudnnBatchNormalizationBackwardEx(
+          c.gpu.cudnn, plan.mode, ops, &one, &zero, &one, &zero, plan.xd.get(), x.raw(),
+          plan.xd.get(), y.raw(), plan.xd.get(), dy.raw(), plan.z(), add ? dz_t.raw() : nullptr,
+          plan.xd.get(), dx_t.raw(), plan.bnd.get(), gamma.raw(), beta.raw(), params.dgamma(),
+          params.dbeta(), double(p.eps), saved_mean(saved), saved_invstd(saved, channels),
+          plan.activation(), ws.get(), ws.bytes(), saved_reserve(saved, channels), plan.reserve),
+      "cudnnBatchNormalizationBackwardEx (BN-ReLU)", where);
+  params.finish(c, dgamma, dbeta);
+  if (dx.wanted() && dx_t.raw() != dx.t.raw()) convert_into(c, dx_t, dx.t, true, where);
+  if (add && dz.wanted() && dz_t.raw() != dz.t.raw()) convert_into(c, dz_t, dz.t, true, where);
 }
 
 }  // namespace tandem::cuda::train

@@ -119,6 +119,8 @@ Entry<decltype(TrainBackend::linear_forward)> linear_forward;
 Entry<decltype(TrainBackend::linear_backward)> linear_backward;
 Entry<decltype(TrainBackend::batch_norm_forward)> batch_norm_forward;
 Entry<decltype(TrainBackend::batch_norm_backward)> batch_norm_backward;
+Entry<decltype(TrainBackend::batch_norm_relu_forward)> batch_norm_relu_forward;
+Entry<decltype(TrainBackend::batch_norm_relu_backward)> batch_norm_relu_backward;
 Entry<decltype(TrainBackend::eltwise_forward)> eltwise_forward;
 Entry<decltype(TrainBackend::eltwise_backward)> eltwise_backward;
 Entry<decltype(TrainBackend::pool2d_forward)> pool2d_forward;

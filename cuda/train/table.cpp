@@ -32,6 +32,8 @@ struct DeviceTable {
         .linear_backward = train::linear_backward,
         .batch_norm_forward = train::batch_norm_forward,
         .batch_norm_backward = train::batch_norm_backward,
+        .batch_norm_relu_forward = train::batch_norm_relu_forward,
+        .batch_norm_relu_backward = train::batch_norm_relu_backward,
         .eltwise_forward = train::eltwise_forward,
         .eltwise_backward = train::eltwise_backward,
         .pool2d_forward = train::pool2d_forward,

@@ -6,8 +6,11 @@
 // on cuda:0 under autocast against the same net, weights and batch in f32 on
 // cuda:0 (itself checked against the CPU table and PyTorch): loss and every
 // parameter gradient within the rounding of 16-bit activations (relative
-// error over the tensor <= 2e-2 for f16, 6e-2 for bf16's 8-bit mantissa; a
-// kernel that read 16-bit values as f32, or lost a gradient, is off by O(1)).
+// error over the tensor <= 2e-2 for f16, 1e-1 for bf16: its unit roundoff is
+// 2^-9, 8x f16's, and a bias gradient is a sum of dy whose terms nearly
+// cancel, so its norm-relative error is the largest: 0.073 measured on the
+// H200 for the last block's bn1.bias. A kernel that read 16-bit values as
+// f32, or lost a gradient, is off by O(1)).
 #include "tests/train/tiny_cnn.h"
 #include "train/autocast.h"
 #include "train/device_tensor.h"
@@ -88,7 +91,7 @@ TEST(CudaTrainAutocast, Fp16TinyCnnMatchesF32) {
 
 TEST(CudaTrainAutocast, Bf16TinyCnnMatchesF32) {
   TANDEM_REQUIRE_GPU();
-  expect_autocast_matches_f32(DType::bf16, 6e-2);
+  expect_autocast_matches_f32(DType::bf16, 1e-1);
 }
 
 // The cast entry against the host's rounding (core/half.h), both ways and

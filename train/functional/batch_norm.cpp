@@ -30,3 +30,48 @@ Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& ru
 }
 
 }  // namespace tandem::train
+
+namespace tandem::train {
+
+namespace {
+
+struct BatchNormReluFn : GradFn {
+  BatchNormReluFn(const BatchNormParams& p, Tensor out, Tensor s)
+      : params(p), y(std::move(out)), saved(std::move(s)) {}
+  const char* name() const override { return "batch_norm_relu"; }
+  void backward(const Tensor& dy, std::span<const GradOut> d) override {
+    const Tensor z = inputs[3].defined() ? inputs[3].value() : Tensor();
+    backend->batch_norm_relu_backward(backend->ctx, params, inputs[0].value(), z, inputs[1].value(),
+                                      inputs[2].value(), y, saved, dy, d[0], d[3], d[1], d[2]);
+  }
+  BatchNormParams params;
+  // The op's own output (its storage, not its Var: no cycle through the
+  // tape), from which the backward masks dy.
+  Tensor y;
+  Tensor saved;
+};
+
+bool residual_matches(const Var& x, const Var& r) {
+  return !r.defined() || (r.shape() == x.shape() && r.value().dtype() == x.value().dtype() &&
+                          r.value().layout() == x.value().layout());
+}
+
+}  // namespace
+
+Var batch_norm_relu(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
+                    const Tensor& running_var, const BatchNormParams& p, const Var& residual) {
+  TANDEM_CHECK(gamma.defined() && beta.defined(), "batch_norm_relu needs gamma and beta",
+               {"", "", "batch_norm_relu", x.defined() ? shape_str(x.shape()) : ""});
+  const TrainBackend& be = train_backend("batch_norm_relu", {&x, &gamma, &beta, &residual});
+  if (be.batch_norm_relu_forward && residual_matches(x, residual)) {
+    Tensor y = empty_like(be, x, x.shape()), saved;
+    const Tensor z = residual.defined() ? residual.value() : Tensor();
+    if (be.batch_norm_relu_forward(be.ctx, p, x.value(), z, gamma.value(), beta.value(),
+                                   running_mean, running_var, y, &saved))
+      return record<BatchNormReluFn>(y, be, {x, gamma, beta, residual}, p, y, std::move(saved));
+  }
+  Var y = batch_norm(x, gamma, beta, running_mean, running_var, p);
+  return relu(residual.defined() ? add(y, residual) : y);
+}
+
+}  // namespace tandem::train

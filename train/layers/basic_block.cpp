@@ -20,10 +20,9 @@ BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride, Rng& rng) {
 }
 
 Var BasicBlock::forward(const Var& x) {
-  Var y = relu((*bn1_)((*conv1_)(x)));
+  Var y = bn1_->forward_relu((*conv1_)(x));
   if (relu1_fake_quant_) y = (*relu1_fake_quant_)(y);
-  y = (*bn2_)((*conv2_)(y));
-  return relu(add(y, downsample_ ? (*downsample_)(x) : x));
+  return bn2_->forward_relu((*conv2_)(y), downsample_ ? (*downsample_)(x) : x);
 }
 
 ValueId BasicBlock::to_graph(ExportBuilder& g, ValueId x) const {

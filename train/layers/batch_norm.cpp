@@ -22,12 +22,31 @@ BatchNorm2d::BatchNorm2d(int64_t channels, float eps, float momentum) : eps_(eps
 }
 
 Var BatchNorm2d::forward(const Var& x) {
-  TANDEM_CHECK(x.defined() && x.value().rank() == 4, "BatchNorm2d wants x [N, C, H, W]",
-               {"", "", "BatchNorm2d", x.defined() ? shape_str(x.shape()) : ""});
+  check_input(x);
   BatchNormParams p{training(), momentum_, eps_};
   Var y = batch_norm(x, Var::of(*weight_), Var::of(*bias_), running_mean_->value, running_var_->value, p);
   if (training()) ++*batches_->value.data<int64_t>();
   return y;
+}
+
+Var BatchNorm2d::forward_relu(const Var& x, const Var& residual) {
+  if (quantizes_output()) {  // the quantizer sits between the norm and the add
+    Var y = (*this)(x);
+    return relu(residual.defined() ? add(y, residual) : y);
+  }
+  return in_zone([&] {
+    check_input(x);
+    BatchNormParams p{training(), momentum_, eps_};
+    Var y = batch_norm_relu(x, Var::of(*weight_), Var::of(*bias_), running_mean_->value,
+                            running_var_->value, p, residual);
+    if (training()) ++*batches_->value.data<int64_t>();
+    return y;
+  });
+}
+
+void BatchNorm2d::check_input(const Var& x) const {
+  TANDEM_CHECK(x.defined() && x.value().rank() == 4, "BatchNorm2d wants x [N, C, H, W]",
+               {"", "", "BatchNorm2d", x.defined() ? shape_str(x.shape()) : ""});
 }
 
 ValueId BatchNorm2d::to_graph(ExportBuilder& g, ValueId x) const {

@@ -49,10 +49,13 @@ void Module::load_state_dict(const NamedTensors& tensors) {
 }
 
 Var Module::operator()(const Var& x) {
-  auto run = [&] {
+  return in_zone([&] {
     Var y = forward(x);
     return output_fake_quant_ ? output_fake_quant_->forward(y) : y;
-  };
+  });
+}
+
+Var Module::in_zone(const std::function<Var()>& run) {
   if (prefix_.empty()) return run();  // the model itself: the loop's zones are its
   if (!forward_zone_) {
     const std::string name = prefix_.substr(0, prefix_.size() - 1);  // without the trailing '.'

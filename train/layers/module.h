@@ -52,6 +52,7 @@ class Module {
   // per-tensor uint8 fake quantizer, the child "activation_post_process"
   // (where PyTorch's eager prepare_qat puts a module's output observer).
   void quantize_output();
+  bool quantizes_output() const { return output_fake_quant_ != nullptr; }
 
   ParameterList parameters();
   // Every buffer, persistent or not (what a checkpoint keeps).
@@ -79,6 +80,9 @@ class Module {
   void visit(const std::function<void(Module&)>& f);
 
  protected:
+  // body() inside this layer's profiler zones (as operator() runs
+  // forward): for a layer's other entry points.
+  Var in_zone(const std::function<Var()>& body);
   // A new parameter with gradient zeros; `decay`: weight decay applies.
   Parameter& add_parameter(const std::string& name, Tensor value, bool decay);
   Buffer& add_buffer(const std::string& name, Tensor value, bool persistent = true);

@@ -15,6 +15,7 @@ class FunctionLayer : public Module {
   explicit FunctionLayer(Params p) : params_(p) {}
   Var forward(const Var& x) override { return Op(x, params_); }
   ValueId to_graph(ExportBuilder& g, ValueId x) const override { return export_op(g, x, params_); }
+  const Params& params() const { return params_; }
 
  private:
   Params params_;

@@ -1,0 +1,139 @@
+// batch_norm_relu on cuda:0, where f16 nhwc training takes cuDNN's fused
+// BN-ReLU and BN-add-ReLU kernels, against the CPU table's batch_norm, add
+// and relu composed in f32 on the same f16-rounded inputs: y, the running
+// statistics, dx, dz (overwritten, and accumulated when the residual also
+// feeds another op), dgamma and dbeta. The GPU rounds y, dx and dz to f16
+// and reduces in another order: relative error over the tensor <= 1e-2 (an
+// unmasked gradient or a lost residual is off by O(1)). Also: the shapes
+// and dtypes the fused kernels lack fall back to the composed ops.
+#include "core/half.h"
+#include "train/device_tensor.h"
+#include "train/functional.h"
+#include "train_test_util.h"
+
+namespace tandem::testing {
+namespace {
+
+using namespace tandem::train;
+
+constexpr double kF16Tolerance = 1e-2;
+
+// t (host f32) with every value rounded through f16.
+Tensor f16_rounded(Tensor t) {
+  float* v = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = f16_to_float(float_to_f16(v[i]));
+  return t;
+}
+
+// A host f32 plain copy of a (device, any dtype/layout) tensor.
+Tensor host_f32(const Tensor& t) {
+  NoGradGuard no_grad;
+  return to_host(convert(Var(t), DType::f32, Layout::plain).value());
+}
+
+// A leaf on cuda:0 holding host f32 `t` as `dtype` in `layout`.
+Var leaf(const Tensor& t, DType dtype, Layout layout) {
+  NoGradGuard no_grad;
+  return Var(convert(Var(up(t)), dtype, layout).value(), true);
+}
+
+struct Result {
+  Tensor y, dx, dz, dgamma, dbeta, running_mean, running_var;
+};
+
+// relu(batch_norm(x) + z) (+ z again when `reused`), backward from seed dy,
+// on the device and in the dtype/layout of `dtype`, `layout`.
+Result run(const Tensor& x, const Tensor& z, const Tensor& dy, bool on_gpu, DType dtype,
+           Layout layout, bool reused) {
+  const int64_t c = x.dim(1);
+  auto place = [&](const Tensor& t) {
+    return on_gpu ? leaf(t, dtype, layout) : Var(t.clone(), true);
+  };
+  auto param = [&](const Tensor& t) { return Var(on_gpu ? up(t) : t.clone(), true); };
+  auto buffer = [&](const Tensor& t) { return on_gpu ? up(t) : t.clone(); };
+  Var xv = place(x), zv = z.defined() ? place(z) : Var();
+  Var g = param(random_f32({c}, 11, 0.5f, 1.5f)), b = param(random_f32({c}, 12, -0.5f, 0.5f));
+  Tensor rm = buffer(random_f32({c}, 13, -0.5f, 0.5f)),
+         rv = buffer(random_f32({c}, 14, 0.5f, 1.5f));
+  BatchNormParams p{true, 0.1f, 1e-5f};
+  Var y;
+  if (on_gpu) {
+    y = batch_norm_relu(xv, g, b, rm, rv, p, zv);
+  } else {
+    y = batch_norm(xv, g, b, rm, rv, p);
+    y = relu(zv.defined() ? add(y, zv) : y);
+  }
+  Var out = reused ? add(y, zv) : y;
+  Tensor seed = on_gpu ? leaf(dy, out.value().dtype(), out.value().layout()).value() : dy;
+  Result r{host_f32(y.value()), {}, {}, {}, {}, host_f32(rm), host_f32(rv)};
+  backward(out, seed);
+  r.dx = host_f32(xv.grad());
+  if (zv.defined()) r.dz = host_f32(zv.grad());
+  r.dgamma = host_f32(g.grad());
+  r.dbeta = host_f32(b.grad());
+  return r;
+}
+
+void expect_fused_matches_cpu(const Shape& s, bool residual, bool reused) {
+  SCOPED_TRACE(shape_str(s) + (residual ? " with residual" : "") + (reused ? ", reused" : ""));
+  Tensor x = f16_rounded(random_f32(s, 1, -2.f, 3.f));
+  Tensor z = residual ? f16_rounded(random_f32(s, 2, -1.f, 1.f)) : Tensor();
+  Tensor dy = f16_rounded(random_f32(s, 3));
+  Result gpu = run(x, z, dy, true, DType::f16, Layout::nhwc, reused);
+  Result cpu = run(x, z, dy, false, DType::f32, Layout::plain, reused);
+  EXPECT_LE(relative_error(gpu.y, cpu.y), kF16Tolerance) << "y";
+  EXPECT_LE(relative_error(gpu.running_mean, cpu.running_mean), kF16Tolerance) << "running mean";
+  EXPECT_LE(relative_error(gpu.running_var, cpu.running_var), kF16Tolerance) << "running var";
+  EXPECT_LE(relative_error(gpu.dx, cpu.dx), kF16Tolerance) << "dx";
+  if (residual) {
+    EXPECT_LE(relative_error(gpu.dz, cpu.dz), kF16Tolerance) << "dz";
+  }
+  EXPECT_LE(relative_error(gpu.dgamma, cpu.dgamma), kF16Tolerance) << "dgamma";
+  EXPECT_LE(relative_error(gpu.dbeta, cpu.dbeta), kF16Tolerance) << "dbeta";
+}
+
+TEST(CudaTrainBatchNormRelu, FusedKernelTakesF16NhwcTraining) {
+  TANDEM_REQUIRE_GPU();
+  const Shape s{8, 16, 6, 6};
+  Var x = leaf(random_f32(s, 1), DType::f16, Layout::nhwc);
+  Tensor g = up(random_f32({16}, 2, 0.5f, 1.5f)), b = up(random_f32({16}, 3));
+  Tensor rm = up(Tensor::zeros(DType::f32, {16})), rv = up(random_f32({16}, 4, 1.f, 2.f));
+  Tensor y = gpu_table().empty(gpu_table().ctx, DType::f16, s).with_layout(Layout::nhwc), saved;
+  EXPECT_TRUE(gpu_table().batch_norm_relu_forward(gpu_table().ctx, BatchNormParams{}, x.value(),
+                                                  Tensor(), g, b, rm, rv, y, &saved));
+  EXPECT_TRUE(saved.defined());
+  BatchNormParams eval{.training = false};
+  EXPECT_FALSE(gpu_table().batch_norm_relu_forward(gpu_table().ctx, eval, x.value(), Tensor(), g, b,
+                                                   rm, rv, y, &saved))
+      << "eval mode runs the composed ops";
+  Var x32 = leaf(random_f32(s, 1), DType::f32, Layout::nhwc);
+  Tensor y32 = gpu_table().empty(gpu_table().ctx, DType::f32, s).with_layout(Layout::nhwc);
+  EXPECT_FALSE(gpu_table().batch_norm_relu_forward(gpu_table().ctx, BatchNormParams{}, x32.value(),
+                                                   Tensor(), g, b, rm, rv, y32, &saved))
+      << "f32 runs the composed ops";
+}
+
+TEST(CudaTrainBatchNormRelu, BnReluMatchesCpu) {
+  TANDEM_REQUIRE_GPU();
+  expect_fused_matches_cpu({8, 16, 6, 6}, false, false);
+  expect_fused_matches_cpu({32, 64, 14, 14}, false, false);
+}
+
+TEST(CudaTrainBatchNormRelu, BnAddReluMatchesCpu) {
+  TANDEM_REQUIRE_GPU();
+  expect_fused_matches_cpu({8, 16, 6, 6}, true, false);
+  expect_fused_matches_cpu({32, 64, 14, 14}, true, false);
+}
+
+TEST(CudaTrainBatchNormRelu, ResidualUsedTwiceAccumulatesDz) {
+  TANDEM_REQUIRE_GPU();
+  expect_fused_matches_cpu({8, 16, 6, 6}, true, true);
+}
+
+TEST(CudaTrainBatchNormRelu, ChannelsNotMultipleOfFourFallBack) {
+  TANDEM_REQUIRE_GPU();
+  expect_fused_matches_cpu({8, 6, 5, 5}, true, false);
+}
+
+}  // namespace
+}  // namespace tandem::testing
