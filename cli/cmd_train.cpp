@@ -50,10 +50,13 @@ nlohmann::json epoch_json(const train::EpochReport& r, const std::string& precis
 void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train::Dataset* te, int64_t batches,
                 const train::Optimizer& opt) {
   const std::string test = te ? fmt::format("{} test", te->size()) : "no test";
-  fmt::print("training {} on {}: {} train / {} images {}, {} classes, {} batches of {} per epoch, {} lr {:g}, "
-             "{} epochs, {} {}\n",
-             o.arch, o.data, tr.size(), test, shape_str(tr.image_shape()), tr.num_classes(), batches, o.batch,
-             o.optimizer, opt.lr(), o.epochs, o.device, o.precision);
+  fmt::print(
+      "training {} on {}: {} train / {} images {}, {} classes, {} batches of {} per epoch, {} lr "
+      "{:g}, "
+      "{} epochs, {} {}{}\n",
+      o.arch, o.data, tr.size(), test, shape_str(tr.image_shape()), tr.num_classes(), batches,
+      o.batch, o.optimizer, opt.lr(), o.epochs, o.device, o.precision,
+      channels_last(o) ? " nhwc" : "");
   std::fflush(stdout);
 }
 
@@ -104,7 +107,7 @@ int train_command(const TrainCliOptions& o) {
   to.label_smoothing = o.label_smoothing;
   to.clip_grad_norm = o.clip_grad;
   to.checkpoint = o.checkpoint;
-  to.channels_last = o.memory_format == "nhwc";
+  to.channels_last = channels_last(o);
   set_precision(o, to);
   train::Trainer trainer(*model, *optimizer, make_schedule(o, optimizer->lr(), batches), to);
   if (o.resume) {
@@ -152,9 +155,9 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--precision", o->precision, "fp32, fp16, bf16 or int8-qat")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "int8-qat"}));
   sub->add_option("--memory-format", o->memory_format,
-                  "nchw, or nhwc: on the GPU activations stay channels last through conv, batch "
-                  "norm and pooling")
-      ->check(CLI::IsMember({"nchw", "nhwc"}));
+                  "nchw, nhwc (on the GPU activations stay channels last through conv, batch "
+                  "norm and pooling), or auto: nhwc for fp16/bf16 on cuda, else nchw")
+      ->check(CLI::IsMember({"auto", "nchw", "nhwc"}));
   sub->add_option("--split", o->split,
                   "hetero: share of each layer's output channels on the CPU (0: all on the GPU), or auto (tuned per "
                   "layer)");

@@ -48,6 +48,11 @@ void set_precision(const TrainCliOptions& o, train::TrainerOptions& t) {
   }
 }
 
+bool channels_last(const TrainCliOptions& o) {
+  if (o.memory_format != "auto") return o.memory_format == "nhwc";
+  return o.device == "cuda" && (o.precision == "fp16" || o.precision == "bf16");
+}
+
 std::unique_ptr<train::Optimizer> make_optimizer(const TrainCliOptions& o, const train::ParameterList& params) {
   if (o.optimizer == "sgd") {
     train::SgdOptions s;

@@ -19,7 +19,9 @@ struct TrainCliOptions {
   int64_t batch = 128;
   std::string device = "cpu";
   std::string precision = "fp32";
-  std::string memory_format = "nchw";  // nchw, or nhwc (channels last on the GPU)
+  // nchw, nhwc (channels last on the GPU), or auto: nhwc for fp16/bf16 on
+  // --device cuda (tensor cores' layout), else nchw.
+  std::string memory_format = "auto";
   std::string split = "auto";
   std::string optimizer = "adam";
   double lr = 0;            // 0: the optimizer's default (adam/adamw 1e-3, sgd 0.01)
@@ -51,6 +53,8 @@ void check_train_options(const TrainCliOptions& o);
 // --precision into the trainer's options: the forward's autocast dtype, and
 // loss scaling for fp16.
 void set_precision(const TrainCliOptions& o, train::TrainerOptions& t);
+// --memory-format resolved: whether activations stay channels last.
+bool channels_last(const TrainCliOptions& o);
 
 std::unique_ptr<train::Optimizer> make_optimizer(const TrainCliOptions& o, const train::ParameterList& params);
 train::LrSchedule make_schedule(const TrainCliOptions& o, double lr, int64_t steps_per_epoch);

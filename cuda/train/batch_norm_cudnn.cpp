@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cuda/cudnn_utils.h"
+#include "cuda/float_types.h"
 #include "cuda/train/cast.h"
 
 namespace tandem::cuda::train {

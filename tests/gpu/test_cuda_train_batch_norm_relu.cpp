@@ -1,11 +1,15 @@
-// batch_norm_relu on cuda:0, where f16 nhwc training takes cuDNN's fused
-// BN-ReLU and BN-add-ReLU kernels, against the CPU table's batch_norm, add
-// and relu composed in f32 on the same f16-rounded inputs: y, the running
-// statistics, dx, dz (overwritten, and accumulated when the residual also
-// feeds another op), dgamma and dbeta. The GPU rounds y, dx and dz to f16
-// and reduces in another order: relative error over the tensor <= 1e-2 (an
-// unmasked gradient or a lost residual is off by O(1)). Also: the shapes
-// and dtypes the fused kernels lack fall back to the composed ops.
+// batch_norm_relu on cuda:0, where f16 (and, where cuDNN has it, bf16) nhwc
+// training takes cuDNN's fused BN-ReLU and BN-add-ReLU kernels, against the
+// CPU table's batch_norm, add and relu composed in f32 on the same inputs,
+// rounded to the 16-bit dtype: y, the running statistics, dx, dz
+// (overwritten, and accumulated when the residual also feeds another op),
+// dgamma and dbeta. The GPU rounds y, dx and dz to 16 bits and reduces in
+// another order: relative error over the tensor <= 1e-2 for f16, 3e-2 for
+// bf16 (8x f16's unit roundoff) (an unmasked gradient or a lost residual is
+// off by O(1)). Also: the shapes and dtypes the fused kernels lack fall back
+// to the composed ops.
+#include <cstdio>
+
 #include "core/half.h"
 #include "train/device_tensor.h"
 #include "train/functional.h"
@@ -16,12 +20,14 @@ namespace {
 
 using namespace tandem::train;
 
-constexpr double kF16Tolerance = 1e-2;
+double tolerance(DType t) { return t == DType::bf16 ? 3e-2 : 1e-2; }
 
-// t (host f32) with every value rounded through f16.
-Tensor f16_rounded(Tensor t) {
+// t (host f32) with every value rounded through `dtype` (f16 or bf16).
+Tensor rounded(Tensor t, DType dtype) {
   float* v = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = f16_to_float(float_to_f16(v[i]));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    v[i] = dtype == DType::bf16 ? bf16_to_float(float_to_bf16(v[i]))
+                                : f16_to_float(float_to_f16(v[i]));
   return t;
 }
 
@@ -74,22 +80,25 @@ Result run(const Tensor& x, const Tensor& z, const Tensor& dy, bool on_gpu, DTyp
   return r;
 }
 
-void expect_fused_matches_cpu(const Shape& s, bool residual, bool reused) {
-  SCOPED_TRACE(shape_str(s) + (residual ? " with residual" : "") + (reused ? ", reused" : ""));
-  Tensor x = f16_rounded(random_f32(s, 1, -2.f, 3.f));
-  Tensor z = residual ? f16_rounded(random_f32(s, 2, -1.f, 1.f)) : Tensor();
-  Tensor dy = f16_rounded(random_f32(s, 3));
-  Result gpu = run(x, z, dy, true, DType::f16, Layout::nhwc, reused);
+void expect_fused_matches_cpu(const Shape& s, bool residual, bool reused,
+                              DType dtype = DType::f16) {
+  SCOPED_TRACE(shape_str(s) + " " + std::string(dtype_name(dtype)) +
+               (residual ? " with residual" : "") + (reused ? ", reused" : ""));
+  const double tol = tolerance(dtype);
+  Tensor x = rounded(random_f32(s, 1, -2.f, 3.f), dtype);
+  Tensor z = residual ? rounded(random_f32(s, 2, -1.f, 1.f), dtype) : Tensor();
+  Tensor dy = rounded(random_f32(s, 3), dtype);
+  Result gpu = run(x, z, dy, true, dtype, Layout::nhwc, reused);
   Result cpu = run(x, z, dy, false, DType::f32, Layout::plain, reused);
-  EXPECT_LE(relative_error(gpu.y, cpu.y), kF16Tolerance) << "y";
-  EXPECT_LE(relative_error(gpu.running_mean, cpu.running_mean), kF16Tolerance) << "running mean";
-  EXPECT_LE(relative_error(gpu.running_var, cpu.running_var), kF16Tolerance) << "running var";
-  EXPECT_LE(relative_error(gpu.dx, cpu.dx), kF16Tolerance) << "dx";
+  EXPECT_LE(relative_error(gpu.y, cpu.y), tol) << "y";
+  EXPECT_LE(relative_error(gpu.running_mean, cpu.running_mean), tol) << "running mean";
+  EXPECT_LE(relative_error(gpu.running_var, cpu.running_var), tol) << "running var";
+  EXPECT_LE(relative_error(gpu.dx, cpu.dx), tol) << "dx";
   if (residual) {
-    EXPECT_LE(relative_error(gpu.dz, cpu.dz), kF16Tolerance) << "dz";
+    EXPECT_LE(relative_error(gpu.dz, cpu.dz), tol) << "dz";
   }
-  EXPECT_LE(relative_error(gpu.dgamma, cpu.dgamma), kF16Tolerance) << "dgamma";
-  EXPECT_LE(relative_error(gpu.dbeta, cpu.dbeta), kF16Tolerance) << "dbeta";
+  EXPECT_LE(relative_error(gpu.dgamma, cpu.dgamma), tol) << "dgamma";
+  EXPECT_LE(relative_error(gpu.dbeta, cpu.dbeta), tol) << "dbeta";
 }
 
 TEST(CudaTrainBatchNormRelu, FusedKernelTakesF16NhwcTraining) {
@@ -128,6 +137,23 @@ TEST(CudaTrainBatchNormRelu, BnAddReluMatchesCpu) {
 TEST(CudaTrainBatchNormRelu, ResidualUsedTwiceAccumulatesDz) {
   TANDEM_REQUIRE_GPU();
   expect_fused_matches_cpu({8, 16, 6, 6}, true, true);
+}
+
+// Whether cuDNN fuses bf16 depends on its version (the entry then composes);
+// the values must match either way.
+TEST(CudaTrainBatchNormRelu, Bf16MatchesCpu) {
+  TANDEM_REQUIRE_GPU();
+  const Shape s{8, 16, 6, 6};
+  Var x = leaf(random_f32(s, 1), DType::bf16, Layout::nhwc);
+  Tensor g = up(random_f32({16}, 2, 0.5f, 1.5f)), b = up(random_f32({16}, 3));
+  Tensor rm = up(Tensor::zeros(DType::f32, {16})), rv = up(random_f32({16}, 4, 1.f, 2.f));
+  Tensor y = gpu_table().empty(gpu_table().ctx, DType::bf16, s).with_layout(Layout::nhwc), saved;
+  const bool fused = gpu_table().batch_norm_relu_forward(
+      gpu_table().ctx, BatchNormParams{}, x.value(), Tensor(), g, b, rm, rv, y, &saved);
+  std::printf("cuDNN's fused BN-ReLU %s bf16\n", fused ? "takes" : "does not take");
+  expect_fused_matches_cpu({8, 16, 6, 6}, false, false, DType::bf16);
+  expect_fused_matches_cpu({32, 64, 14, 14}, true, false, DType::bf16);
+  expect_fused_matches_cpu({8, 16, 6, 6}, true, true, DType::bf16);
 }
 
 TEST(CudaTrainBatchNormRelu, ChannelsNotMultipleOfFourFallBack) {
