@@ -101,25 +101,26 @@ void expect_fused_matches_cpu(const Shape& s, bool residual, bool reused,
   EXPECT_LE(relative_error(gpu.dbeta, cpu.dbeta), tol) << "dbeta";
 }
 
-TEST(CudaTrainBatchNormRelu, FusedKernelTakesF16NhwcTraining) {
-  TANDEM_REQUIRE_GPU();
+// Whether the table's fused entry takes an [8, 16, 6, 6] x of `dtype` in
+// nhwc with `p` (nothing is written when it declines).
+bool fused_entry_takes(DType dtype, const BatchNormParams& p) {
   const Shape s{8, 16, 6, 6};
-  Var x = leaf(random_f32(s, 1), DType::f16, Layout::nhwc);
+  Var x = leaf(random_f32(s, 1), dtype, Layout::nhwc);
   Tensor g = up(random_f32({16}, 2, 0.5f, 1.5f)), b = up(random_f32({16}, 3));
   Tensor rm = up(Tensor::zeros(DType::f32, {16})), rv = up(random_f32({16}, 4, 1.f, 2.f));
-  Tensor y = gpu_table().empty(gpu_table().ctx, DType::f16, s).with_layout(Layout::nhwc), saved;
-  EXPECT_TRUE(gpu_table().batch_norm_relu_forward(gpu_table().ctx, BatchNormParams{}, x.value(),
-                                                  Tensor(), g, b, rm, rv, y, &saved));
-  EXPECT_TRUE(saved.defined());
-  BatchNormParams eval{.training = false};
-  EXPECT_FALSE(gpu_table().batch_norm_relu_forward(gpu_table().ctx, eval, x.value(), Tensor(), g, b,
-                                                   rm, rv, y, &saved))
+  Tensor y = gpu_table().empty(gpu_table().ctx, dtype, s).with_layout(Layout::nhwc), saved;
+  const bool took = gpu_table().batch_norm_relu_forward(gpu_table().ctx, p, x.value(), Tensor(), g,
+                                                        b, rm, rv, y, &saved);
+  EXPECT_EQ(took, saved.defined()) << "saved state exactly when taken";
+  return took;
+}
+
+TEST(CudaTrainBatchNormRelu, FusedKernelTakesF16NhwcTraining) {
+  TANDEM_REQUIRE_GPU();
+  EXPECT_TRUE(fused_entry_takes(DType::f16, BatchNormParams{}));
+  EXPECT_FALSE(fused_entry_takes(DType::f16, BatchNormParams{.training = false}))
       << "eval mode runs the composed ops";
-  Var x32 = leaf(random_f32(s, 1), DType::f32, Layout::nhwc);
-  Tensor y32 = gpu_table().empty(gpu_table().ctx, DType::f32, s).with_layout(Layout::nhwc);
-  EXPECT_FALSE(gpu_table().batch_norm_relu_forward(gpu_table().ctx, BatchNormParams{}, x32.value(),
-                                                   Tensor(), g, b, rm, rv, y32, &saved))
-      << "f32 runs the composed ops";
+  EXPECT_FALSE(fused_entry_takes(DType::f32, BatchNormParams{})) << "f32 runs the composed ops";
 }
 
 TEST(CudaTrainBatchNormRelu, BnReluMatchesCpu) {
@@ -143,14 +144,8 @@ TEST(CudaTrainBatchNormRelu, ResidualUsedTwiceAccumulatesDz) {
 // the values must match either way.
 TEST(CudaTrainBatchNormRelu, Bf16MatchesCpu) {
   TANDEM_REQUIRE_GPU();
-  const Shape s{8, 16, 6, 6};
-  Var x = leaf(random_f32(s, 1), DType::bf16, Layout::nhwc);
-  Tensor g = up(random_f32({16}, 2, 0.5f, 1.5f)), b = up(random_f32({16}, 3));
-  Tensor rm = up(Tensor::zeros(DType::f32, {16})), rv = up(random_f32({16}, 4, 1.f, 2.f));
-  Tensor y = gpu_table().empty(gpu_table().ctx, DType::bf16, s).with_layout(Layout::nhwc), saved;
-  const bool fused = gpu_table().batch_norm_relu_forward(
-      gpu_table().ctx, BatchNormParams{}, x.value(), Tensor(), g, b, rm, rv, y, &saved);
-  std::printf("cuDNN's fused BN-ReLU %s bf16\n", fused ? "takes" : "does not take");
+  std::printf("cuDNN's fused BN-ReLU %s bf16\n",
+              fused_entry_takes(DType::bf16, BatchNormParams{}) ? "takes" : "does not take");
   expect_fused_matches_cpu({8, 16, 6, 6}, false, false, DType::bf16);
   expect_fused_matches_cpu({32, 64, 14, 14}, true, false, DType::bf16);
   expect_fused_matches_cpu({8, 16, 6, 6}, true, true, DType::bf16);
