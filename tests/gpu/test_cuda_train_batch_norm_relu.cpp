@@ -4,10 +4,10 @@
 // rounded to the 16-bit dtype: y, the running statistics, dx, dz
 // (overwritten, and accumulated when the residual also feeds another op),
 // dgamma and dbeta. The GPU rounds y, dx and dz to 16 bits and reduces in
-// another order: relative error over the tensor <= 1e-2 for f16, 3e-2 for
-// bf16 (8x f16's unit roundoff) (an unmasked gradient or a lost residual is
-// off by O(1)). Also: the shapes and dtypes the fused kernels lack fall back
-// to the composed ops.
+// another order: relative error over the tensor <= 1e-2 for f16, 1e-1 for
+// bf16 (see tolerance()); an unmasked gradient or a lost residual is off by
+// O(1). Also: the shapes and dtypes the fused kernels lack fall back to the
+// composed ops.
 #include <cstdio>
 
 #include "core/half.h"
@@ -20,7 +20,12 @@ namespace {
 
 using namespace tandem::train;
 
-double tolerance(DType t) { return t == DType::bf16 ? 3e-2 : 1e-2; }
+// bf16 composed (where cuDNN does not fuse it) rounds batch norm's output
+// to 8 bits of mantissa before the add, which can flip the ReLU's mask for
+// pre-activations within 2^-9 of zero; each flip moves a whole dy into
+// dbeta, a sum that partly cancels: 1e-1 there, still far below a lost
+// mask or residual (O(1)).
+double tolerance(DType t) { return t == DType::bf16 ? 1e-1 : 1e-2; }
 
 // t (host f32) with every value rounded through `dtype` (f16 or bf16).
 Tensor rounded(Tensor t, DType dtype) {
