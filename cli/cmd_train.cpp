@@ -56,7 +56,7 @@ void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train:
       "{} epochs, {} {}{}\n",
       o.arch, o.data, tr.size(), test, shape_str(tr.image_shape()), tr.num_classes(), batches,
       o.batch, o.optimizer, opt.lr(), o.epochs, o.device, o.precision,
-      channels_last(o) ? " nhwc" : "");
+      channels_last(o) && o.device != "cpu" ? " nhwc" : "");
   std::fflush(stdout);
 }
 
