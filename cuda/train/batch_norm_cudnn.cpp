@@ -4,7 +4,6 @@
 #include <memory>
 
 #include "cuda/cudnn_utils.h"
-#include "cuda/float_types.h"
 #include "cuda/train/cast.h"
 
 namespace tandem::cuda::train {
