@@ -1,4 +1,5 @@
-// batch_norm (training or eval) and its backward.
+// batch_norm (training or eval) and its backward; batch_norm_relu, fused
+// where the table has an entry for it, else composed.
 #include "train/backend.h"
 #include "train/functional.h"
 
@@ -28,10 +29,6 @@ Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& ru
   be.batch_norm_forward(be.ctx, p, x.value(), gamma.value(), beta.value(), running_mean, running_var, y, &saved);
   return record<BatchNormFn>(std::move(y), be, {x, gamma, beta}, p, std::move(saved));
 }
-
-}  // namespace tandem::train
-
-namespace tandem::train {
 
 namespace {
 
