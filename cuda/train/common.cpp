@@ -26,14 +26,20 @@ void require_on_gpu(const TrainContext& c, const char* op,
   }
 }
 
+namespace {
+
+// The first defined tensor of the list, or null.
+const Tensor* first_defined(std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors)
+    if (t->defined()) return t;
+  return nullptr;
+}
+
+}  // namespace
+
 DType require_float(const TrainContext& c, const char* op,
                     std::initializer_list<const Tensor*> tensors) {
-  const Tensor* first = nullptr;
-  for (const Tensor* t : tensors)
-    if (t->defined()) {
-      first = t;
-      break;
-    }
+  const Tensor* first = first_defined(tensors);
   if (!first) return DType::f32;
   const DType d = first->dtype();
   TANDEM_CHECK_SUPPORTED(
@@ -46,12 +52,7 @@ DType require_float(const TrainContext& c, const char* op,
 
 ActivationDesc require_activations(const TrainContext& c, const char* op,
                                    std::initializer_list<const Tensor*> tensors) {
-  const Tensor* first = nullptr;
-  for (const Tensor* t : tensors)
-    if (t->defined()) {
-      first = t;
-      break;
-    }
+  const Tensor* first = first_defined(tensors);
   if (!first) return {};
   const DType d = first->dtype();
   const Layout l = first->layout();

@@ -38,16 +38,10 @@ Run forward_backward(Sequential& net, const Tensor& x, const Tensor& labels, DTy
 }
 
 void expect_autocast_matches_f32(DType low, double tol) {
-  Rng rng_a(7), rng_b(7);
   Sequential net32, net16;
-  build_tiny_cnn(net32, rng_a, 0.25f);
-  build_tiny_cnn(net16, rng_b, 0.25f);
-  net32.to(Device::cuda(0));
-  net16.to(Device::cuda(0));
+  build_tiny_cnn_twins(net32, net16, 7, 0.25f, Device::cuda(0));
   Tensor x = up(random_f32({16, 1, 12, 12}, 31));
-  std::vector<int64_t> l;
-  for (int64_t n = 0; n < 16; ++n) l.push_back((n * 7) % 10);
-  Tensor labels = up(Tensor::from_vector(l, {16}));
+  Tensor labels = up(tiny_cnn_labels(16, 7));
   Run ref = forward_backward(net32, x, labels, DType::f32);
   Run got = forward_backward(net16, x, labels, low);
   const std::string what(dtype_name(low));

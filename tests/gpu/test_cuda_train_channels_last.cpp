@@ -56,16 +56,10 @@ Run run(Sequential& net, const Tensor& x, const Tensor& labels, DType dtype, Lay
 }
 
 void expect_channels_last_matches_plain(DType dtype, double tol) {
-  Rng rng_a(5), rng_b(5);
   Sequential plain, nhwc;
-  build_tiny_cnn(plain, rng_a, 0.25f);
-  build_tiny_cnn(nhwc, rng_b, 0.25f);
-  plain.to(Device::cuda(0));
-  nhwc.to(Device::cuda(0));
+  build_tiny_cnn_twins(plain, nhwc, 5, 0.25f, Device::cuda(0));
   Tensor x = up(random_f32({16, 1, 12, 12}, 41));
-  std::vector<int64_t> l;
-  for (int64_t n = 0; n < 16; ++n) l.push_back((n * 3) % 10);
-  Tensor labels = up(Tensor::from_vector(l, {16}));
+  Tensor labels = up(tiny_cnn_labels(16, 3));
   Run ref = run(plain, x, labels, DType::f32, Layout::plain);
   Run got = run(nhwc, x, labels, dtype, Layout::nhwc);
   const std::string what = std::string(dtype_name(dtype)) + " nhwc";

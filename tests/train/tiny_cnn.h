@@ -5,6 +5,8 @@
 // BasicBlock with a downsample, a dilated depthwise conv, hardswish, average
 // and global pooling, flatten, linear, SiLU, dropout, linear; input
 // [N, 1, H, W], 10 classes.
+#include <vector>
+
 #include "train/layers.h"
 
 namespace tandem::testing {
@@ -25,6 +27,24 @@ inline void build_tiny_cnn(train::Sequential& net, train::Rng& rng, float dropou
   net.emplace<Activation>(EltwiseParams{EltwiseKind::silu});
   net.emplace<Dropout>(dropout, rng);
   net.emplace<Linear>(16, 10, true, rng);
+}
+
+// Two tiny CNNs with the same weights (both from `seed`), on `device`: one
+// run as the reference of the other.
+inline void build_tiny_cnn_twins(train::Sequential& a, train::Sequential& b, uint64_t seed,
+                                 float dropout, Device device) {
+  train::Rng rng_a(seed), rng_b(seed);
+  build_tiny_cnn(a, rng_a, dropout);
+  build_tiny_cnn(b, rng_b, dropout);
+  a.to(device);
+  b.to(device);
+}
+
+// Host labels (i * stride) % 10 for a batch of n.
+inline Tensor tiny_cnn_labels(int64_t n, int64_t stride) {
+  std::vector<int64_t> l;
+  for (int64_t i = 0; i < n; ++i) l.push_back((i * stride) % 10);
+  return Tensor::from_vector(l, {n});
 }
 
 }  // namespace tandem::testing
