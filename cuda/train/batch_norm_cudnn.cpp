@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <memory>
+#include <optional>
 
 #include "cuda/cudnn_utils.h"
 #include "cuda/train/cast.h"
@@ -59,6 +60,11 @@ struct BnPlan {
   size_t forward_workspace = 0, backward_workspace = 0, reserve = 0;
 };
 
+// The fused op set: BN-ReLU, or BN-add-ReLU with a residual z.
+cudnnBatchNormOps_t fused_ops(const Tensor& z) {
+  return z.defined() ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+}
+
 BnPlan& plan_for(TrainContext& c, const Tensor& x, cudnnBatchNormOps_t ops,
                  const ErrorContext& where) {
   std::string key = cache_key("batch_norm_nhwc", x.shape(), x.dtype(), int(ops));
@@ -100,6 +106,74 @@ struct ParamGrads {
   Tensor scratch;
 };
 
+// Where cuDNN writes an activation's gradient, which it overwrites: the
+// wanted tensor itself when the caller overwrites it too, else scratch that
+// finish() adds into the wanted one.
+struct ActivationGradOut {
+  ActivationGradOut(TrainContext& c, const GradOut& g, const Tensor& like)
+      : want(g),
+        t(g.wanted() && g.mode == GradMode::overwrite
+              ? g.t
+              : device_empty(c.gpu, like.dtype(), like.shape()).with_layout(Layout::nhwc)) {}
+  void finish(TrainContext& c, const ErrorContext& where) const {
+    if (want.wanted() && t.raw() != want.t.raw()) convert_into(c, t, want.t, true, where);
+  }
+  GradOut want;
+  Tensor t;
+};
+
+void require_saved(const BnPlan& plan, const Tensor& saved, int64_t channels,
+                   const ErrorContext& where) {
+  TANDEM_CHECK(
+      saved.defined() && saved.dtype() == DType::u8 && saved.bytes() == saved_bytes(plan, channels),
+      "batch norm's backward needs its forward's saved state", where);
+}
+
+// One training forward through the Ex API for the plan's op set: plain
+// batch norm (z undefined) or fused with the ReLU (and the add of z).
+cudnnStatus_t forward_ex(TrainContext& c, const BnPlan& plan, const BatchNormParams& p,
+                         const Tensor& x, const Tensor& z, const Tensor& gamma, const Tensor& beta,
+                         const Tensor& running_mean, const Tensor& running_var, const Tensor& y,
+                         const Tensor& saved) {
+  const int64_t channels = x.dim(1);
+  Scratch ws(c.gpu, plan.forward_workspace);
+  const float one = 1.f, zero = 0.f;
+  return cudnnBatchNormalizationForwardTrainingEx(
+      c.gpu.cudnn, plan.mode, plan.ops, &one, &zero, plan.xd.get(), x.raw(), plan.z(),
+      z.defined() ? z.raw() : nullptr, plan.xd.get(), y.raw(), plan.bnd.get(), gamma.raw(),
+      beta.raw(), double(p.momentum), running_mean.raw(), running_var.raw(), double(p.eps),
+      saved_mean(saved), saved_invstd(saved, channels), plan.activation(), ws.get(), ws.bytes(),
+      saved_reserve(saved, channels), plan.reserve);
+}
+
+// Its backward: dx, dgamma, dbeta and, with the add, dz. The fused op sets
+// also read the forward's y and beta (undefined for plain batch norm).
+void backward_ex(TrainContext& c, const BnPlan& plan, const BatchNormParams& p, const Tensor& x,
+                 const Tensor& gamma, const Tensor& beta, const Tensor& y, const Tensor& saved,
+                 const Tensor& dy, const GradOut& dx, const GradOut& dz, const GradOut& dgamma,
+                 const GradOut& dbeta, const ErrorContext& where) {
+  const int64_t channels = x.dim(1);
+  require_saved(plan, saved, channels, where);
+  const ActivationGradOut dx_out(c, dx, x);
+  std::optional<ActivationGradOut> dz_out;
+  if (plan.z()) dz_out.emplace(c, dz, x);
+  ParamGrads params(c, channels);
+  Scratch ws(c.gpu, plan.backward_workspace);
+  const float one = 1.f, zero = 0.f;
+  check_cudnn(
+      cudnnBatchNormalizationBackwardEx(
+          c.gpu.cudnn, plan.mode, plan.ops, &one, &zero, &one, &zero, plan.xd.get(), x.raw(),
+          plan.fused() ? plan.xd.get() : nullptr, y.defined() ? y.raw() : nullptr, plan.xd.get(),
+          dy.raw(), plan.z(), dz_out ? dz_out->t.raw() : nullptr, plan.xd.get(), dx_out.t.raw(),
+          plan.bnd.get(), gamma.raw(), beta.defined() ? beta.raw() : nullptr, params.dgamma(),
+          params.dbeta(), double(p.eps), saved_mean(saved), saved_invstd(saved, channels),
+          plan.activation(), ws.get(), ws.bytes(), saved_reserve(saved, channels), plan.reserve),
+      "cudnnBatchNormalizationBackwardEx", where);
+  params.finish(c, dgamma, dbeta);
+  dx_out.finish(c, where);
+  if (dz_out) dz_out->finish(c, where);
+}
+
 }  // namespace
 
 bool cudnn_batch_norm_takes(const BatchNormParams& p, const Tensor& x) {
@@ -112,48 +186,21 @@ void cudnn_batch_norm_forward(TrainContext& c, const BatchNormParams& p, const T
                               const Tensor& running_var, const Tensor& y, Tensor* saved,
                               const ErrorContext& where) {
   BnPlan& plan = plan_for(c, x, CUDNN_BATCHNORM_OPS_BN, where);
-  const int64_t channels = x.dim(1);
-  *saved = device_empty(c.gpu, DType::u8, {int64_t(saved_bytes(plan, channels))});
+  *saved = device_empty(c.gpu, DType::u8, {int64_t(saved_bytes(plan, x.dim(1)))});
   if (x.numel() == 0) return;
-  Scratch ws(c.gpu, plan.forward_workspace);
-  const float one = 1.f, zero = 0.f;
-  check_cudnn(cudnnBatchNormalizationForwardTrainingEx(
-                  c.gpu.cudnn, plan.mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, plan.xd.get(),
-                  x.raw(), nullptr, nullptr, plan.xd.get(), y.raw(), plan.bnd.get(), gamma.raw(),
-                  beta.raw(), double(p.momentum), running_mean.raw(), running_var.raw(),
-                  double(p.eps), saved_mean(*saved), saved_invstd(*saved, channels), nullptr,
-                  ws.get(), ws.bytes(), saved_reserve(*saved, channels), plan.reserve),
-              "cudnnBatchNormalizationForwardTrainingEx", where);
+  check_cudnn(
+      forward_ex(c, plan, p, x, Tensor(), gamma, beta, running_mean, running_var, y, *saved),
+      "cudnnBatchNormalizationForwardTrainingEx", where);
 }
 
 void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
                                const Tensor& gamma, const Tensor& saved, const Tensor& dy,
                                const GradOut& dx, const GradOut& dgamma, const GradOut& dbeta,
                                const ErrorContext& where) {
-  BnPlan& plan = plan_for(c, x, CUDNN_BATCHNORM_OPS_BN, where);
-  const int64_t channels = x.dim(1);
-  TANDEM_CHECK(
-      saved.defined() && saved.dtype() == DType::u8 && saved.bytes() == saved_bytes(plan, channels),
-      "batch norm's backward needs its forward's saved state", where);
-  if (x.numel() == 0) return;
-  // cuDNN writes all three gradients, overwriting: an unwanted or
-  // accumulated one goes to scratch first.
-  const bool dx_direct = dx.wanted() && dx.mode == GradMode::overwrite;
-  Tensor dx_t =
-      dx_direct ? dx.t : device_empty(c.gpu, x.dtype(), x.shape()).with_layout(Layout::nhwc);
-  ParamGrads params(c, channels);
-  Scratch ws(c.gpu, plan.backward_workspace);
-  const float one = 1.f, zero = 0.f;
-  check_cudnn(
-      cudnnBatchNormalizationBackwardEx(
-          c.gpu.cudnn, plan.mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, plan.xd.get(),
-          x.raw(), nullptr, nullptr, plan.xd.get(), dy.raw(), nullptr, nullptr, plan.xd.get(),
-          dx_t.raw(), plan.bnd.get(), gamma.raw(), nullptr, params.dgamma(), params.dbeta(),
-          double(p.eps), saved_mean(saved), saved_invstd(saved, channels), nullptr, ws.get(),
-          ws.bytes(), saved_reserve(saved, channels), plan.reserve),
-      "cudnnBatchNormalizationBackwardEx", where);
-  params.finish(c, dgamma, dbeta);
-  if (dx.wanted() && !dx_direct) convert_into(c, dx_t, dx.t, true, where);
+  const BnPlan& plan = plan_for(c, x, CUDNN_BATCHNORM_OPS_BN, where);
+  if (x.numel() == 0) return require_saved(plan, saved, x.dim(1), where);
+  backward_ex(c, plan, p, x, gamma, Tensor(), Tensor(), saved, dy, dx, GradOut(), dgamma, dbeta,
+              where);
 }
 
 bool cudnn_batch_norm_relu_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
@@ -166,22 +213,11 @@ bool cudnn_batch_norm_relu_forward(TrainContext& c, const BatchNormParams& p, co
     return false;
   if (z.defined() && (z.shape() != x.shape() || z.dtype() != x.dtype() || z.layout() != x.layout()))
     return false;
-  const cudnnBatchNormOps_t ops =
-      z.defined() ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
-  BnPlan& plan = plan_for(c, x, ops, where);
+  BnPlan& plan = plan_for(c, x, fused_ops(z), where);
   if (!plan.ok || plan.mode != CUDNN_BATCHNORM_SPATIAL_PERSISTENT) return false;
-  const int64_t channels = x.dim(1);
-  *saved = device_empty(c.gpu, DType::u8, {int64_t(saved_bytes(plan, channels))});
-  Scratch ws(c.gpu, plan.forward_workspace);
-  const float one = 1.f, zero = 0.f;
-  check_cudnn(
-      cudnnBatchNormalizationForwardTrainingEx(
-          c.gpu.cudnn, plan.mode, ops, &one, &zero, plan.xd.get(), x.raw(), plan.z(),
-          z.defined() ? z.raw() : nullptr, plan.xd.get(), y.raw(), plan.bnd.get(), gamma.raw(),
-          beta.raw(), double(p.momentum), running_mean.raw(), running_var.raw(), double(p.eps),
-          saved_mean(*saved), saved_invstd(*saved, channels), plan.activation(), ws.get(),
-          ws.bytes(), saved_reserve(*saved, channels), plan.reserve),
-      "cudnnBatchNormalizationForwardTrainingEx (BN-ReLU)", where);
+  *saved = device_empty(c.gpu, DType::u8, {int64_t(saved_bytes(plan, x.dim(1)))});
+  check_cudnn(forward_ex(c, plan, p, x, z, gamma, beta, running_mean, running_var, y, *saved),
+              "cudnnBatchNormalizationForwardTrainingEx (BN-ReLU)", where);
   return true;
 }
 
@@ -190,38 +226,11 @@ void cudnn_batch_norm_relu_backward(TrainContext& c, const BatchNormParams& p, c
                                     const Tensor& y, const Tensor& saved, const Tensor& dy,
                                     const GradOut& dx, const GradOut& dz, const GradOut& dgamma,
                                     const GradOut& dbeta, const ErrorContext& where) {
-  const bool add = z.defined();
-  const cudnnBatchNormOps_t ops =
-      add ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
-  BnPlan& plan = plan_for(c, x, ops, where);
-  const int64_t channels = x.dim(1);
-  TANDEM_CHECK(plan.ok && saved.defined() && saved.dtype() == DType::u8 &&
-                   saved.bytes() == saved_bytes(plan, channels),
-               "batch_norm_relu's backward needs its forward's saved state", where);
+  const BnPlan& plan = plan_for(c, x, fused_ops(z), where);
+  TANDEM_CHECK(plan.ok, "batch_norm_relu's backward without its fused forward", where);
   TANDEM_CHECK(dy.dtype() == x.dtype() && dy.layout() == x.layout() && dy.shape() == x.shape(),
                "batch_norm_relu's backward wants dy like y", where);
-  // cuDNN overwrites dx and dz: an unwanted or accumulated one goes to
-  // scratch first.
-  auto target = [&](const GradOut& g) {
-    return g.wanted() && g.mode == GradMode::overwrite
-               ? g.t
-               : device_empty(c.gpu, x.dtype(), x.shape()).with_layout(Layout::nhwc);
-  };
-  Tensor dx_t = target(dx), dz_t = add ? target(dz) : Tensor();
-  ParamGrads params(c, channels);
-  Scratch ws(c.gpu, plan.backward_workspace);
-  const float one = 1.f, zero = 0.f;
-  check_cudnn(
-      cudnnBatchNormalizationBackwardEx(
-          c.gpu.cudnn, plan.mode, ops, &one, &zero, &one, &zero, plan.xd.get(), x.raw(),
-          plan.xd.get(), y.raw(), plan.xd.get(), dy.raw(), plan.z(), add ? dz_t.raw() : nullptr,
-          plan.xd.get(), dx_t.raw(), plan.bnd.get(), gamma.raw(), beta.raw(), params.dgamma(),
-          params.dbeta(), double(p.eps), saved_mean(saved), saved_invstd(saved, channels),
-          plan.activation(), ws.get(), ws.bytes(), saved_reserve(saved, channels), plan.reserve),
-      "cudnnBatchNormalizationBackwardEx (BN-ReLU)", where);
-  params.finish(c, dgamma, dbeta);
-  if (dx.wanted() && dx_t.raw() != dx.t.raw()) convert_into(c, dx_t, dx.t, true, where);
-  if (add && dz.wanted() && dz_t.raw() != dz.t.raw()) convert_into(c, dz_t, dz.t, true, where);
+  backward_ex(c, plan, p, x, gamma, beta, y, saved, dy, dx, dz, dgamma, dbeta, where);
 }
 
 }  // namespace tandem::cuda::train
