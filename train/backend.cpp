@@ -31,9 +31,13 @@ const TrainBackend& train_backend(const char* op, std::initializer_list<const Va
   return train_backend(first->device());
 }
 
+Tensor empty_in(const TrainBackend& be, DType dtype, const Shape& shape, Layout layout) {
+  Tensor t = be.empty(be.ctx, dtype, shape);
+  return layout == Layout::plain ? t : t.with_layout(layout);
+}
+
 Tensor empty_like(const TrainBackend& be, const Tensor& like, const Shape& shape) {
-  Tensor t = be.empty(be.ctx, like.dtype(), shape);
-  return like.layout() == Layout::nhwc && shape.size() == 4 ? t.with_layout(Layout::nhwc) : t;
+  return empty_in(be, like.dtype(), shape, shape.size() == 4 ? like.layout() : Layout::plain);
 }
 
 }  // namespace tandem::train

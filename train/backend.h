@@ -15,6 +15,9 @@ const TrainBackend& train_backend(const char* op, std::initializer_list<const Va
 
 // An uninitialized f32 tensor on the table's device.
 inline Tensor empty_f32(const TrainBackend& be, const Shape& shape) { return be.empty(be.ctx, DType::f32, shape); }
+// An uninitialized tensor of `dtype` labelled `layout` (nhwc: 4-D shapes
+// only, else Error).
+Tensor empty_in(const TrainBackend& be, DType dtype, const Shape& shape, Layout layout);
 // An uninitialized tensor of `like`'s dtype and layout (an activation's
 // output keeps its input's precision and, 4-D, its layout).
 Tensor empty_like(const TrainBackend& be, const Tensor& like, const Shape& shape);

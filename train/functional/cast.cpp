@@ -26,8 +26,7 @@ Var convert(const Var& x, DType dtype, Layout layout) {
   if (v.dtype() == dtype && layout_free(v.shape()) &&
       (layout == Layout::plain || layout == Layout::nhwc))
     return record<ConvertFn>(v.with_layout(layout), be, {x});
-  Tensor y = be.empty(be.ctx, dtype, x.shape());
-  if (layout != Layout::plain) y = y.with_layout(layout);
+  Tensor y = empty_in(be, dtype, x.shape(), layout);
   be.cast(be.ctx, v, {y, GradMode::overwrite});
   return record<ConvertFn>(std::move(y), be, {x});
 }

@@ -26,8 +26,8 @@ Var conv2d(const Var& x, const Var& w, const Var& b, const Conv2dParams& params)
   // compute dtype (the next layers read half the bytes); else f32.
   const DType y_dtype = be.keeps_16bit_activations ? p.compute : DType::f32;
   // ... and in x's layout (channels last stays so).
-  Tensor y = be.empty(be.ctx, y_dtype, conv2d_output_shape(p, x.shape(), w.shape()));
-  if (x.value().layout() == Layout::nhwc) y = y.with_layout(Layout::nhwc);
+  Tensor y =
+      empty_in(be, y_dtype, conv2d_output_shape(p, x.shape(), w.shape()), x.value().layout());
   be.conv2d_forward(be.ctx, p, x.value(), w.value(), b.defined() ? b.value() : Tensor(), y);
   return record<Conv2dFn>(std::move(y), be, {x, w, b}, p);
 }
