@@ -96,30 +96,40 @@ class DeviceInputs {
 };
 
 // Where the time of one run goes: op types by total, then the slowest steps.
+// One step of a plan's part, with its time when run alone.
+struct TimedStep {
+  const Step* step;
+  const ExecutionPlan* plan;
+  bool on_cpu_fallback;
+  double ms;
+};
+
 void print_per_op(const StepTimes& t, int top) {
-  const auto& steps = t.plan->steps();
+  std::vector<TimedStep> steps;
+  for (size_t p = 0; p < t.plan->parts().size(); ++p) {
+    const PartitionedPlan::Part& part = t.plan->parts()[p];
+    for (size_t i = 0; i < part.plan->steps().size(); ++i)
+      if (part.plan->steps()[i].kernel) steps.push_back({&part.plan->steps()[i], part.plan.get(), part.on_fallback, t.ms[p][i]});
+  }
   std::map<std::string, std::pair<double, int>> by_type;
   double total = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (!steps[i].kernel) continue;
-    auto& e = by_type[steps[i].op_type];
-    e.first += t.ms[i], e.second += 1, total += t.ms[i];
+  for (const TimedStep& s : steps) {
+    auto& e = by_type[s.step->op_type + (s.on_cpu_fallback ? " (cpu fallback)" : "")];
+    e.first += s.ms, e.second += 1, total += s.ms;
   }
   std::vector<std::pair<std::string, std::pair<double, int>>> types(by_type.begin(), by_type.end());
   std::sort(types.begin(), types.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
   fmt::print("per op type (each step run alone, synchronized; total {:.3f} ms):\n", total);
   for (auto& [name, e] : types)
     fmt::print("  {:<24} {:>4} steps {:>9.3f} ms {:>5.1f}%\n", name, e.second, e.first, 100 * e.first / total);
-  std::vector<size_t> order;
-  for (size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].kernel) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t.ms[a] > t.ms[b]; });
+  std::sort(steps.begin(), steps.end(), [](const TimedStep& a, const TimedStep& b) { return a.ms > b.ms; });
   fmt::print("slowest steps:\n");
-  for (size_t k = 0; k < order.size() && int(k) < top; ++k) {
-    const Step& st = steps[order[k]];
+  for (size_t k = 0; k < steps.size() && int(k) < top; ++k) {
+    const Step& st = *steps[k].step;
     std::string shapes;
-    for (int s : st.outputs) shapes += " " + t.plan->slot_desc(s).str();
-    fmt::print("  {:>8.3f} ms  {:<14} {:<40}{}\n", t.ms[order[k]], st.op_type, st.node, shapes);
+    for (int s : st.outputs) shapes += " " + steps[k].plan->slot_desc(s).str();
+    fmt::print("  {:>8.3f} ms  {:<14} {:<40}{}{}\n", steps[k].ms, st.op_type, st.node, shapes,
+               steps[k].on_cpu_fallback ? " (cpu fallback)" : "");
   }
 }
 
@@ -187,6 +197,8 @@ int bench_command(BenchOptions& o) {
     j["device_peak_with_setup_bytes"] = std::max(setup_peak, cuda::device_peak_bytes());
   }
 #endif
+  j["cpu_fallback_ops"] = s.fallback().ops;
+  say_fallback_cost(s, total_s);
   fmt::print("{}\n", j.dump());
   return 0;
 }

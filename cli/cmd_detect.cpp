@@ -83,6 +83,7 @@ int detect_command(DetectOptions& o) {
   dopt.precision = parse_precision(o.common.precision);
   dopt.min_score = o.min_score;
   dopt.iou = o.iou;
+  dopt.strict_device = o.common.strict_device;
   pipeline::Detector det(dopt);
   int failures = 0;
   for (size_t first = 0; first < o.images.size(); first += size_t(o.batch)) {
@@ -105,6 +106,7 @@ int detect_command(DetectOptions& o) {
     }
     std::fflush(stdout);
   }
+  say_fallback_cost(det.session(), 0);
   return failures ? 1 : 0;
 }
 

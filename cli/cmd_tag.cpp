@@ -135,6 +135,7 @@ int tag_command(TagOptions& o) {
   mo.threads = o.common.threads;
   mo.top = o.top;
   mo.min_score = o.min_score;
+  mo.strict_device = o.common.strict_device;
   bool on_cpu = mo.device.is_cpu();
   const pipeline::TagRunFacts facts{on_cpu, mo.precision == Precision::fp16 || mo.precision == Precision::bf16};
   trace.set_verdict([facts](const profile::ProfileSummary& s) { return pipeline::tag_profile_verdict(s, facts); });
@@ -207,6 +208,7 @@ int tag_command(TagOptions& o) {
         stderr,
         "tandem: {} of {} GPU JPEG decoders did not open, the CPU decoders took their files: {}\n",
         stats.gpu_decoders_unopened, stats.gpu_decoders, stats.gpu_open_error);
+  if (!o.decode_only && model->session()) say_fallback_cost(*model->session(), stats.wall_s);
   pipeline::diagnose(stats, on_cpu);
   fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored));
   return stats.failed ? 1 : 0;

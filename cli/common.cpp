@@ -20,6 +20,8 @@ void add_common_options(CLI::App* sub, CommonOptions& opts) {
   sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto (default: the GPU when one is present, else the CPU)");
   sub->add_option("--precision", opts.precision, "fp32, tf32, fp16 or bf16 (inputs and outputs stay float32)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  sub->add_flag("--strict-device", opts.strict_device,
+                "Fail when an op has no kernel on the device, instead of running it on the CPU");
 }
 
 profile::SessionOutputs session_outputs(const CommonOptions& opts) {
@@ -45,9 +47,19 @@ Session open_model(const std::string& path, const CommonOptions& opts, const Mod
   so.device = resolve_device(opts);
   so.precision = parse_precision(opts.precision);
   so.threads = opts.threads;
+  so.strict_device = opts.strict_device;
   check_supported(load.tfjs.outputs.empty() || is_tfjs_model_path(path),
                   "choosing outputs is supported for TF.js models only", {path, "", "", ""});
   return Session(load_model(path, load), so);
+}
+
+void say_fallback_cost(const Session& s, double wall_s) {
+  FallbackInfo f = s.fallback();
+  if (f.nodes == 0) return;
+  double secs = s.fallback_ms() / 1e3;
+  fmt::print(stderr, "tandem: CPU fallback ({}) took {:.2f} s{}, plus {} copies of {} KiB between devices a run\n",
+             f.ops, secs, wall_s > 0 ? fmt::format(" ({:.0f}% of the run)", 100 * secs / wall_s) : "", f.crossings,
+             f.crossing_bytes / 1024);
 }
 
 std::string sanitize_name(const std::string& name) {

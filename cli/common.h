@@ -15,9 +15,10 @@ struct CommonOptions {
   int threads = 0;         // --threads T: CPU compute threads (0 = all cores)
   std::string device = "auto";
   std::string precision = "fp32";
+  bool strict_device = false;  // --strict-device: an op the device cannot run is an error, not a CPU fallback
 };
 
-// Adds --trace, --profile, --threads, --device and --precision to a subcommand.
+// Adds --trace, --profile, --threads, --device, --precision and --strict-device to a subcommand.
 void add_common_options(CLI::App* sub, CommonOptions& opts);
 
 // What --trace and --profile ask a profile::TraceSession to write.
@@ -30,6 +31,11 @@ Device resolve_device(const CommonOptions& opts);
 // low_precision_inputs: see SessionOptions.
 Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load = {},
                    bool low_precision_inputs = false);
+
+// When some of the session's ops ran on the CPU for want of a kernel on its
+// device: one line on stderr with those ops and the time their CPU parts
+// took in this run (`wall_s`: the run's wall time, for the share).
+void say_fallback_cost(const Session& s, double wall_s);
 
 // "data/out:0" -> "data_out_0": a file name safe on every filesystem.
 std::string sanitize_name(const std::string& name);

@@ -341,17 +341,21 @@ std::vector<void*> ExecutionPlan::bind(const std::vector<Tensor>& inputs) {
   return ptr;
 }
 
-std::vector<Tensor> ExecutionPlan::fetch_outputs(const std::vector<void*>& ptr) {
+std::vector<Tensor> ExecutionPlan::fetch_outputs(const std::vector<void*>& ptr, const std::vector<Tensor>& into) {
   std::vector<Tensor> results;
-  for (int s : output_slots_) {
-    Tensor t = Tensor::empty(slots_[size_t(s)].desc);
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    int s = output_slots_[i];
+    bool given = i < into.size() && into[i].defined();
+    TANDEM_CHECK(!given || into[i].desc() == slots_[size_t(s)].desc, "output buffer does not match the plan's output",
+                 {source_, "", "", into[i].desc().str()});
+    Tensor t = given ? into[i] : Tensor::empty(slots_[size_t(s)].desc);
     backend_.copy_to_host(t.raw(), ptr[size_t(s)], t.bytes());
     results.push_back(std::move(t));
   }
   return results;
 }
 
-std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
+std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& into) {
   TANDEM_ZONE_CAT("plan.run", "graph");
   std::vector<void*> ptr = bind(inputs);
   static const bool graphs_off = std::getenv("TANDEM_CUDA_GRAPHS") && std::string(std::getenv("TANDEM_CUDA_GRAPHS")) == "0";
@@ -370,7 +374,7 @@ std::vector<Tensor> ExecutionPlan::run(const std::vector<Tensor>& inputs) {
   }
   ++runs_;
   backend_.synchronize();
-  return fetch_outputs(ptr);
+  return fetch_outputs(ptr, into);
 }
 
 std::vector<double> ExecutionPlan::time_steps(const std::vector<Tensor>& inputs) {

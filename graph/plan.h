@@ -53,8 +53,11 @@ class ExecutionPlan {
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
 
-  // Inputs in graph-input order; outputs in graph-output order, plain, on the host.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // Inputs in graph-input order; outputs in graph-output order, plain, on the
+  // host. An output whose entry in `into` is defined is copied into that
+  // host tensor (of the output's type; page-locked memory makes it one DMA
+  // copy) and returned; the others are allocated.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& into = {});
 
   // Runs each step alone (synchronizing after each) and returns its wall
   // time in ms, index by index with steps(): where the time goes, at the
@@ -91,7 +94,7 @@ class ExecutionPlan {
   void* input_pointer(size_t index, const Tensor& t);
   // Checks the inputs and returns every slot's address for this run.
   std::vector<void*> bind(const std::vector<Tensor>& inputs);
-  std::vector<Tensor> fetch_outputs(const std::vector<void*>& ptr);
+  std::vector<Tensor> fetch_outputs(const std::vector<void*>& ptr, const std::vector<Tensor>& into);
   // Enqueues every step; with step_ms, waits after each and records its time.
   void launch_steps(const std::vector<void*>& ptr, std::vector<double>* step_ms = nullptr);
 };

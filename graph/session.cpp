@@ -90,6 +90,18 @@ Session::Session(Graph graph, SessionOptions options)
       options_(options),
       backend_(options.backend ? options.backend : &open_backend(options.device)) {
   cpu::set_num_threads(options_.threads);
+  check_kernels_exist();
+}
+
+void Session::check_kernels_exist() const {
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    const Node& node = graph_.nodes[n];
+    if (node.dead) continue;
+    OpDesc d;
+    d.op_type = node.op_type;
+    if (!backend_->supports(d) && !cpu::cpu_backend().supports(d))
+      throw Error::unsupported("no backend has a kernel for this op", graph_.context(NodeId(n)));
+  }
 }
 
 Session::~Session() = default;
@@ -131,7 +143,7 @@ static void fold(Graph& g) {
   g.compact();
 }
 
-ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
+PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
   std::string key = plan_key(shapes, values);
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
   TANDEM_ZONE_CAT("compile plan", "graph");
@@ -166,13 +178,36 @@ ExecutionPlan& Session::plan_locked(const std::vector<Shape>& shapes, const std:
   }
   rep.nodes_after = live_nodes(g);
   TANDEM_ZONE_CAT("build plan (prepare kernels)", "graph");
-  auto plan = std::make_unique<ExecutionPlan>(g, *backend_);
+  PartitionOptions po;
+  po.strict = options_.strict_device;
+  auto plan = std::make_unique<PartitionedPlan>(g, *backend_, cpu::cpu_backend(), po);
   rep.plan = plan->stats();
   report_ = rep;
+  fallback_ = plan->fallback();
+  say_fallback();
   return *(plans_[key] = std::move(plan));
 }
 
-const ExecutionPlan& Session::plan_for(const std::vector<Shape>& input_shapes) {
+// Once per session: a run on the CPU that the user asked to run on a GPU is
+// slower than they think, and they should know which ops are to blame.
+void Session::say_fallback() {
+  if (fallback_said_ || fallback_.nodes == 0) return;
+  fallback_said_ = true;
+  std::cerr << "tandem: " << fallback_.nodes << (fallback_.nodes == 1 ? " op has" : " ops have") << " no kernel on "
+            << backend_->name() << " and run" << (fallback_.nodes == 1 ? "s" : "") << " on the CPU: " << fallback_.ops
+            << " (first: node '" << fallback_.first_node << "'); " << fallback_.crossings << " copies between devices, "
+            << fallback_.crossing_bytes / 1024 << " KiB a run; --strict-device makes this an error\n";
+}
+
+FallbackInfo Session::fallback() const { return fallback_; }
+
+double Session::fallback_ms() const {
+  double ms = 0;
+  for (const auto& [key, plan] : plans_) ms += plan->fallback_ms();
+  return ms;
+}
+
+const PartitionedPlan& Session::plan_for(const std::vector<Shape>& input_shapes) {
   std::lock_guard<std::mutex> lock(mutex_);
   return plan_locked(input_shapes, {});
 }
@@ -190,12 +225,12 @@ Session::PlanRequest Session::plan_request(const std::vector<Tensor>& inputs) co
   return r;
 }
 
-ExecutionPlan& Session::plan_for_inputs(const std::vector<Tensor>& inputs) {
+PartitionedPlan& Session::plan_for_inputs(const std::vector<Tensor>& inputs) {
   PlanRequest r = plan_request(inputs);
   return plan_locked(r.shapes, r.values);
 }
 
-const ExecutionPlan& Session::prepare(const std::vector<Tensor>& inputs) {
+const PartitionedPlan& Session::prepare(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   return plan_for_inputs(inputs);
 }
@@ -271,7 +306,7 @@ std::vector<Tensor> Session::run_halving(const std::vector<Tensor>& inputs, int6
 
 StepTimes Session::time_steps(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ExecutionPlan& plan = plan_for_inputs(inputs);
+  PartitionedPlan& plan = plan_for_inputs(inputs);
   return {&plan, plan.time_steps(inputs)};
 }
 

@@ -24,6 +24,7 @@
 
 #include "core/backend.h"
 #include "graph/graph.h"
+#include "graph/partitioned_plan.h"
 #include "graph/plan.h"
 
 namespace tandem {
@@ -54,6 +55,9 @@ struct SessionOptions {
   // Runs on this backend instead of the device's (not owned; must outlive
   // the session): for embedders with their own backend, and tests.
   Backend* backend = nullptr;
+  // Nodes the device has no kernel for run on the CPU (graph/partition.h),
+  // said once on stderr; strict makes them an error naming the node.
+  bool strict_device = false;
 };
 
 struct CompileReport {
@@ -62,10 +66,11 @@ struct CompileReport {
   PlanStats plan;
 };
 
-// Per step of a plan, its time when run alone (ExecutionPlan::time_steps).
+// Per step of each part of a plan, its time when run alone
+// (ExecutionPlan::time_steps).
 struct StepTimes {
-  const ExecutionPlan* plan = nullptr;
-  std::vector<double> ms;
+  const PartitionedPlan* plan = nullptr;
+  std::vector<std::vector<double>> ms;  // per part, per step
 };
 
 // The backend of a device, opened on first use (for a CUDA device: its
@@ -99,13 +104,18 @@ class Session {
   Backend& backend() const { return *backend_; }
 
   // Compiles (or finds) the plan for these input shapes.
-  const ExecutionPlan& plan_for(const std::vector<Shape>& input_shapes);
+  const PartitionedPlan& plan_for(const std::vector<Shape>& input_shapes);
   // Compiles (or finds) the plan run(inputs) would use, specialized inputs
   // included, without running it: what the device cannot run is reported
   // here, apart from errors of the run itself.
-  const ExecutionPlan& prepare(const std::vector<Tensor>& inputs);
+  const PartitionedPlan& prepare(const std::vector<Tensor>& inputs);
   // What compiling the most recent new plan did.
   const CompileReport& last_compile() const { return report_; }
+  // What ran on the CPU for want of a kernel on the device, in the most
+  // recently compiled plan, and the time its CPU parts took over all runs of
+  // all plans (ms). nodes == 0 when everything ran on the device.
+  FallbackInfo fallback() const;
+  double fallback_ms() const;
 
  private:
   // Per input: its shape, and its value when specialized (else undefined).
@@ -114,8 +124,12 @@ class Session {
     std::vector<Tensor> values;
   };
   PlanRequest plan_request(const std::vector<Tensor>& inputs) const;
-  ExecutionPlan& plan_for_inputs(const std::vector<Tensor>& inputs);
-  ExecutionPlan& plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values);
+  PartitionedPlan& plan_for_inputs(const std::vector<Tensor>& inputs);
+  PartitionedPlan& plan_locked(const std::vector<Shape>& shapes, const std::vector<Tensor>& values);
+  // Throws, naming the node, when an op has a kernel on no backend: before
+  // any input is read, not at the first run.
+  void check_kernels_exist() const;
+  void say_fallback();
   // Running with the mutex held: the whole batch in one plan; a batch in
   // pieces of the size known to fit; a batch halved until it fits (`fit`:
   // the largest piece that ran).
@@ -127,8 +141,10 @@ class Session {
   std::vector<bool> shape_argument_;
   SessionOptions options_;
   Backend* backend_;
-  std::map<std::string, std::unique_ptr<ExecutionPlan>> plans_;
+  std::map<std::string, std::unique_ptr<PartitionedPlan>> plans_;
   CompileReport report_;
+  FallbackInfo fallback_;
+  bool fallback_said_ = false;
   // Per-sample input shapes -> the largest batch that ran after a larger one
   // ran out of memory.
   std::map<std::string, int64_t> fitting_batch_;

@@ -37,14 +37,26 @@ std::vector<Detection> decode_centernet(const HeatmapView& v, float stride, int 
   std::partial_sort(peaks.begin(), peaks.begin() + long(k), peaks.end(), [](const Peak& a, const Peak& b) {
     return a.score > b.score || (a.score == b.score && a.index < b.index);
   });
+  std::vector<float> score(k);
+  std::vector<int64_t> index(k);
+  for (size_t j = 0; j < k; ++j) score[j] = peaks[j].score, index[j] = int64_t(peaks[j].index);
+  return boxes_of_peaks({score.data(), index.data(), int(k)}, v.wh, v.height, v.width, v.classes, stride, min_score);
+}
+
+std::vector<Detection> boxes_of_peaks(const PeakList& peaks, const float* wh, int height, int width, int classes,
+                                      float stride, float min_score) {
   std::vector<Detection> dets;
-  for (size_t j = 0; j < k; ++j) {
-    size_t cell = peaks[j].index / size_t(v.classes);
-    float x = float(cell % size_t(v.width)) * stride, y = float(cell / size_t(v.width)) * stride;
-    const float* d = v.wh + cell * 4;
+  const int64_t cells = int64_t(height) * width;
+  for (int j = 0; j < peaks.count; ++j) {
+    // A zero is a masked non-peak that TopK ranked when there were fewer than k peaks.
+    if (!(peaks.score[j] >= min_score) || !(peaks.score[j] > 0.f)) continue;
+    int64_t cell = peaks.index[j] / classes;
+    if (peaks.index[j] < 0 || cell >= cells) continue;
+    float x = float(cell % width) * stride, y = float(cell / width) * stride;
+    const float* d = wh + cell * 4;
     Detection det;
-    det.class_id = int(peaks[j].index % size_t(v.classes));
-    det.score = peaks[j].score;
+    det.class_id = int(peaks.index[j] % classes);
+    det.score = peaks.score[j];
     det.box = {x - d[0], y - d[1], x + d[2], y + d[3]};
     dets.push_back(det);
   }

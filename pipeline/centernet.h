@@ -24,4 +24,18 @@ struct HeatmapView {
 std::vector<Detection> decode_centernet(const HeatmapView& v, float stride, int max_peaks,
                                         float min_score);
 
+// Peaks already chosen, best first (by the graph: pipeline/detector.cpp has
+// the network itself find and rank them, so only k of them leave the
+// device). index: flat (y * width + x) * classes + c into the heat map.
+struct PeakList {
+  const float* score = nullptr;
+  const int64_t* index = nullptr;
+  int count = 0;
+};
+
+// Boxes of the peaks with score >= min_score; wh is [height, width, 4].
+// Indices outside the map are skipped.
+std::vector<Detection> boxes_of_peaks(const PeakList& peaks, const float* wh, int height, int width, int classes,
+                                      float stride, float min_score);
+
 }  // namespace tandem::pipeline

@@ -1,7 +1,9 @@
 #pragma once
 // An object detector: one loaded model, images in, boxes in image pixels out.
-// The network runs a whole batch at once; decoding (pipeline/centernet.h)
-// and NMS run per image on the host.
+// The network runs a whole batch at once and ranks each image's peaks
+// itself (TopK appended to the graph), so only the best k of a heat map's
+// 1.3 M scores leave the device; boxes (pipeline/centernet.h) and NMS are
+// made per image on the host.
 #include <string>
 #include <vector>
 
@@ -15,8 +17,10 @@ namespace tandem::pipeline {
 
 struct DetectorOptions {
   std::string model;                      // model.json path (CenterNet heads)
-  std::string heat_output = "tower_0/keypoints";  // [N, h, w, classes], sigmoid
-  std::string size_output = "tower_0/wh";         // [N, h, w, 4]
+  // [N, h, w, classes]: the sigmoid heat map with every value that is not
+  // the maximum of its 3x3 neighbourhood set to 0 (the graph's own peak test).
+  std::string peaks_output = "tower_0/mul_1";
+  std::string size_output = "tower_0/wh";  // [N, h, w, 4]
   Device device = Device::cpu();
   Precision precision = Precision::fp32;
   int threads = 0;
@@ -24,6 +28,7 @@ struct DetectorOptions {
   float iou = 0.5f;              // NMS threshold within a class
   float cross_class_iou = 0.7f;  // and across classes (one label per object)
   int max_detections = 100;
+  bool strict_device = false;  // SessionOptions::strict_device
 };
 
 // Fills one batch slot: the image stretched to the network input (PIL-exact
@@ -49,6 +54,9 @@ class Detector {
   const std::vector<std::string>& labels() const { return labels_; }
   DetectorInput make_input() const { return DetectorInput(width_, height_); }
   Backend& backend() const { return session_.backend(); }
+  const Session& session() const { return session_; }
+  // Compiles the network for batches like `batch` (contents not read).
+  void prepare(const Tensor& batch) { session_.prepare({batch}); }
 
   // `batch`: [N, height, width, 3] filled by DetectorInput; sizes[i] is
   // image i's (width, height) for scaling boxes back. Result per image,
@@ -58,6 +66,8 @@ class Detector {
 
  private:
   DetectorOptions options_;
+  // Set while session_'s graph is loaded, so declared (initialised) first.
+  int heat_height_ = 0, heat_width_ = 0, classes_ = 0;
   Session session_;
   int width_ = 0, height_ = 0;
   std::vector<std::string> labels_;

@@ -36,6 +36,12 @@ Graph parse_model_file(const std::string& path) {
   return load_model(path);
 }
 
+SessionOptions session_options(const TagModelOptions& o) {
+  SessionOptions so = SessionOptions::on(o.device, o.precision, o.threads);
+  so.strict_device = o.strict_device;
+  return so;
+}
+
 class ClassifierWriter final : public SlotWriter {
  public:
   explicit ClassifierWriter(const image::PreprocessConfig& c) : pre_(c) {}
@@ -50,7 +56,7 @@ class Classifier final : public TagModel {
  public:
   explicit Classifier(const TagModelOptions& o)
       : o_(o),
-        session_(parse_model_file(o.model), SessionOptions::on(o.device, o.precision, o.threads)) {
+        session_(parse_model_file(o.model), session_options(o)) {
     ErrorContext where{o.model, "", "", ""};
     std::vector<TensorDesc> in = session_.input_descs();
     check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[1] == 3 && in[0].shape[2] > 0 &&
@@ -76,6 +82,7 @@ class Classifier final : public TagModel {
   std::unique_ptr<SlotWriter> make_writer() const override { return std::make_unique<ClassifierWriter>(config_); }
   const image::PreprocessConfig* preprocess_config() const override { return &config_; }
   Backend& backend() const override { return session_.backend(); }
+  const Session* session() const override { return &session_; }
   void prepare(const Tensor& batch) override { session_.prepare({batch}); }
 
   std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
@@ -124,6 +131,8 @@ class DetectorModel final : public TagModel {
     return std::make_unique<DetectorWriter>(det_.make_input());
   }
   Backend& backend() const override { return det_.backend(); }
+  const Session* session() const override { return &det_.session(); }
+  void prepare(const Tensor& batch) override { det_.prepare(batch); }
 
   std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
                                          const std::vector<std::pair<int, int>>& sizes) override {
@@ -148,6 +157,7 @@ class DetectorModel final : public TagModel {
     d.precision = o.precision;
     d.threads = o.threads;
     if (o.min_score >= 0) d.min_score = o.min_score;
+    d.strict_device = o.strict_device;
     return d;
   }
   TagModelOptions o_;

@@ -29,6 +29,7 @@ struct TagModelOptions {
   int threads = 0;         // CPU inference threads (0 = all)
   int top = 5;             // at most this many tags per image
   float min_score = -1.f;  // below: dropped (default per kind: 0.05 classifier, 0.25 detector)
+  bool strict_device = false;  // SessionOptions::strict_device
 };
 
 class SlotWriter {
@@ -66,6 +67,9 @@ class TagModel {
   virtual void prepare(const Tensor& batch) {}
   // Where the batch buffers should live (pinned host memory on a GPU).
   virtual Backend& backend() const = 0;
+  // The network's session (what fell back to the CPU, and its cost), or
+  // null for a model that runs no network.
+  virtual const Session* session() const { return nullptr; }
 
  protected:
   std::string id_;

@@ -9,6 +9,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "graph/session.h"
+#include "tests/cpu_memory_backend.h"
 #include "tests/graph_builder.h"
 #include "tests/op_harness.h"
 
@@ -34,7 +35,7 @@ class OutOfMemoryKernel final : public Kernel {
 // activations (a non-constant input 0) have more than `prepare_batch_limit`
 // rows fails (as a CUDA conv's algorithm search buffers would), and so does
 // running one with more than `run_batch_limit` rows.
-class MemoryLimitedBackend final : public Backend {
+class MemoryLimitedBackend final : public CpuMemoryBackend {
  public:
   int64_t prepare_batch_limit = INT64_MAX;
   int64_t run_batch_limit = INT64_MAX;
@@ -53,13 +54,8 @@ class MemoryLimitedBackend final : public Backend {
     if (kp.kernel && rows > run_batch_limit) kp.kernel = std::make_unique<OutOfMemoryKernel>(failures);
     return kp;
   }
-  void* allocate(size_t bytes) override { return cpu().allocate(bytes); }
-  void deallocate(void* p) override { cpu().deallocate(p); }
-  void copy_from_host(void* dst, const void* src, size_t bytes) override { cpu().copy_from_host(dst, src, bytes); }
-  void copy_to_host(void* dst, const void* src, size_t bytes) override { cpu().copy_to_host(dst, src, bytes); }
 
  private:
-  static cpu::CpuBackend& cpu() { return cpu::cpu_backend(); }
   static int64_t activation_rows(const OpDesc& op) {
     bool activations = !op.inputs.empty() && !op.inputs[0].shape.empty() &&
                        (op.constants.empty() || op.constants[0] == nullptr);

@@ -4,6 +4,7 @@
 // on a real photo. Skipped when the model is not installed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "formats/tfjs/tfjs_importer.h"
@@ -49,6 +50,46 @@ TEST(CenterNetDecode, MatchesTheModelsOwnDetectionsOutput) {
     ++compared;
   }
   EXPECT_GE(compared, 3) << "the photo should give a few confident peaks";
+}
+
+// The detector ranks peaks in the graph (Reshape + TopK appended after the
+// model's peak test); the reference is the host decoding of the plain heat
+// map above, on a batch of two photos (each image must get its own top k).
+TEST(CenterNetDecode, DetectorRanksEachImagesPeaksLikeTheHostDecoding) {
+  std::string model = pipeline::models_dir() + "/centernet.json";
+  const char* photos[] = {kPhoto, "/usr/share/darknet/data/person.jpg"};
+  if (!std::filesystem::exists(model) || !std::filesystem::exists(photos[1]))
+    GTEST_SKIP() << "needs " << model << " (scripts/install-models) and darknet's photos";
+  pipeline::DetectorOptions dopt;
+  dopt.model = model;
+  dopt.min_score = 0.05f;
+  pipeline::Detector det(dopt);
+  TfjsImportOptions o;
+  o.outputs = {"tower_0/keypoints", "tower_0/wh"};
+  o.dynamic_batch = true;
+  Session heads(load_tfjs(model, o));
+  pipeline::DetectorInput input(512, 512);
+  Tensor x = Tensor::empty(DType::f32, {2, 512, 512, 3});
+  for (int i = 0; i < 2; ++i)
+    input.run(image::decode_image_file(photos[i], 512, 512), x.data<float>() + size_t(i) * 512 * 512 * 3);
+  std::vector<std::vector<pipeline::Detection>> got = det.detect(x, {{512, 512}, {512, 512}});
+  std::vector<Tensor> out = heads.run({x});
+  for (size_t i = 0; i < 2; ++i) {
+    const size_t cells = 128 * 128;
+    pipeline::HeatmapView v{out[0].data<float>() + i * cells * 80, out[1].data<float>() + i * cells * 4, 128, 128, 80};
+    std::vector<pipeline::Detection> want = pipeline::non_max_suppression(
+        pipeline::decode_centernet(v, 4.0f, dopt.max_detections, dopt.min_score), dopt.iou, dopt.cross_class_iou,
+        size_t(dopt.max_detections));
+    ASSERT_EQ(got[i].size(), want.size()) << photos[i];
+    ASSERT_GE(want.size(), 2u) << photos[i];
+    for (size_t j = 0; j < want.size(); ++j) {
+      EXPECT_EQ(got[i][j].class_id, want[j].class_id) << photos[i] << " #" << j;
+      EXPECT_EQ(got[i][j].score, want[j].score) << photos[i] << " #" << j;
+      // The detector clamps boxes to the photo.
+      EXPECT_EQ(got[i][j].box.x1, std::clamp(want[j].box.x1, 0.f, 512.f)) << photos[i] << " #" << j;
+      EXPECT_EQ(got[i][j].box.y2, std::clamp(want[j].box.y2, 0.f, 512.f)) << photos[i] << " #" << j;
+    }
+  }
 }
 
 TEST(Detection, NmsIsPerClassAndKeepsTheBest) {

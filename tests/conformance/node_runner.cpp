@@ -67,8 +67,12 @@ std::string compare(const Tensor& want, const Tensor& got) {
   return "";
 }
 
-int kernel_steps(const ExecutionPlan& plan) {
-  return int(std::count_if(plan.steps().begin(), plan.steps().end(), [](const Step& s) { return s.kernel != nullptr; }));
+int kernel_steps(const PartitionedPlan& plan) {
+  int n = 0;
+  for (const PartitionedPlan::Part& p : plan.parts())
+    if (!p.on_fallback)
+      n += int(std::count_if(p.plan->steps().begin(), p.plan->steps().end(), [](const Step& s) { return s.kernel != nullptr; }));
+  return n;
 }
 
 struct DataSet {

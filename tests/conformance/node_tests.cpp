@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
 
   SessionOptions options;
   options.device = args.device;
+  options.strict_device = true;  // the device's own kernels are under test, not the CPU's
   std::map<Verdict, Listing> by;
   std::map<std::string, int> unsupported_ops;
   size_t host_only = 0;  // passed, but compilation folded everything on the host

@@ -7,7 +7,13 @@ CPU backend) and through `tandem run`, and requires every output to agree:
     max |tandem - tfjs| <= rtol * max |tfjs|     (rtol 1e-4 by default)
 Exit 77 (ctest: skipped) when Node, the Node tools or the model are missing.
 
+A GPU host has no Node: there the TF.js side comes from a folder saved here
+(--save-reference DIR writes the input and TF.js's outputs and stops;
+--reference DIR reads them instead of running Node), and tandem runs with
+--device cuda and --precision fp16 against a looser --rtol.
+
 usage: compare_tfjs.py TANDEM_BIN MODEL_JSON|INSTALLED_NAME --shape 1,64,64,1 --range 0,1
+           [--device cuda] [--precision fp16] [--save-reference DIR | --reference DIR]
 """
 import argparse
 import json
@@ -47,13 +53,20 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-4)
     ap.add_argument("--input", help="use this .npy instead of a random input")
     ap.add_argument("--outputs", help="comma-separated tensor names (default: the signature's)")
+    ap.add_argument("--device", default="cpu", help="tandem's --device")
+    ap.add_argument("--precision", default="fp32", help="tandem's --precision")
+    ap.add_argument("--save-reference", help="write the input and TF.js's outputs to this folder, run no tandem")
+    ap.add_argument("--reference", help="read the input and TF.js's outputs from this folder instead of running Node")
     a = ap.parse_args()
 
     node = shutil.which("node")
     runner = os.path.join(REPO, "tools", "node", "tfjs_run.js")
-    if not node:
+    if a.reference:
+        if not os.path.isfile(os.path.join(a.reference, "outputs.json")):
+            skip(f"{a.reference} holds no saved TF.js outputs (compare_tfjs.py --save-reference)")
+    elif not node:
         skip("node is not installed")
-    if not os.path.isdir(os.path.join(REPO, "tools", "node", "node_modules", "@tensorflow", "tfjs")):
+    elif not os.path.isdir(os.path.join(REPO, "tools", "node", "node_modules", "@tensorflow", "tfjs")):
         skip("tools/node has no node_modules (scripts/install-node-tools installs @tensorflow/tfjs)")
     if "/" not in a.model and not a.model.endswith(".json"):  # an installed model's name
         models = os.environ.get("TANDEM_MODELS") or os.path.join(os.path.expanduser("~"), ".cache", "tandem", "models")
@@ -62,21 +75,29 @@ def main():
         skip(f"{a.model} is not installed (scripts/install-models)")
 
     with tempfile.TemporaryDirectory() as tmp:
-        inp = a.input
-        if not inp:
-            lo, hi = (float(v) for v in a.range.split(","))
-            shape = [int(v) for v in a.shape.split(",")]
-            x = np.random.default_rng(a.seed).uniform(lo, hi, shape).astype(np.float32)
-            inp = os.path.join(tmp, "input.npy")
-            np.save(inp, x)
-        ref_dir, out_dir = os.path.join(tmp, "tfjs"), os.path.join(tmp, "tandem")
-        cmd = [node, runner, a.model, inp, ref_dir, "--backend", "cpu"]
-        if a.outputs:
-            cmd += ["--outputs", a.outputs]
-        run(cmd)
+        if a.reference:
+            ref_dir = a.reference
+            inp = os.path.join(ref_dir, "input.npy")
+        else:
+            ref_dir = a.save_reference or os.path.join(tmp, "tfjs")
+            inp = a.input
+            if not inp or a.save_reference:
+                x = np.load(a.input) if a.input else random_input(a)
+                os.makedirs(ref_dir, exist_ok=True)
+                inp = os.path.join(ref_dir if a.save_reference else tmp, "input.npy")
+                np.save(inp, x)
+            cmd = [node, runner, a.model, inp, ref_dir, "--backend", "cpu"]
+            if a.outputs:
+                cmd += ["--outputs", a.outputs]
+            run(cmd)
+            if a.save_reference:
+                print(f"saved the input and TF.js's outputs in {ref_dir}")
+                sys.exit(0)
         with open(os.path.join(ref_dir, "outputs.json")) as f:
             refs = json.load(f)
-        cmd = [a.tandem, "run", a.model, "-i", inp, "--save-outputs", out_dir]
+        out_dir = os.path.join(tmp, "tandem")
+        cmd = [a.tandem, "run", a.model, "-i", inp, "--save-outputs", out_dir,
+               "--device", a.device, "--precision", a.precision]
         if a.outputs:
             cmd += ["--outputs", a.outputs]
         run(cmd)
@@ -105,6 +126,12 @@ def main():
                   f"ratio {rel:.2e} {'ok' if ok else 'FAIL'} (limit {a.rtol:g})")
         print(f"worst ratio {worst:.2e}")
         sys.exit(1 if failed else 0)
+
+
+def random_input(a):
+    lo, hi = (float(v) for v in a.range.split(","))
+    shape = [int(v) for v in a.shape.split(",")]
+    return np.random.default_rng(a.seed).uniform(lo, hi, shape).astype(np.float32)
 
 
 def sanitize(name):
