@@ -218,6 +218,23 @@ TEST(CudaResize, NearestIsExactForEveryModeAndDtype) {
   }
 }
 
+// A plan records its kernels into a CUDA graph at its second run and
+// replays it after, on new inputs.
+TEST(CudaResize, RecordedPlansReplayOnNewInputs) {
+  TANDEM_REQUIRE_GPU();
+  ResizeCase c;
+  c.in = {2, 64, 16, 16}, c.sizes = {2, 64, 32, 32};
+  for (bool nhwc : {false, true}) {
+    Graph g = resize_graph(c, DType::f32, nhwc);
+    Session cpu(g), gpu(g, SessionOptions::on(Device::cuda(0)));
+    for (int run = 0; run < 4; ++run) {
+      Tensor x = random_f32(c.in, 200 + uint32_t(run));
+      EXPECT_LE(relative_error(gpu.run({x})[0], cpu.run({x})[0]), 1e-5)
+          << (nhwc ? "nhwc" : "plain") << " run " << run;
+    }
+  }
+}
+
 // Upsample (opset 9: scales as an input; asymmetric coordinates, floor).
 TEST(CudaResize, UpsampleNearestAndLinear) {
   TANDEM_REQUIRE_GPU();

@@ -219,5 +219,24 @@ TEST(CudaTopK, HalfPrecisionRowsAreExact) {
       expect_same_topk(c, random_for(p, c.in, seed++, 0.f, 1.f), p);
 }
 
+// A plan records its kernels into a CUDA graph at its second run and
+// replays it after: each path's kernels (scratch, CUB's sort) must replay
+// on new inputs as they ran.
+TEST(CudaTopK, RecordedPlansReplayOnNewInputs) {
+  TANDEM_REQUIRE_GPU();
+  uint32_t seed = 90;
+  for (TopKCase c : {TopKCase{{3, 500}, 20}, TopKCase{{4, 9000}, 100}, TopKCase{{2, 5000}, 3000}}) {
+    Graph g = topk_graph(c, DType::f32);
+    Session cpu(g), gpu(g, SessionOptions::on(Device::cuda(0)));
+    for (int run = 0; run < 4; ++run) {
+      Tensor x = run % 2 ? tied_f32(c.in, seed++) : distinct_f32(c.in, seed++);
+      std::vector<Tensor> want = cpu.run({x}), got = gpu.run({x});
+      const std::string at = c.str() + " run " + std::to_string(run);
+      expect_identical(got[1], want[1], "indices " + at);
+      expect_identical(got[0], want[0], "values " + at);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tandem::testing
