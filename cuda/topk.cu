@@ -91,7 +91,8 @@ class TopKKernel final : public Kernel {
  public:
   TopKKernel(Context& c, Slices sl, int64_t slices, bool largest, ErrorContext where)
       : c_(c), sl_(sl), slices_(slices), largest_(largest), where_(std::move(where)) {
-    if (sl_.n <= kSortMax)
+    // Nothing to select (k = 0 or an empty tensor): run() returns at once.
+    if (sl_.n <= kSortMax || sl_.k == 0 || slices_ == 0)
       path_ = Path::sort_slices;
     else if (sl_.k <= kSortMax)
       plan_radix();

@@ -219,6 +219,14 @@ TEST(CudaTopK, HalfPrecisionRowsAreExact) {
       expect_same_topk(c, random_for(p, c.in, seed++, 0.f, 1.f), p);
 }
 
+// k = 0 and empty inputs give empty outputs on every path.
+TEST(CudaTopK, NothingToSelect) {
+  TANDEM_REQUIRE_GPU();
+  for (TopKCase c : {TopKCase{{3, 5000}, 0}, TopKCase{{0, 5000}, 100}, TopKCase{{3, 0}, 0},
+                     TopKCase{{2, 0, 6000}, 3000, 2}, TopKCase{{4, 100}, 0}})
+    expect_same_topk(c, random_f32(c.in, 95), Precision::fp32, "empty");
+}
+
 // A plan records its kernels into a CUDA graph at its second run and
 // replays it after: each path's kernels (scratch, CUB's sort) must replay
 // on new inputs as they ran.
