@@ -66,12 +66,13 @@ __device__ __forceinline__ int digit_of(K key, int pass) {
   return int(key >> (8 * (int(sizeof(K)) - 1 - pass))) & 0xff;
 }
 
-// Calls f(j, key) for every element j of block b's chunk of slice s; V > 1
-// reads V neighbours at once (inner == 1, 16-byte aligned rows).
+// Calls f(j, key) for every element j in [begin, end) of slice s; V > 1
+// reads V neighbours at once (inner == 1, 16-byte aligned rows, begin a
+// multiple of V).
 template <int V, typename T, typename F>
-__device__ __forceinline__ void for_each_key(const T* x, const Slices& sl, int64_t s, int64_t b,
-                                             const RadixGrid& g, bool largest, F&& f) {
-  const int64_t first = sl.first(s), begin = b * g.chunk, end = min(sl.n, begin + g.chunk);
+__device__ __forceinline__ void for_each_key_in(const T* x, const Slices& sl, int64_t s,
+                                                int64_t begin, int64_t end, bool largest, F&& f) {
+  const int64_t first = sl.first(s);
   if constexpr (V == 1) {
     for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x)
       f(j, key_of(x[first + j * sl.inner], largest));
@@ -82,6 +83,14 @@ __device__ __forceinline__ void for_each_key(const T* x, const Slices& sl, int64
       for (int e = 0; e < V; ++e) f(j + e, key_of(p.v[e], largest));
     }
   }
+}
+
+// The same over block b's chunk of slice s.
+template <int V, typename T, typename F>
+__device__ __forceinline__ void for_each_key(const T* x, const Slices& sl, int64_t s, int64_t b,
+                                             const RadixGrid& g, bool largest, F&& f) {
+  const int64_t begin = b * g.chunk;
+  for_each_key_in<V>(x, sl, s, begin, min(sl.n, begin + g.chunk), largest, f);
 }
 
 template <typename K>
@@ -190,27 +199,58 @@ __global__ void radix_gather(const T* x, Slices sl, RowState<KeyOf<T>>* st, cons
   uint32_t rank = ties_before(ties, s, b, g);  // of this block's next tie
   const int64_t first = sl.first(s), begin = b * g.chunk, end = min(sl.n, begin + g.chunk);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = int(blockDim.x + 31) >> 5;
-  for (int64_t j0 = begin; j0 < end;
-       j0 += blockDim.x) {  // a uniform trip count: the block syncs inside
-    const int64_t j = j0 + threadIdx.x;
-    const K key = j < end ? key_of(x[first + j * sl.inner], largest) : K(0);
-    if (j < end && key > prefix) {
-      uint32_t slot = atomicAdd(&st[s].count, 1u);
-      if (slot < above) out[slot] = Entry<K>{key, uint32_t(j)};
+  // Tiles of V elements a thread while ties are still to take (rank is the
+  // same in every thread, so is the trip count: the block syncs inside).
+  int64_t j0 = begin;
+  for (; j0 < end && rank < remaining; j0 += int64_t(blockDim.x) * V) {
+    const int64_t j = j0 + int64_t(threadIdx.x) * V;
+    K key[V];
+    uint32_t mine = 0;  // this thread's ties
+    if (j < end) {      // then all V are: end - begin is a multiple of V
+      if constexpr (V == 1) {
+        key[0] = key_of(x[first + j * sl.inner], largest);
+      } else {
+        const Pack<V, T> p = *reinterpret_cast<const Pack<V, T>*>(x + first + j);
+#pragma unroll
+        for (int e = 0; e < V; ++e) key[e] = key_of(p.v[e], largest);
+      }
+#pragma unroll
+      for (int e = 0; e < V; ++e) mine += key[e] == prefix ? 1u : 0u;
     }
-    const bool tie = j < end && key == prefix;
-    const unsigned ballot = __ballot_sync(0xffffffffu, tie);
-    if (lane == 0) warp_ties[warp] = __popc(ballot);
+    uint32_t before = mine;  // an inclusive scan over the warp's threads
+    for (int o = 1; o < 32; o <<= 1) {
+      uint32_t t = __shfl_up_sync(0xffffffffu, before, o);
+      if (lane >= o) before += t;
+    }
+    if (lane == 31) warp_ties[warp] = before;
     __syncthreads();
-    uint32_t before = rank + __popc(ballot & ((1u << lane) - 1u)), tile = 0;
+    before += rank - mine;
+    uint32_t tile = 0;
     for (int w = 0; w < warps; ++w) {
       before += w < warp ? warp_ties[w] : 0u;
       tile += warp_ties[w];
     }
-    if (tie && before < remaining) out[above + before] = Entry<K>{key, uint32_t(j)};
+    if (j < end) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        if (key[e] > prefix) {
+          uint32_t slot = atomicAdd(&st[s].count, 1u);
+          if (slot < above) out[slot] = Entry<K>{key[e], uint32_t(j + e)};
+        } else if (key[e] == prefix) {
+          if (before < remaining) out[above + before] = Entry<K>{key[e], uint32_t(j + e)};
+          ++before;
+        }
+      }
+    }
     rank += tile;
     __syncthreads();  // warp_ties is rewritten by the next tile
   }
+  // The rest of the chunk: only the elements above the k-th key.
+  for_each_key_in<V>(x, sl, s, j0, end, largest, [&](int64_t j, K key) {
+    if (key <= prefix) return;
+    uint32_t slot = atomicAdd(&st[s].count, 1u);
+    if (slot < above) out[slot] = Entry<K>{key, uint32_t(j)};
+  });
 }
 
 // One block per slice: its k candidates sorted in shared memory, written
