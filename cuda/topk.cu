@@ -8,7 +8,8 @@
 //     digit per pass, many blocks per slice, then exactly k elements
 //     gathered and sorted in shared memory.
 //   Otherwise: CUB's segmented radix sort of every slice's keys with their
-//     indices (stable: equal keys keep index order), its first k kept.
+//     indices (an LSD radix sort, so stable: equal keys keep index order),
+//     its first k kept.
 #include <algorithm>
 #include <cub/device/device_segmented_radix_sort.cuh>
 #include <memory>
