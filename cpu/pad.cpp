@@ -1,6 +1,6 @@
 // Pad in constant, reflect, edge and wrap modes through IndexCopy tables:
-// output index o of dim d reads input index o - begin[d], mapped back into
-// [0, extent) by the mode (constant: outside reads the fill element).
+// output index o of dim d reads input index ops::pad_source_index(o, ...)
+// (constant: outside reads the fill element).
 #include <cstring>
 
 #include "cpu/index_copy.h"
@@ -11,18 +11,6 @@
 namespace tandem::cpu {
 
 namespace {
-
-// Maps an input index i (possibly outside [0, n)) per mode; kNoSource for
-// constant padding. Reflect repeats with period 2(n-1) like numpy.pad.
-int64_t map_index(int64_t i, int64_t n, const std::string& mode) {
-  if (i >= 0 && i < n) return i;
-  if (mode == "constant") return kNoSource;
-  if (mode == "edge") return i < 0 ? 0 : n - 1;
-  if (mode == "wrap") return ((i % n) + n) % n;
-  if (n == 1) return 0;
-  int64_t period = 2 * (n - 1), m = ((i % period) + period) % period;
-  return m < n ? m : period - m;
-}
 
 // The fill element as bytes of the data dtype: Pad-2's float attribute
 // `value`, else zero (Pad-11+ reads input 2 at run time when present).
@@ -48,8 +36,8 @@ KernelPlan make_pad(const OpDesc& op) {
   std::vector<std::vector<int64_t>> tables(out.size());
   for (size_t d = 0; d < out.size(); ++d)
     for (int64_t o = 0; o < out[d]; ++o) {
-      int64_t i = map_index(o - s.begin[d], in.shape[d], s.mode);
-      tables[d].push_back(i == kNoSource ? kNoSource : i * strides[d] * int64_t(elem));
+      int64_t i = ops::pad_source_index(o, s.begin[d], in.shape[d], s.mode);
+      tables[d].push_back(i < 0 ? kNoSource : i * strides[d] * int64_t(elem));
     }
   IndexCopy copy(out, std::move(tables), elem);
   int fill_input = op.opset >= 11 && op.has_input(2) ? 2 : -1;

@@ -1,5 +1,5 @@
 // Resize and Upsample as one separable pass per resized axis, from per-axis
-// taps built once at prepare time (cpu/resize_taps.h). A pass views the
+// taps built once at prepare time (ops/resize_taps.h). A pass views the
 // tensor as [outer, length, inner]: output row j along the axis is its taps'
 // input rows, copied bit for bit (nearest, any dtype) or blended (linear and
 // cubic, f32). Shrinking axes go first so intermediates stay small.
@@ -13,13 +13,15 @@
 #include <numeric>
 
 #include "cpu/registry.h"
-#include "cpu/resize_taps.h"
 #include "cpu/typed.h"
+#include "ops/resize_taps.h"
 #include "ops/shape_ops.h"
 
 namespace tandem::cpu {
 
 namespace {
+
+using ops::AxisTaps;
 
 constexpr int64_t kParallelElems = int64_t(1) << 15;
 constexpr size_t kScratchAlign = 64;
@@ -239,18 +241,13 @@ KernelPlan make_resize(const OpDesc& op) {
   check_supported(s.known, "Resize needs constant scales or sizes (and roi for tf_crop_and_resize)");
   const TensorDesc& x = op.inputs[0];
   const Shape& out = op.outputs[0].shape;
-  std::vector<AxisTaps> taps;
-  bool identity = true;
-  for (size_t d = 0; d < x.shape.size(); ++d) {
-    taps.push_back(resize_axis_taps(s, d, x.shape[d], out[d]));
-    identity &= taps.back().identity(x.shape[d]);
-  }
+  std::vector<AxisTaps> taps = ops::resize_taps(s, x.shape, out);
   KernelPlan plan;
   Layout l = resize_layout(x, taps, s);
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);
   plan.input_layouts[0] = l;
   plan.output_layouts = {l};
-  if (identity) {
+  if (ops::resizes_nothing(taps, x.shape)) {
     plan.alias_input = 0;
     return plan;
   }

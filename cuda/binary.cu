@@ -1,5 +1,6 @@
-// Add, Sub, Mul, Div, Min, Max, Pow and Equal, Greater, Less (bool output)
-// with ONNX multidirectional broadcasting; f32, f16, bf16, i32, i64.
+// Add, Sub, Mul, Div, Min, Max, Pow, Mod and Equal, Greater, Less,
+// GreaterOrEqual, LessOrEqual (bool output) with ONNX multidirectional
+// broadcasting; f32, f16, bf16, i32, i64.
 //   Same shape and layout: elementwise over the buffers, any layout (the
 //   output takes it; blocked layouts' zero padding is computed like data).
 //   One side a single element, the other of Y's shape: same, in the full
@@ -9,8 +10,10 @@
 //   Anything else: plain, Y's index decomposed against precomputed strides
 //   (rank <= 6, stride 0 along broadcast dims).
 // Pow with an exponent of another dtype takes it only as a constant,
-// converted once at prepare. Integer division by zero gives 0: a device
-// kernel cannot stop the run to report it.
+// converted once at prepare. Mod with fmod = 1 is C's fmod / truncated %
+// (the dividend's sign), with fmod = 0 floor modulo (the divisor's sign, as
+// Python's %), for floats too, like the CPU. Integer division or modulo by
+// zero gives 0: a device kernel cannot stop the run to report it.
 #include <cmath>
 #include <memory>
 #include <type_traits>
@@ -26,7 +29,11 @@ namespace tandem::cuda {
 
 namespace {
 
-enum class Bop { add, sub, mul, div, min, max, pow, eq, gt, lt };
+enum class Bop { add, sub, mul, div, min, max, pow, mod, fmod, eq, gt, lt, ge, le };
+
+template <Bop K>
+inline constexpr bool kCompares =
+    K == Bop::eq || K == Bop::gt || K == Bop::lt || K == Bop::ge || K == Bop::le;
 
 constexpr int kMaxRank = 6;
 
@@ -34,6 +41,30 @@ template <typename O, typename V>
 __device__ __forceinline__ O to_out(V v) {
   if constexpr (kIs16BitFloat<O>) return from_float<O>(v);
   else return O(v);
+}
+
+// a % b rounded toward zero (fmod for floats); b == -1 gives 0 without the
+// INT_MIN % -1 overflow.
+template <typename V>
+__device__ __forceinline__ V truncated_mod(V a, V b) {
+  if constexpr (std::is_floating_point_v<V>)
+    return fmod(a, b);
+  else if constexpr (std::is_signed_v<V>)
+    return b == 0 || b == V(-1) ? V(0) : V(a % b);
+  else
+    return b == 0 ? V(0) : V(a % b);
+}
+
+// The remainder with the divisor's sign; a zero one takes the divisor's
+// sign too for floats (Python's -0.0 % 2.0 is 0.0, 0.0 % -2.0 is -0.0).
+template <typename V>
+__device__ __forceinline__ V floor_mod(V a, V b) {
+  V r = truncated_mod(a, b);
+  if constexpr (std::is_floating_point_v<V>)
+    if (r == 0) return copysign(V(0), b);
+  if constexpr (std::is_signed_v<V>)
+    if (r != 0 && ((r < 0) != (b < 0))) r = V(r + b);
+  return r;
 }
 
 template <Bop K, typename V>
@@ -56,9 +87,13 @@ __device__ __forceinline__ auto apply(V a, V b) {
   }
   // The CPU computes Pow in double; so does this, for the same rounding.
   if constexpr (K == Bop::pow) return V(pow(double(a), double(b)));
+  if constexpr (K == Bop::mod) return floor_mod(a, b);
+  if constexpr (K == Bop::fmod) return truncated_mod(a, b);
   if constexpr (K == Bop::eq) return uint8_t(a == b);
   if constexpr (K == Bop::gt) return uint8_t(a > b);
   if constexpr (K == Bop::lt) return uint8_t(a < b);
+  if constexpr (K == Bop::ge) return uint8_t(a >= b);
+  if constexpr (K == Bop::le) return uint8_t(a <= b);
 }
 
 // Element offsets of A and B for output element i.
@@ -103,7 +138,7 @@ __global__ void binary_kernel(const T* a, const T* b, O* y, int64_t n, Index ind
 template <Bop K, typename T, typename Index>
 class BinaryKernel final : public Kernel {
  public:
-  using O = std::conditional_t<K == Bop::eq || K == Bop::gt || K == Bop::lt, uint8_t, T>;
+  using O = std::conditional_t<kCompares<K>, uint8_t, T>;
   BinaryKernel(Context& c, int64_t n, Index index, DeviceBuffer b_const, ErrorContext where)
       : c_(c), n_(n), index_(index), b_const_(std::move(b_const)), where_(std::move(where)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
@@ -195,7 +230,8 @@ Pattern choose(const OpDesc& op) {
   return p;
 }
 
-Bop bop_of(const std::string& t) {
+Bop bop_of(const OpDesc& op) {
+  const std::string& t = op.op_type;
   if (t == "Add") return Bop::add;
   if (t == "Sub") return Bop::sub;
   if (t == "Mul") return Bop::mul;
@@ -203,8 +239,11 @@ Bop bop_of(const std::string& t) {
   if (t == "Min") return Bop::min;
   if (t == "Max") return Bop::max;
   if (t == "Pow") return Bop::pow;
+  if (t == "Mod") return op.attributes().get_int("fmod", 0) != 0 ? Bop::fmod : Bop::mod;
   if (t == "Equal") return Bop::eq;
   if (t == "Greater") return Bop::gt;
+  if (t == "GreaterOrEqual") return Bop::ge;
+  if (t == "LessOrEqual") return Bop::le;
   return Bop::lt;
 }
 
@@ -247,7 +286,7 @@ std::unique_ptr<Kernel> make_op(DType t, Context& c, const Pattern& p, DeviceBuf
 KernelPlan make_binary(const OpDesc& op, Context& c) {
   check_supported(op.inputs.size() == 2 && op.has_input(0) && op.has_input(1),
                   "CUDA " + op.op_type + " takes exactly two operands", op.context());
-  Bop k = bop_of(op.op_type);
+  Bop k = bop_of(op);
   DType t = op.inputs[0].dtype;
   DeviceBuffer b_const;
   if (k == Bop::pow) b_const = converted_exponent(op, c);
@@ -257,9 +296,11 @@ KernelPlan make_binary(const OpDesc& op, Context& c) {
   Pattern p = choose(op);
   KernelPlan plan;
   using F = std::unique_ptr<Kernel> (*)(DType, Context&, const Pattern&, DeviceBuffer, const OpDesc&);
-  static const F table[] = {make_op<Bop::add>, make_op<Bop::sub>, make_op<Bop::mul>, make_op<Bop::div>,
-                            make_op<Bop::min>, make_op<Bop::max>, make_op<Bop::pow>, make_op<Bop::eq>,
-                            make_op<Bop::gt>,  make_op<Bop::lt>};
+  static const F table[] = {make_op<Bop::add>, make_op<Bop::sub>, make_op<Bop::mul>,
+                            make_op<Bop::div>, make_op<Bop::min>, make_op<Bop::max>,
+                            make_op<Bop::pow>, make_op<Bop::mod>, make_op<Bop::fmod>,
+                            make_op<Bop::eq>,  make_op<Bop::gt>,  make_op<Bop::lt>,
+                            make_op<Bop::ge>,  make_op<Bop::le>};
   plan.kernel = table[int(k)](t, c, p, std::move(b_const), op);
   plan.input_layouts = {p.layout_a, p.layout_b};
   plan.output_layouts = {p.layout_y};
@@ -269,7 +310,8 @@ KernelPlan make_binary(const OpDesc& op, Context& c) {
 }  // namespace
 
 void register_binary_kernels() {
-  for (const char* t : {"Add", "Sub", "Mul", "Div", "Min", "Max", "Pow", "Equal", "Greater", "Less"})
+  for (const char* t : {"Add", "Sub", "Mul", "Div", "Min", "Max", "Pow", "Mod", "Equal", "Greater",
+                        "Less", "GreaterOrEqual", "LessOrEqual"})
     register_kernel(t, make_binary);
 }
 

@@ -1,6 +1,7 @@
 // Runs a float32 graph in float16 or bfloat16: graph inputs are cast down on
 // entry, float constants converted once here, float outputs cast back up, so
-// callers still exchange float32 tensors. Constants an op reads as a shape
+// callers still exchange float32 tensors; casts to float32 inside the graph
+// cast to the low type instead. Constants an op reads as a shape
 // argument (Resize's scales, see ops::value_inputs) stay float32, as do
 // values the executor folds anyway. BatchNorm folding and epilogue fusion run
 // before this, in float32, so folded weights round once.
@@ -96,6 +97,12 @@ void lower_precision(Graph& g, DType to, bool inputs_too) {
       v.constant = convert_constant(*v.constant, to);
       v.dtype = to;
     }
+  // A Cast to float32 inside the graph (a mask or an index made a float)
+  // makes the low type instead, or its result would meet low-precision
+  // activations in one op. The casts added below are made afterwards.
+  for (Node& n : g.nodes)
+    if (!n.dead && n.op_type == "Cast" && n.attrs.get_int("to", 0) == ops::onnx_code_of(DType::f32))
+      n.attrs.set("to", ops::onnx_code_of(to));
   std::vector<Node> casts;
   for (ValueId& in : g.inputs) {
     if (g.value(in).dtype != DType::f32) continue;

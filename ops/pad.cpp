@@ -38,6 +38,17 @@ PadSpec pad_spec(const InferContext& c) {
   return s;
 }
 
+int64_t pad_source_index(int64_t o, int64_t begin, int64_t n, const std::string& mode) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < n) return i;
+  if (mode == "constant") return -1;
+  if (mode == "edge") return i < 0 ? 0 : n - 1;
+  if (mode == "wrap") return ((i % n) + n) % n;
+  if (n == 1) return 0;
+  int64_t period = 2 * (n - 1), m = ((i % period) + period) % period;
+  return m < n ? m : period - m;
+}
+
 namespace {
 
 constexpr int64_t kMaxPad = int64_t(1) << 40;

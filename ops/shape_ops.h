@@ -71,6 +71,11 @@ struct PadSpec {
   std::vector<int64_t> begin, end;
 };
 PadSpec pad_spec(const InferContext& c);
+// The input index that output index o of a dim of extent n reads after
+// `begin` elements of padding (o - begin mapped back into [0, n) by the
+// mode: edge clamps, wrap repeats, reflect mirrors with period 2(n-1) like
+// numpy.pad), or -1 where constant padding reads the fill value.
+int64_t pad_source_index(int64_t o, int64_t begin, int64_t n, const std::string& mode);
 
 // Reduce*: which input dims are reduced and the output shape. With no axes and
 // noop_with_empty_axes = 1 nothing is reduced (identity).

@@ -1,23 +1,25 @@
-#include "cpu/resize_taps.h"
+#include "ops/resize_taps.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace tandem::cpu {
+namespace tandem::ops {
 
 namespace {
-
-using ops::NearestMode;
-using ops::ResizeMode;
 
 int64_t nearest_index(double x, NearestMode mode, double scale) {
   double f = std::floor(x), r = x - f;
   switch (mode) {
-    case NearestMode::round_prefer_floor: return int64_t(f) + (r > 0.5 ? 1 : 0);
-    case NearestMode::round_prefer_ceil: return int64_t(f) + (r >= 0.5 ? 1 : 0);
-    case NearestMode::floor: return int64_t(f);
-    case NearestMode::ceil: return int64_t(std::ceil(x));
-    case NearestMode::simple: return int64_t(scale < 1 ? std::ceil(x) : f);
+    case NearestMode::round_prefer_floor:
+      return int64_t(f) + (r > 0.5 ? 1 : 0);
+    case NearestMode::round_prefer_ceil:
+      return int64_t(f) + (r >= 0.5 ? 1 : 0);
+    case NearestMode::floor:
+      return int64_t(f);
+    case NearestMode::ceil:
+      return int64_t(std::ceil(x));
+    case NearestMode::simple:
+      return int64_t(scale < 1 ? std::ceil(x) : f);
   }
   return int64_t(f);
 }
@@ -34,7 +36,8 @@ double cubic_weight(double t, double a) {
 // cubic, floor(x) + t for linear. Indices past the edges read the edge
 // element (ONNX's reference pads with edge values), or are dropped with
 // exclude_outside and the remaining weights renormalized.
-void interpolation_taps(const ops::ResizeSpec& s, double x, int64_t in_len, int64_t* index, float* weight) {
+void interpolation_taps(const ResizeSpec& s, double x, int64_t in_len, int64_t* index,
+                        float* weight) {
   double f = std::floor(x), r = x - f;
   int n = s.mode == ResizeMode::cubic ? 4 : 2;
   int64_t first = int64_t(f) - (n == 4 ? 1 : 0);
@@ -67,16 +70,20 @@ bool AxisTaps::identity(int64_t in_len) const {
   return true;
 }
 
-AxisTaps resize_axis_taps(const ops::ResizeSpec& s, size_t d, int64_t in_len, int64_t out_len) {
+int resize_taps_per_output(const ResizeSpec& s) {
+  return s.mode == ResizeMode::nearest ? 1 : s.mode == ResizeMode::linear ? 2 : 4;
+}
+
+AxisTaps resize_axis_taps(const ResizeSpec& s, size_t d, int64_t in_len, int64_t out_len) {
   AxisTaps a;
-  a.taps = s.mode == ResizeMode::nearest ? 1 : s.mode == ResizeMode::linear ? 2 : 4;
+  a.taps = resize_taps_per_output(s);
   a.index.assign(size_t(out_len * a.taps), 0);
   a.weight.assign(size_t(out_len * a.taps), 0.f);
   a.outside.assign(size_t(out_len), 0);
   if (in_len == 0) return a;  // then out_len is 0 too
   for (int64_t j = 0; j < out_len; ++j) {
     bool outside = false;
-    double x = ops::resize_source_coordinate(s, d, in_len, out_len, j, &outside);
+    double x = resize_source_coordinate(s, d, in_len, out_len, j, &outside);
     // Far outside, every mode reads the edge; bounding x keeps the integer
     // conversions defined.
     x = std::clamp(x, -2.0, double(in_len) + 1);
@@ -93,4 +100,16 @@ AxisTaps resize_axis_taps(const ops::ResizeSpec& s, size_t d, int64_t in_len, in
   return a;
 }
 
-}  // namespace tandem::cpu
+std::vector<AxisTaps> resize_taps(const ResizeSpec& s, const Shape& in, const Shape& out) {
+  std::vector<AxisTaps> taps;
+  for (size_t d = 0; d < in.size(); ++d) taps.push_back(resize_axis_taps(s, d, in[d], out[d]));
+  return taps;
+}
+
+bool resizes_nothing(const std::vector<AxisTaps>& taps, const Shape& in) {
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!taps[d].identity(in[d])) return false;
+  return true;
+}
+
+}  // namespace tandem::ops
