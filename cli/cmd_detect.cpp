@@ -51,11 +51,8 @@ std::vector<Prepared> prepare_batch(const DetectOptions& o, pipeline::Detector& 
 nlohmann::json to_json(const std::string& path, std::pair<int, int> size,
                        const std::vector<pipeline::Detection>& dets, const std::vector<std::string>& labels) {
   nlohmann::json objects = nlohmann::json::array();
-  auto round1 = [](float v) { return std::round(v * 10.f) / 10.f; };
   for (const auto& d : dets)
-    objects.push_back({{"label", pipeline::label_of(d.class_id, labels)},
-                       {"score", std::round(d.score * 1000.f) / 1000.f},
-                       {"box", {round1(d.box.x1), round1(d.box.y1), round1(d.box.x2), round1(d.box.y2)}}});
+    objects.push_back(object_json(pipeline::label_of(d.class_id, labels), d.score, d.box));
   nlohmann::json tags = nlohmann::json::array();
   for (const auto& t : pipeline::tags_of(dets, labels))
     tags.push_back({{"label", t.label}, {"count", t.count}, {"score", std::round(t.best_score * 1000.f) / 1000.f}});
@@ -73,6 +70,13 @@ void print_text(const std::string& path, const std::vector<pipeline::Detection>&
 }
 
 }  // namespace
+
+nlohmann::json object_json(const std::string& label, float score, const pipeline::Box& box) {
+  auto round1 = [](float v) { return std::round(v * 10.f) / 10.f; };
+  return {{"label", label},
+          {"score", std::round(score * 1000.f) / 1000.f},
+          {"box", {round1(box.x1), round1(box.y1), round1(box.x2), round1(box.y2)}}};
+}
 
 int detect_command(DetectOptions& o) {
   profile::TraceSession trace(session_outputs(o.common));

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/detect.h"
 #include "cli/progress.h"
 #include "graph/session.h"
 #include "pipeline/catalog.h"
@@ -79,11 +80,16 @@ Inputs collect(const std::vector<std::string>& paths, pipeline::Catalog* catalog
   return in;
 }
 
+// --json: `detect --json`'s form (path, width, height, objects, tags) with
+// ok, and the error when the file failed.
 void print_record(const pipeline::TagRecord& r, bool json) {
   if (json) {
     nlohmann::json tags = nlohmann::json::array();
     for (const auto& t : r.tags) tags.push_back({{"label", t.label}, {"score", std::round(t.score * 1000.f) / 1000.f}});
-    nlohmann::json j = {{"path", r.path}, {"ok", r.ok}, {"tags", tags}};
+    nlohmann::json objects = nlohmann::json::array();
+    for (const auto& d : r.objects) objects.push_back(object_json(d.label, d.score, d.box));
+    nlohmann::json j = {{"path", r.path},     {"ok", r.ok},         {"width", r.width},
+                        {"height", r.height}, {"objects", objects}, {"tags", tags}};
     if (!r.ok) j["error"] = r.error, j["error_kind"] = r.error_kind;
     fmt::print("{}\n", j.dump());
     return;
@@ -231,7 +237,10 @@ void add_tag_command(CLI::App& app) {
   sub->add_option("--top", o->top, "At most this many tags per photo")->check(CLI::PositiveNumber);
   sub->add_option("--min-score", o->min_score, "Drop tags scoring below (default 0.25 detector, 0.05 classifier)")
       ->check(CLI::Range(0.0, 1.0));
-  sub->add_flag("--json", o->json, "One JSON object per photo and line on stdout");
+  sub->add_flag(
+      "--json", o->json,
+      "One JSON object per photo and line on stdout: path, ok, width, height, objects (label, "
+      "score, box; a detector's), tags");
   sub->add_option("--catalog", o->catalog,
                   "SQLite catalog of results (survives crashes; a re-run skips files already tagged)");
   sub->add_option("--jsonl", o->jsonl, "Also write the results as JSON lines to FILE");

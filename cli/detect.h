@@ -1,6 +1,7 @@
 #pragma once
 // The detect command's options and body, shared with `classify`, which
 // detects when it is given no classification model.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,10 @@ struct DetectOptions {
 // Adds every option but --model.
 void add_detect_options(CLI::App* sub, DetectOptions& o);
 int detect_command(DetectOptions& o);
+
+// One object as `detect --json` and `tag --json` print it: label, score (to
+// 0.001) and box [x1, y1, x2, y2] (pixels of the upright full-size photo, to
+// 0.1).
+nlohmann::json object_json(const std::string& label, float score, const pipeline::Box& box);
 
 }  // namespace tandem::cli

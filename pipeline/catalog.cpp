@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "pipeline/sqlite.h"
@@ -53,6 +54,22 @@ CREATE TABLE tags (
 ) WITHOUT ROWID;
 CREATE INDEX tags_by_label ON tags (label, score);
 )sql",
+    // Version 2: a detector's objects, one row each, box corners in pixels
+    // of the upright full-size photo. The index serves "photos with a dog".
+    R"sql(
+CREATE TABLE objects (
+  file_id INTEGER NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  label TEXT NOT NULL,
+  score REAL NOT NULL,
+  x1 REAL NOT NULL,
+  y1 REAL NOT NULL,
+  x2 REAL NOT NULL,
+  y2 REAL NOT NULL,
+  PRIMARY KEY (file_id, rank)
+) WITHOUT ROWID;
+CREATE INDEX objects_by_label ON objects (label, score);
+)sql",
 };
 static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
@@ -73,6 +90,17 @@ SELECT f.id, f.path, f.size, f.mtime_ns, f.content_hash, f.model_id, f.status, f
        f.error, f.decode_ms, f.infer_ms, f.width, f.height, t.label, t.score
 FROM files f LEFT JOIN tags t ON t.file_id = f.id
 WHERE f.model_id = ?1 ORDER BY f.path, t.rank
+)sql";
+
+constexpr const char* kInsertObject = R"sql(
+INSERT INTO objects (file_id, rank, label, score, x1, y1, x2, y2)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+)sql";
+
+constexpr const char* kSelectObjects = R"sql(
+SELECT o.file_id, o.label, o.score, o.x1, o.y1, o.x2, o.y2
+FROM objects o JOIN files f ON f.id = o.file_id
+WHERE f.model_id = ?1 ORDER BY o.file_id, o.rank
 )sql";
 
 std::unique_ptr<Statement> prepare(sqlite::Database& db, const char* sql, const char* step) {
@@ -138,11 +166,14 @@ Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Databas
   delete_tags_ = prepare(*db_, "DELETE FROM tags WHERE file_id = ?1", "delete old tags");
   insert_tag_ = prepare(*db_, "INSERT INTO tags (file_id, rank, label, score) VALUES (?1, ?2, ?3, ?4)",
                         "write tag");
+  delete_objects_ = prepare(*db_, "DELETE FROM objects WHERE file_id = ?1", "delete old objects");
+  insert_object_ = prepare(*db_, kInsertObject, "write object");
   find_file_ = prepare(*db_,
                        "SELECT 1 FROM files WHERE path = ?1 AND model_id = ?2 AND size = ?3 "
                        "AND mtime_ns = ?4",
                        "look up file");
   select_records_ = prepare(*db_, kSelectRecords, "read records");
+  select_objects_ = prepare(*db_, kSelectObjects, "read objects");
   count_status_ = prepare(*db_,
                           "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status",
                           "count files");
@@ -200,6 +231,9 @@ void Catalog::write(std::span<const FileRecord> batch) {
 void Catalog::write_one(const FileRecord& r) {
   check(!r.path.empty() && !r.model_id.empty(), "a catalog record needs a path and a model id",
         ErrorContext{path(), "", "", ""});
+  check(r.ok || (r.tags.empty() && r.objects.empty()),
+        "the record of a failed file carries tags or objects: " + r.path,
+        ErrorContext{path(), "", "", ""});
   int64_t id = 0;
   {
     Statement& s = *upsert_file_;
@@ -233,10 +267,48 @@ void Catalog::write_one(const FileRecord& r) {
     insert_tag_->bind(4, double(r.tags[rank].score));
     insert_tag_->run();
   }
+  write_objects(id, r);
+}
+
+void Catalog::write_objects(int64_t file_id, const FileRecord& r) {
+  {
+    Statement::Use use(*delete_objects_);
+    delete_objects_->bind(1, file_id);
+    delete_objects_->run();
+  }
+  Statement& s = *insert_object_;
+  for (size_t rank = 0; rank < r.objects.size(); ++rank) {
+    const DetectedObject& o = r.objects[rank];
+    Statement::Use use(s);
+    s.bind(1, file_id);
+    s.bind(2, int64_t(rank));
+    s.bind(3, o.label);
+    s.bind(4, double(o.score));
+    s.bind(5, double(o.box.x1));
+    s.bind(6, double(o.box.y1));
+    s.bind(7, double(o.box.x2));
+    s.bind(8, double(o.box.y2));
+    s.run();
+  }
 }
 
 std::vector<FileRecord> Catalog::records(const std::string& model_id) {
+  // One read transaction: files, tags and objects from the same commit,
+  // whatever another process writes meanwhile.
+  db_->exec("BEGIN", "begin reading records");
+  try {
+    std::vector<FileRecord> out = read_records(model_id);
+    db_->exec("COMMIT", "end reading records");
+    return out;
+  } catch (...) {
+    db_->rollback_if_open();
+    throw;
+  }
+}
+
+std::vector<FileRecord> Catalog::read_records(const std::string& model_id) {
   std::vector<FileRecord> out;
+  std::unordered_map<int64_t, size_t> index;  // file id -> its record in out
   Statement& s = *select_records_;
   Statement::Use use(s);
   s.bind(1, model_id);
@@ -245,6 +317,7 @@ std::vector<FileRecord> Catalog::records(const std::string& model_id) {
     // One row per tag (or one with NULL tag columns): a new id starts a file.
     if (s.int64(0) != current) {
       current = s.int64(0);
+      index[current] = out.size();
       FileRecord& r = out.emplace_back();
       r.path = s.text(1);
       r.size = s.int64(2);
@@ -260,6 +333,13 @@ std::vector<FileRecord> Catalog::records(const std::string& model_id) {
       r.height = int(s.int64(12));
     }
     if (!s.is_null(13)) out.back().tags.push_back({s.text(13), float(s.real(14))});
+  }
+  Statement& o = *select_objects_;
+  Statement::Use use_objects(o);
+  o.bind(1, model_id);
+  while (o.step()) {
+    Box box{float(o.real(3)), float(o.real(4)), float(o.real(5)), float(o.real(6))};
+    out[index.at(o.int64(0))].objects.push_back({o.text(1), float(o.real(2)), box});
   }
   return out;
 }

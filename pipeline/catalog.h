@@ -2,9 +2,13 @@
 // The catalog `tandem tag` writes: one SQLite file holding, per (file, model),
 // what the file was (path, size, mtime, content hash), what the model found
 // (tags with scores) or why it failed, and how long decoding and inference
-// took. Plain SQL reads it:
+// took. A detector's objects (label, score, box in pixels of the upright
+// full-size photo) have a table of their own. Plain SQL reads it:
 //   SELECT f.path, t.label, t.score FROM files f JOIN tags t ON t.file_id = f.id
 //   WHERE f.model_id = 'centernet' AND f.status = 'ok' ORDER BY f.path, t.rank;
+//   SELECT f.path, o.score, o.x1, o.y1, o.x2, o.y2 FROM objects o
+//   JOIN files f ON f.id = o.file_id WHERE o.label = 'dog' ORDER BY o.score DESC;
+// (a files row is one (path, model): its id names the model too).
 //
 // Crash safety: write() commits a batch in one transaction, and a re-run
 // writes every file that is not up_to_date(). A process killed at any moment
@@ -35,6 +39,7 @@ struct FileRecord {
   std::string error_kind;  // when !ok: a short class ("decode", "read", ...)
   std::string error;       // when !ok: the message shown to the user
   std::vector<TagScore> tags;  // best first
+  std::vector<DetectedObject> objects;  // a detector's, best first; a failed file has none
   double decode_ms = 0, infer_ms = 0;
   int width = 0, height = 0;  // decoded size; 0 when decoding failed
 };
@@ -59,7 +64,7 @@ class Catalog {
  public:
   // Schema version kept in PRAGMA user_version; opening an older catalog
   // migrates it, a newer one is an Error.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
   // files) if missing. Throws Error if the file is not a tandem catalog.
@@ -76,10 +81,12 @@ class Catalog {
                   const std::string& model_id);
 
   // Stores `batch` in one transaction: all of it or, on an Error, none. A
-  // record replaces the one for the same (path, model_id), tags included.
+  // record replaces the one for the same (path, model_id), tags and objects
+  // included. A failed record (ok false) with tags or objects is an Error.
   void write(std::span<const FileRecord> batch);
 
-  // Every record for `model_id`, ordered by path (bytewise), tags best first.
+  // Every record for `model_id`, ordered by path (bytewise), tags and
+  // objects best first, read in one transaction.
   std::vector<FileRecord> records(const std::string& model_id);
 
   CatalogCounts counts(const std::string& model_id);
@@ -87,11 +94,13 @@ class Catalog {
  private:
   void migrate();
   void write_one(const FileRecord& r);
+  void write_objects(int64_t file_id, const FileRecord& r);
+  std::vector<FileRecord> read_records(const std::string& model_id);
 
   std::unique_ptr<sqlite::Database> db_;
   // Prepared once, used for every file (declared after db_: destroyed first).
-  std::unique_ptr<sqlite::Statement> begin_, commit_, upsert_file_, delete_tags_,
-      insert_tag_, find_file_, select_records_, count_status_;
+  std::unique_ptr<sqlite::Statement> begin_, commit_, upsert_file_, delete_tags_, insert_tag_,
+      delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_;
 };
 
 }  // namespace tandem::pipeline

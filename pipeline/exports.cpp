@@ -27,12 +27,19 @@ double milliseconds(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 nlohmann::ordered_json to_json(const FileRecord& r) {
   nlohmann::ordered_json tags = nlohmann::ordered_json::array();
   for (const TagScore& t : r.tags) tags.push_back({{"label", t.label}, {"score", shortest(t.score)}});
+  nlohmann::ordered_json objects = nlohmann::ordered_json::array();
+  for (const DetectedObject& o : r.objects) {
+    nlohmann::ordered_json box = {shortest(o.box.x1), shortest(o.box.y1), shortest(o.box.x2),
+                                  shortest(o.box.y2)};
+    objects.push_back({{"label", o.label}, {"score", shortest(o.score)}, {"box", std::move(box)}});
+  }
   nlohmann::ordered_json j = {{"path", r.path}, {"model", r.model_id}, {"ok", r.ok}};
   if (!r.ok) {
     j["error_kind"] = r.error_kind;
     j["error"] = r.error;
   }
   j["tags"] = std::move(tags);
+  j["objects"] = std::move(objects);
   j["size"] = r.size;
   j["width"] = r.width;
   j["height"] = r.height;
@@ -61,6 +68,14 @@ std::string csv_tags(const std::vector<TagScore>& tags) {
   return out;
 }
 
+std::string csv_objects(const std::vector<DetectedObject>& objects) {
+  std::string out;
+  for (const DetectedObject& o : objects)
+    out += fmt::format("{}{}:{}:{}:{}:{}:{}", out.empty() ? "" : ";", o.label, o.score, o.box.x1,
+                       o.box.y1, o.box.x2, o.box.y2);
+  return out;
+}
+
 }  // namespace
 
 std::string format_jsonl(std::span<const FileRecord> records) {
@@ -72,13 +87,14 @@ std::string format_jsonl(std::span<const FileRecord> records) {
 
 std::string format_csv(std::span<const FileRecord> records) {
   std::string out =
-      "path,model,status,error_kind,error,tags,size,width,height,decode_ms,infer_ms,mtime_ns,"
-      "content_hash\r\n";
+      "path,model,status,error_kind,error,tags,objects,size,width,height,decode_ms,infer_ms,"
+      "mtime_ns,content_hash\r\n";
   for (const FileRecord& r : records) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}\r\n", csv_field(r.path),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}\r\n", csv_field(r.path),
                        csv_field(r.model_id), r.ok ? "ok" : "failed", csv_field(r.error_kind),
-                       csv_field(r.error), csv_field(csv_tags(r.tags)), r.size, r.width, r.height,
-                       r.decode_ms, r.infer_ms, r.mtime_ns, csv_field(r.content_hash));
+                       csv_field(r.error), csv_field(csv_tags(r.tags)),
+                       csv_field(csv_objects(r.objects)), r.size, r.width, r.height, r.decode_ms,
+                       r.infer_ms, r.mtime_ns, csv_field(r.content_hash));
   }
   return out;
 }

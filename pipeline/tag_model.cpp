@@ -85,21 +85,21 @@ class Classifier final : public TagModel {
   const Session* session() const override { return &session_; }
   void prepare(const Tensor& batch) override { session_.prepare({batch}); }
 
-  std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
-                                         const std::vector<std::pair<int, int>>&) override {
+  std::vector<TagResult> tag(const Tensor& batch, int count,
+                             const std::vector<std::pair<int, int>>&) override {
     std::vector<Tensor> out = session_.run({batch});
     const Tensor& logits = out.at(0);
     check(logits.shape().size() == 2 && logits.shape()[0] == batch.shape()[0],
           "classifier output " + logits.desc().str() + " is not [N, classes]", {o_.model, "", "", ""});
     int classes = int(logits.shape()[1]);
-    std::vector<std::vector<TagScore>> r(static_cast<size_t>(count));
+    std::vector<TagResult> r(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i)
       for (auto [c, p] : softmax_top_k(logits.data<float>() + size_t(i) * size_t(classes), classes, o_.top))
         if (p >= o_.min_score)
-          r[size_t(i)].push_back({size_t(c) < labels_.size() && classes == int(labels_.size())
-                                      ? labels_[size_t(c)]
-                                      : "class " + std::to_string(c),
-                                  p});
+          r[size_t(i)].tags.push_back({size_t(c) < labels_.size() && classes == int(labels_.size())
+                                           ? labels_[size_t(c)]
+                                           : "class " + std::to_string(c),
+                                       p});
     return r;
   }
 
@@ -134,17 +134,19 @@ class DetectorModel final : public TagModel {
   const Session* session() const override { return &det_.session(); }
   void prepare(const Tensor& batch) override { det_.prepare(batch); }
 
-  std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
-                                         const std::vector<std::pair<int, int>>& sizes) override {
+  std::vector<TagResult> tag(const Tensor& batch, int count,
+                             const std::vector<std::pair<int, int>>& sizes) override {
     std::vector<std::pair<int, int>> all = sizes;
     all.resize(size_t(batch.shape()[0]), {1, 1});
     std::vector<std::vector<Detection>> dets = det_.detect(batch, all);
-    std::vector<std::vector<TagScore>> r(static_cast<size_t>(count));
+    std::vector<TagResult> r(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) {
       for (const Tag& t : tags_of(dets[size_t(i)], det_.labels())) {
-        if (int(r[size_t(i)].size()) >= o_.top) break;
-        r[size_t(i)].push_back({t.label, t.best_score});
+        if (int(r[size_t(i)].tags.size()) >= o_.top) break;
+        r[size_t(i)].tags.push_back({t.label, t.best_score});
       }
+      for (const Detection& d : dets[size_t(i)])  // --top limits tags, not objects
+        r[size_t(i)].objects.push_back({label_of(d.class_id, det_.labels()), d.score, d.box});
     }
     return r;
   }

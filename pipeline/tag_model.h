@@ -4,7 +4,8 @@
 //   classifier: an ImageNet ONNX classifier (torchvision preprocessing:
 //               Resize(256), CenterCrop(224), Normalize), softmax top-K;
 //   detector:   the CenterNet COCO detector (pipeline/detector.h), one tag
-//               per detected class with its best score.
+//               per detected class with its best score, and every object
+//               with its box.
 // Decoder threads fill batch slots through a SlotWriter (one per thread, it
 // keeps scratch); the inference thread calls tag().
 #include <cstdint>
@@ -56,11 +57,12 @@ class TagModel {
   // they do (a classifier); null otherwise. The GPU JPEG decoder can then
   // produce the same input.
   virtual const image::PreprocessConfig* preprocess_config() const { return nullptr; }
-  // Tags of images 0..count-1 of `batch` (its shape is batch_shape(N), N >=
-  // count; slots past count are padding). sizes[i]: image i's upright
-  // full-size (width, height).
-  virtual std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
-                                                 const std::vector<std::pair<int, int>>& sizes) = 0;
+  // Tags (and a detector's objects) of images 0..count-1 of `batch` (its
+  // shape is batch_shape(N), N >= count; slots past count are padding).
+  // sizes[i]: image i's upright full-size (width, height), the pixels the
+  // objects' boxes are in.
+  virtual std::vector<TagResult> tag(const Tensor& batch, int count,
+                                     const std::vector<std::pair<int, int>>& sizes) = 0;
   // Compiles what tag() will run on batches like `batch` (its contents are
   // not read), so that the first batch does not wait for it: the caller
   // does this while the decoders fill the first buffers.

@@ -518,10 +518,13 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
         std::vector<std::pair<int, int>> sizes;
         for (int s = 0; s < b->count; ++s) sizes.push_back({meta[size_t(s)].record.width, meta[size_t(s)].record.height});
         Tensor batch = Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[size_t(b->buffer)]);
-        std::vector<std::vector<TagScore>> tags(size_t(b->count));
+        std::vector<TagResult> found(size_t(b->count));
         if (!options_.decode_only) {
           TANDEM_ZONE_CAT("inference", "tag");
-          tags = model_.tag(batch, b->count, sizes);
+          found = model_.tag(batch, b->count, sizes);
+          check(found.size() == size_t(b->count),
+                "tag: the model gave " + std::to_string(found.size()) + " results for a batch of " +
+                    std::to_string(b->count));
         }
         double ms = 1e3 * seconds_since(i1) / b->count;
         std::vector<TagRecord> out;
@@ -529,7 +532,11 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
           SlotMeta& m = meta[size_t(s)];
           if (m.skip) continue;
           TagRecord r = std::move(m.record);
-          if (m.filled) r.ok = true, r.tags = std::move(tags[size_t(s)]), r.infer_ms = options_.decode_only ? 0 : ms;
+          if (m.filled) {
+            r.ok = true, r.infer_ms = options_.decode_only ? 0 : ms;
+            r.tags = std::move(found[size_t(s)].tags);
+            r.objects = std::move(found[size_t(s)].objects);
+          }
           out.push_back(std::move(r));
         }
         ++stats.batches;

@@ -1,15 +1,17 @@
 #pragma once
 // Synthetic catalog records for the catalog and export tests: deterministic
 // (a function of the index and a version), with failures, files without
-// tags, and awkward paths among them. And the stock sqlite3 tool, to read a
+// tags or objects, and awkward paths among them. And the stock sqlite3 tool, to read a
 // catalog as any other program would.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "pipeline/catalog.h"
 #include "temp_dir.h"
 
@@ -40,6 +42,15 @@ inline pipeline::FileRecord synthetic_record(int i, int version, const std::stri
   for (int k = 0; k < ntags; ++k)
     r.tags.push_back({kSomeLabels[size_t(i + k + version) % kSomeLabels.size()],
                       0.9f / float(k + 1) - 0.001f * float(i % 17)});
+  // Boxes inside the image, with fractions a float holds exactly and not.
+  int nobjects = (i + 2 * version) % 4;
+  for (int k = 0; k < nobjects; ++k) {
+    float x1 = 10.5f * float(k) + float(i % 7), y1 = 20.25f + float(k) / 3.f;
+    r.objects.push_back({kSomeLabels[size_t(3 * i + k + version) % kSomeLabels.size()],
+                         0.95f / float(k + 1) - 0.002f * float(i % 13),
+                         pipeline::Box{x1, y1, x1 + 100.f + float(i % 50) / 7.f,
+                                       float(r.height) - float(version)}});
+  }
   r.decode_ms = 3.25 + i % 4;
   r.infer_ms = 11.5 + version;
   return r;
@@ -56,6 +67,10 @@ inline std::string content_of(const pipeline::FileRecord& r) {
   std::string s = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}x{}|", r.path, r.model_id, r.size, r.mtime_ns,
                               r.content_hash, r.ok, r.error_kind, r.error, r.width, r.height);
   for (const auto& t : r.tags) s += fmt::format("{}={:a};", t.label, t.score);
+  s += "|";
+  for (const auto& o : r.objects)
+    s += fmt::format("{}={:a}@{:a},{:a},{:a},{:a};", o.label, o.score, o.box.x1, o.box.y1, o.box.x2,
+                     o.box.y2);
   return s;
 }
 
@@ -69,6 +84,17 @@ inline std::vector<std::string> contents_of(const std::vector<pipeline::FileReco
 inline std::vector<pipeline::FileRecord> sorted_by_path(std::vector<pipeline::FileRecord> v) {
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   return v;
+}
+
+// f() throws an Error whose message holds every one of `parts`.
+inline void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no Error thrown";
+  } catch (const Error& e) {
+    for (const auto& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
 }
 
 // The sqlite3 tool's output for `sql` on the database at `path`.

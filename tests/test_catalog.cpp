@@ -1,16 +1,17 @@
 // The SQLite catalog: what goes in comes out (read back through the
 // Catalog, and through the stock sqlite3 tool as the outside reference),
-// re-run skipping, replacement of changed files, all-or-nothing batches,
-// and refusing files that are not tandem catalogs.
-#include <gtest/gtest.h>
-
+// tags and a detector's objects, re-run skipping, replacement of changed
+// files, all-or-nothing batches, migrating a catalog an older tandem wrote,
+// and refusing files that are not tandem catalogs (or newer ones).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <sstream>
 
 #include "catalog_test_util.h"
 #include "core/error.h"
@@ -28,18 +29,15 @@ void write_in_batches(Catalog& c, const std::vector<FileRecord>& records, size_t
     c.write(std::span(records).subspan(i, std::min(batch, records.size() - i)));
 }
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no Error thrown";
-  } catch (const Error& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
-
 int64_t total_tags(const std::vector<FileRecord>& records) {
   int64_t n = 0;
   for (const auto& r : records) n += int64_t(r.tags.size());
+  return n;
+}
+
+int64_t total_objects(const std::vector<FileRecord>& records) {
+  int64_t n = 0;
+  for (const auto& r : records) n += int64_t(r.objects.size());
   return n;
 }
 
@@ -72,7 +70,7 @@ TEST(Catalog, Sqlite3ToolReadsTheSchema) {
     c.write(records);
   }
   EXPECT_EQ(sqlite3_cli(path, "PRAGMA journal_mode; PRAGMA user_version; PRAGMA integrity_check"),
-            "wal\n1\nok\n");
+            "wal\n2\nok\n");
   // Tags of every file, best first, as a user's query would list them.
   std::string want;
   for (const auto& r : sorted_by_path(records))
@@ -93,6 +91,58 @@ TEST(Catalog, Sqlite3ToolReadsTheSchema) {
   EXPECT_EQ(sqlite3_cli(path, "SELECT error_kind || ': ' || error FROM files WHERE path = '" + failed.path + "'"),
             failed.error_kind + ": " + failed.error + "\n");
   EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM files WHERE status = 'ok' AND error IS NOT NULL"), "0\n");
+}
+
+TEST(Catalog, Sqlite3ToolReadsTheObjects) {
+  TempDir dir("catalog");
+  std::string path = dir.file("tags.sqlite");
+  auto records = synthetic_records(40, 1);
+  ASSERT_GT(total_objects(records), 20);
+  { Catalog(path).write(records); }
+  // Every dog, as a user's query lists them; boxes as the doubles of the
+  // floats written (%! : all 17 digits).
+  std::string want;
+  for (const auto& r : sorted_by_path(records))
+    for (size_t k = 0; k < r.objects.size(); ++k) {
+      const DetectedObject& o = r.objects[k];
+      if (o.label != "dog") continue;
+      want += fmt::format("{}|{}|{}|{}|{}|{}|{}\n", r.path, k, double(o.score), double(o.box.x1),
+                          double(o.box.y1), double(o.box.x2), double(o.box.y2));
+    }
+  ASSERT_FALSE(want.empty());
+  std::string got =
+      sqlite3_cli(path,
+                  "SELECT f.path, o.rank, printf('%!.17g|%!.17g|%!.17g|%!.17g|%!.17g', o.score, "
+                  "o.x1, o.y1, o.x2, o.y2) "
+                  "FROM objects o JOIN files f ON f.id = o.file_id WHERE o.label = 'dog' AND "
+                  "f.model_id = 'centernet' "
+                  "ORDER BY f.path, o.rank");
+  // printf's 17 digits and fmt's shortest form differ in text: compare numbers.
+  std::istringstream got_lines(got), want_lines(want);
+  std::string g, w;
+  while (std::getline(want_lines, w)) {
+    ASSERT_TRUE(std::getline(got_lines, g)) << "missing: " << w;
+    auto fields = [](const std::string& line) {
+      std::vector<std::string> f;
+      std::istringstream in(line);
+      for (std::string x; std::getline(in, x, '|');) f.push_back(x);
+      return f;
+    };
+    auto gf = fields(g), wf = fields(w);
+    ASSERT_EQ(gf.size(), 7u) << g;
+    EXPECT_EQ(gf[0], wf[0]);
+    EXPECT_EQ(gf[1], wf[1]);
+    for (size_t k = 2; k < 7; ++k) EXPECT_EQ(std::stod(gf[k]), std::stod(wf[k])) << g;
+  }
+  EXPECT_FALSE(std::getline(got_lines, g)) << "extra: " << g;
+  // "Photos with a dog" finds the objects through the label index.
+  EXPECT_NE(sqlite3_cli(path, "EXPLAIN QUERY PLAN SELECT file_id FROM objects WHERE label = 'dog'")
+                .find("objects_by_label"),
+            std::string::npos);
+  EXPECT_EQ(sqlite3_cli(path,
+                        "SELECT count(*) FROM objects o JOIN files f ON f.id = o.file_id "
+                        "WHERE f.status = 'failed'"),
+            "0\n");
 }
 
 TEST(Catalog, UpToDateMeansSamePathModelSizeAndMtime) {
@@ -120,6 +170,27 @@ TEST(Catalog, ChangedFileReplacesItsRowAndTags) {
   EXPECT_EQ(contents_of(c.records("centernet")), contents_of(sorted_by_path(v1)));
   EXPECT_EQ(sqlite3_cli(path, "SELECT count(*), count(DISTINCT path) FROM files"), "50|50\n");
   EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM tags"), fmt::format("{}\n", total_tags(v1)));
+  EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM objects"),
+            fmt::format("{}\n", total_objects(v1)));
+}
+
+// A file tagged once, then changed so that it no longer decodes: its new
+// record says why, and its old tags and objects are gone.
+TEST(Catalog, FileThatNowFailsLosesItsObjects) {
+  TempDir dir("catalog");
+  std::string path = dir.file("tags.sqlite");
+  Catalog c(path);
+  FileRecord r = synthetic_record(3, 0);
+  ASSERT_TRUE(r.ok);
+  ASSERT_FALSE(r.objects.empty());
+  c.write(std::span(&r, 1));
+  r.ok = false, r.error_kind = "corrupt", r.error = "JPEG: premature end", r.tags.clear(),
+  r.objects.clear();
+  r.size += 1;
+  c.write(std::span(&r, 1));
+  EXPECT_EQ(contents_of(c.records("centernet")), contents_of({r}));
+  EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM objects"), "0\n");
+  EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM tags"), "0\n");
 }
 
 TEST(Catalog, ModelsKeepTheirOwnRecords) {
@@ -153,6 +224,37 @@ TEST(Catalog, FailedBatchStoresNothingAndTheNextOneWorks) {
   EXPECT_EQ(contents_of(c.records("centernet")), contents_of(sorted_by_path(batch)));
 }
 
+TEST(Catalog, BadObjectsStoreNothing) {
+  TempDir dir("catalog");
+  std::string path = dir.file("tags.sqlite");
+  Catalog c(path);
+  auto first = synthetic_records(10, 0);
+  c.write(first);
+  auto batch = synthetic_records(20, 1);
+  // A NaN box corner: SQLite's NOT NULL refuses it after the batch's other
+  // rows (and this file's tags) were written.
+  ASSERT_FALSE(batch[7].objects.empty());
+  batch[7].objects.back().box.y2 = std::numeric_limits<float>::quiet_NaN();
+  expect_error([&] { c.write(batch); }, {path, "sqlite: write object", "NOT NULL"});
+  EXPECT_EQ(contents_of(c.records("centernet")), contents_of(sorted_by_path(first)));
+  EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM objects"),
+            fmt::format("{}\n", total_objects(first)));
+  batch[7] = synthetic_record(7, 1);
+  // A failed file's record with an object is refused: no object row ever
+  // belongs to a file that failed.
+  ASSERT_FALSE(batch[5].ok);
+  batch[5].objects.push_back({"dog", 0.9f, Box{1, 2, 3, 4}});
+  expect_error([&] { c.write(batch); }, {path, "failed file", batch[5].path});
+  EXPECT_EQ(contents_of(c.records("centernet")), contents_of(sorted_by_path(first)));
+  batch[5].objects.clear();
+  c.write(batch);
+  EXPECT_EQ(contents_of(c.records("centernet")), contents_of(sorted_by_path(batch)));
+  EXPECT_EQ(sqlite3_cli(path,
+                        "SELECT count(*) FROM objects o JOIN files f ON f.id = o.file_id "
+                        "WHERE f.status = 'failed'"),
+            "0\n");
+}
+
 TEST(Catalog, ReopenedCatalogHasEverything) {
   TempDir dir("catalog");
   std::string path = dir.file("tags.sqlite");
@@ -177,9 +279,12 @@ TEST(Catalog, RefusesOtherSqliteFilesAndNonDatabases) {
 
   std::string newer = dir.file("newer.sqlite");
   { Catalog c(newer); }
-  capture_command("sqlite3 " + shell_quote(newer) + " 'PRAGMA user_version = 2'", &status);
-  ASSERT_EQ(status, 0);
-  expect_error([&] { Catalog c(newer); }, {newer, "schema version 2 is newer"});
+  const int future = Catalog::kSchemaVersion + 1;
+  sqlite3_cli(newer, fmt::format("PRAGMA user_version = {}", future));
+  expect_error([&] { Catalog c(newer); },
+               {newer, fmt::format("schema version {} is newer", future), "use a newer tandem"});
+  EXPECT_EQ(sqlite3_cli(newer, "PRAGMA user_version"),
+            fmt::format("{}\n", future));  // left as it was
 }
 
 TEST(Catalog, FileStampIsSizeAndNanosecondMtime) {

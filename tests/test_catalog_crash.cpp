@@ -1,6 +1,7 @@
 // The catalog's crash guarantee: a tagging run SIGKILLed at any moment, then
 // re-run (writing every file not up_to_date), ends with exactly the catalog
-// of an uninterrupted run: nothing lost, nothing twice, integrity_check ok.
+// of an uninterrupted run: nothing lost, nothing twice (files, tags, objects),
+// integrity_check ok.
 //
 // A forked child plays the tagging run and reports through a pipe: 'B'
 // before each Catalog::write, 'E' after. The parent kills it once it has
@@ -119,8 +120,8 @@ void earlier_run(const std::string& catalog) {
 
 TEST(CatalogCrash, KilledRunsThenRerunEqualAnUninterruptedRun) {
   const std::vector<FileRecord> files = synthetic_records(kFiles, 1);
-  int64_t tags = 0;
-  for (const auto& r : files) tags += int64_t(r.tags.size());
+  int64_t tags = 0, objects = 0;
+  for (const auto& r : files) tags += int64_t(r.tags.size()), objects += int64_t(r.objects.size());
 
   int kills = 0, in_write = 0;
   for (unsigned seed = 1; seed <= 12; ++seed) {
@@ -154,6 +155,7 @@ TEST(CatalogCrash, KilledRunsThenRerunEqualAnUninterruptedRun) {
     EXPECT_EQ(sqlite3_cli(crashed, "SELECT count(*), count(DISTINCT path || '|' || model_id) FROM files"),
               fmt::format("{}|{}\n", kFiles, kFiles));
     EXPECT_EQ(sqlite3_cli(crashed, "SELECT count(*) FROM tags"), fmt::format("{}\n", tags));
+    EXPECT_EQ(sqlite3_cli(crashed, "SELECT count(*) FROM objects"), fmt::format("{}\n", objects));
   }
   // Where the kills landed depends on timing, so it is reported, not asserted.
   std::printf("catalog crash: %d of 36 runs killed, %d of them inside Catalog::write\n", kills, in_write);

@@ -1,6 +1,7 @@
 // JSONL and CSV exports read back by independent parsers: nlohmann-json for
 // each JSON line, Python's csv module (RFC 4180, strict) for the CSV, with
-// paths holding commas, quotes, line breaks and non-ASCII UTF-8.
+// paths holding commas, quotes, line breaks and non-ASCII UTF-8, and
+// objects whose labels hold spaces.
 #include <gtest/gtest.h>
 
 #include <charconv>
@@ -26,9 +27,13 @@ std::vector<FileRecord> awkward_records() {
   FileRecord r = v[0];
   r.path = "/photos/a,b/IMG \"1\", final.jpg";
   r.tags = {{"dog", 0.87f}, {"traffic light", 0.5f}, {"hot dog", 0.123456789f}};
+  r.objects = {{"dog", 0.87f, Box{12.5f, 30, 410.25f, 520}},
+               {"traffic light", 0.5f, Box{0, 0.1f, 1e-3f, 639.99994f}},
+               {"hot dog", 0.123456789f, Box{1.f / 3.f, 2.f / 3.f, 100.f / 7.f, 479}}};
   v.push_back(r);
   r.path = "/photos/line\nbreak\r\nhere.jpg";
   r.tags = {};
+  r.objects = {};
   v.push_back(r);
   r.path = "/fotos/Ürlaub/日本 😀.jpg";
   r.tags = {{"café", 1e-5f}};
@@ -81,6 +86,15 @@ TEST(Exports, JsonLinesParseBackToTheRecords) {
       EXPECT_EQ(j["tags"][k].at("label"), r.tags[k].label);
       EXPECT_EQ(j["tags"][k].at("score").get<float>(), r.tags[k].score);  // exact float
     }
+    ASSERT_EQ(j.at("objects").size(), r.objects.size()) << r.path;
+    for (size_t k = 0; k < r.objects.size(); ++k) {
+      const DetectedObject& o = r.objects[k];
+      const auto& jo = j["objects"][k];
+      EXPECT_EQ(jo.at("label"), o.label);
+      EXPECT_EQ(jo.at("score").get<float>(), o.score);  // exact floats
+      EXPECT_EQ(jo.at("box").get<std::vector<float>>(),
+                (std::vector<float>{o.box.x1, o.box.y1, o.box.x2, o.box.y2}));
+    }
     EXPECT_EQ(j.at("size"), r.size);
     EXPECT_EQ(j.at("width"), r.width);
     EXPECT_EQ(j.at("height"), r.height);
@@ -92,6 +106,9 @@ TEST(Exports, JsonLinesParseBackToTheRecords) {
   EXPECT_EQ(i, records.size());
   // The shortest form: what a reader of the file sees.
   EXPECT_NE(read_all(path).find("{\"label\":\"dog\",\"score\":0.87}"), std::string::npos);
+  EXPECT_NE(
+      read_all(path).find("{\"label\":\"dog\",\"score\":0.87,\"box\":[12.5,30.0,410.25,520.0]}"),
+      std::string::npos);
 }
 
 TEST(Exports, JsonLinesReplaceInvalidUtf8) {
@@ -117,13 +134,13 @@ with open(sys.argv[2], 'w', encoding='utf-8') as f:
 )", csv + " " + json), 0);
   auto rows = nlohmann::json::parse(read_all(json));
   ASSERT_EQ(rows.size(), records.size() + 1);
-  EXPECT_EQ(rows[0], nlohmann::json({"path", "model", "status", "error_kind", "error", "tags", "size",
-                                     "width", "height", "decode_ms", "infer_ms", "mtime_ns",
-                                     "content_hash"}));
+  EXPECT_EQ(rows[0], nlohmann::json({"path", "model", "status", "error_kind", "error", "tags",
+                                     "objects", "size", "width", "height", "decode_ms", "infer_ms",
+                                     "mtime_ns", "content_hash"}));
   for (size_t i = 0; i < records.size(); ++i) {
     const FileRecord& r = records[i];
     const auto& row = rows[i + 1];
-    ASSERT_EQ(row.size(), 13u);
+    ASSERT_EQ(row.size(), 14u);
     EXPECT_EQ(row[0], r.path);
     EXPECT_EQ(row[1], r.model_id);
     EXPECT_EQ(row[2], r.ok ? "ok" : "failed");
@@ -143,12 +160,34 @@ with open(sys.argv[2], 'w', encoding='utf-8') as f:
       EXPECT_EQ(tags[k].label, r.tags[k].label);
       EXPECT_EQ(tags[k].score, r.tags[k].score);
     }
-    EXPECT_EQ(row[6], std::to_string(r.size));
-    EXPECT_EQ(row[7], std::to_string(r.width));
-    EXPECT_EQ(row[8], std::to_string(r.height));
-    EXPECT_NEAR(std::stod(row[9].get<std::string>()), r.decode_ms, 5e-4);
-    EXPECT_EQ(row[11], std::to_string(r.mtime_ns));
-    EXPECT_EQ(row[12], r.content_hash);
+    // objects: "label:score:x1:y1:x2:y2;...", the label before the last five ':'.
+    std::vector<DetectedObject> objects;
+    std::istringstream object_entries(row[6].get<std::string>());
+    while (std::getline(object_entries, entry, ';')) {
+      std::vector<float> numbers;
+      for (int n = 0; n < 5; ++n) {
+        size_t colon = entry.rfind(':');
+        ASSERT_NE(colon, std::string::npos) << row[6];
+        numbers.insert(numbers.begin(), parse_float(entry.substr(colon + 1)));
+        entry.resize(colon);
+      }
+      objects.push_back({entry, numbers[0], Box{numbers[1], numbers[2], numbers[3], numbers[4]}});
+    }
+    ASSERT_EQ(objects.size(), r.objects.size()) << row[6];
+    for (size_t k = 0; k < objects.size(); ++k) {
+      EXPECT_EQ(objects[k].label, r.objects[k].label);
+      EXPECT_EQ(objects[k].score, r.objects[k].score);
+      EXPECT_EQ(objects[k].box.x1, r.objects[k].box.x1);
+      EXPECT_EQ(objects[k].box.y1, r.objects[k].box.y1);
+      EXPECT_EQ(objects[k].box.x2, r.objects[k].box.x2);
+      EXPECT_EQ(objects[k].box.y2, r.objects[k].box.y2);
+    }
+    EXPECT_EQ(row[7], std::to_string(r.size));
+    EXPECT_EQ(row[8], std::to_string(r.width));
+    EXPECT_EQ(row[9], std::to_string(r.height));
+    EXPECT_NEAR(std::stod(row[10].get<std::string>()), r.decode_ms, 5e-4);
+    EXPECT_EQ(row[12], std::to_string(r.mtime_ns));
+    EXPECT_EQ(row[13], r.content_hash);
   }
 }
 

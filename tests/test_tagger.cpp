@@ -105,14 +105,17 @@ struct GpuProgress {
 
 class FakeWriter final : public SlotWriter {
  public:
-  explicit FakeWriter(std::function<void()> before) : before_(std::move(before)) {}
+  FakeWriter(std::function<void()> before, bool refuse_gray)
+      : before_(std::move(before)), refuse_gray_(refuse_gray) {}
   void write(const image::Image& img, float* slot) override {
     if (before_) before_();
+    if (refuse_gray_ && img.channels == 1) throw Error("fake writer: gray images refused");
     fill_slot(img, kByCpu, slot);
   }
 
  private:
   std::function<void()> before_;
+  bool refuse_gray_;
 };
 
 class FakeModel final : public TagModel {
@@ -122,26 +125,31 @@ class FakeModel final : public TagModel {
   int decode_min_height() const override { return kDecodeTarget; }
   Shape batch_shape(int64_t n) const override { return {n, 3, kSide, kSide}; }
   std::unique_ptr<SlotWriter> make_writer() const override {
-    return std::make_unique<FakeWriter>([this] {
-      if (gpu_gate_) gpu_gate_->wait_for(gate_calls_, gate_decoded_, gate_refused_);
-    });
+    return std::make_unique<FakeWriter>(
+        [this] {
+          if (gpu_gate_) gpu_gate_->wait_for(gate_calls_, gate_decoded_, gate_refused_);
+        },
+        refuse_gray);
   }
   Backend& backend() const override { return cpu::cpu_backend(); }
 
-  std::vector<std::vector<TagScore>> tag(const Tensor& batch, int count,
-                                         const std::vector<std::pair<int, int>>& sizes) override {
+  std::vector<TagResult> tag(const Tensor& batch, int count,
+                             const std::vector<std::pair<int, int>>& sizes) override {
     ++tag_calls;
     if (batch.shape() != batch_shape(batch_size) || count < 1 || count > batch_size ||
         int(sizes.size()) != count)
       ++bad_calls;
     if (throw_in_tag) throw Error("fake model: out of luck");
-    std::vector<std::vector<TagScore>> r(static_cast<size_t>(count));
+    std::vector<TagResult> r(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) {
       const float* slot = batch.data<float>() + size_t(i) * slot_floats();
       // The tags of slot i: its image's mean and who wrote it, and the
-      // size the pipeline says slot i's image has.
-      r[size_t(i)].push_back({label(slot[1], slot[0]), 0.5f});
-      r[size_t(i)].push_back({size_label(sizes[size_t(i)].first, sizes[size_t(i)].second), 0.25f});
+      // size the pipeline says slot i's image has. Its one object: the mean
+      // again, boxed by the size the decoder wrote into the slot.
+      const auto [w, h] = sizes[size_t(i)];
+      r[size_t(i)].tags.push_back({label(slot[1], slot[0]), 0.5f});
+      r[size_t(i)].tags.push_back({size_label(w, h), 0.25f});
+      r[size_t(i)].objects.push_back({label(slot[1], slot[0]), 0.75f, Box{0, 0, slot[2], slot[3]}});
     }
     return r;
   }
@@ -154,6 +162,9 @@ class FakeModel final : public TagModel {
 
   int batch_size = 0;  // the batch the tagger runs (checked against each batch)
   bool throw_in_tag = false;
+  // The CPU slot writers fail gray images: tag() still answers for their
+  // slots (whatever the slot holds), and the pipeline must drop that answer.
+  bool refuse_gray = false;
   std::atomic<int> tag_calls{0}, bad_calls{0};  // bad: a batch or count out of shape
 
  private:
@@ -402,6 +413,7 @@ std::map<std::string, int> check_records(const Corpus& c, const Result& r, bool 
       EXPECT_FALSE(rec.content_hash.empty());
       if (decode_only) {
         EXPECT_TRUE(rec.tags.empty());
+        EXPECT_TRUE(rec.objects.empty());
         ++by["none"];
         continue;
       }
@@ -412,12 +424,22 @@ std::map<std::string, int> check_records(const Corpus& c, const Result& r, bool 
       const std::string& got = rec.tags[0].label;
       EXPECT_EQ(got.substr(4), want.tag) << "the tag of another image";
       EXPECT_EQ(rec.tags[1].label, want.size) << "the size of another image";
+      if (rec.objects.size() == 1) {
+        const DetectedObject& o = rec.objects[0];
+        EXPECT_EQ(o.label, got) << "the object of another image";
+        EXPECT_EQ(o.score, 0.75f);
+        EXPECT_EQ(o.box.x2, float(want.width)) << "the box of another image";
+        EXPECT_EQ(o.box.y2, float(want.height)) << "the box of another image";
+      } else {
+        ADD_FAILURE() << rec.objects.size() << " objects";
+      }
       ++by[got.substr(0, 3)];
     } else if (c.want_error.count(rec.path)) {
       EXPECT_FALSE(rec.ok);
       EXPECT_EQ(rec.error_kind, c.want_error.at(rec.path)) << rec.error;
       EXPECT_FALSE(rec.error.empty());
       EXPECT_TRUE(rec.tags.empty());
+      EXPECT_TRUE(rec.objects.empty()) << "objects for a file that failed";
     } else {
       ADD_FAILURE() << "a record for a file not asked for";
     }
@@ -578,6 +600,27 @@ TEST(Tagger, GpuDecoderFailureStopsTheRun) {
       ADD_FAILURE() << "the run ended without the GPU decoder's error";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("fake GPU: device lost"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A file whose slot could not be written fails alone: the model's result
+// for its slot (tags, objects) is not given to it, nor to any other file.
+TEST(Tagger, FileWhoseSlotFailedGetsNoTagsOrObjects) {
+  Corpus c;
+  const std::string gray = c.dir.file("gray.jpg");
+  ASSERT_EQ(c.want.erase(gray), 1u);
+  c.want_error[gray] = "failed";
+  for (int batch : {1, 4}) {
+    SCOPED_TRACE(fmt::format("batch {}", batch));
+    FakeModel model;
+    model.refuse_gray = true;
+    Result r = run_tagger(model, options(batch, 2), c);
+    check_records(c, r);
+    for (const TagRecord& rec : r.records) {
+      if (rec.path == gray) {
+        EXPECT_NE(rec.error.find("gray images refused"), std::string::npos) << rec.error;
+      }
     }
   }
 }

@@ -11,7 +11,12 @@ classifier (Conv, Relu, GlobalAveragePool, Gemm to 1000 classes; seeded
 random weights) written here with onnx.helper, so the test runs offline in
 well under a minute on two cores.
 
-  tag_cli.py TANDEM_BINARY      exit 0: all passed, 1: failures, 77: skipped
+With --objects, the installed detector (the default model) tags dog.jpg and
+person.jpg on the CPU instead: the objects in the catalog, JSONL, CSV and
+--json agree, sit inside the photo, and match what `tandem detect --json`
+(its own decode and batch path) finds in the same photos.
+
+  tag_cli.py TANDEM_BINARY [--objects]   exit 0: all passed, 1: failures, 77: skipped
 """
 import csv
 import hashlib
@@ -21,6 +26,7 @@ import random
 import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -212,6 +218,8 @@ def test_outputs(tandem, model, work):
     check(not (photos / "corrupt.jpg.xmp").exists() and not (photos / "empty.jpg.xmp").exists(),
           "no sidecar for a file that failed")
     check(sha256_of(photos) == before, "the photos' bytes are unchanged")
+    check(object_rows(db) == {} and all(j["objects"] == [] for j in lines) and
+          all(r["objects"] == "" for r in table), "a classifier stores and exports no objects")
     return photos, db
 
 
@@ -242,6 +250,130 @@ def test_reruns(tandem, model, photos, db):
           f"--force tags everything again: {summary(proc)}")
     check(same_results(catalog_rows(db), content) and sqlite_check(db) == ("ok", 9, 9),
           "--force: the same results, still one row per file")
+
+
+def object_rows(db):
+    """{file name: [(label, score, [x1, y1, x2, y2]), ...] best first}, from the objects table."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT f.path, o.label, o.score, o.x1, o.y1, o.x2, o.y2 FROM objects o "
+                           "JOIN files f ON f.id = o.file_id ORDER BY f.path, o.rank").fetchall()
+    finally:
+        con.close()
+    out = {}
+    for path, label, score, *box in rows:
+        out.setdefault(Path(path).name, []).append((label, score, box))
+    return out
+
+
+def as_float32(x):
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def iou(a, b):
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def unmatched(objects, others):
+    """Objects (score >= 0.3, clear of the 0.25 threshold) with no object of
+    the same label in `others` overlapping it by IoU >= 0.9 and scoring
+    within 0.02: the same detection found by another path."""
+    return [(label, round(score, 3)) for label, score, box in objects if score >= 0.3 and not any(
+        l == label and iou(box, b) >= 0.9 and abs(s - score) <= 0.02 for l, s, b in others)]
+
+
+def csv_objects(field):
+    """The CSV's objects column: "label:score:x1:y1:x2:y2;..." (labels may hold spaces)."""
+    out = []
+    for entry in filter(None, field.split(";")):
+        label, *numbers = entry.rsplit(":", 5)
+        out.append((label, float(numbers[0]), [float(v) for v in numbers[1:]]))
+    return out
+
+
+def test_objects(tandem, work):
+    """The detector's objects through every output of `tandem tag`, against
+    `tandem detect --json` on the same photos."""
+    photos = work / "detector"
+    photos.mkdir()
+    for name in ("dog", "person"):
+        shutil.copy(DARKNET / f"{name}.jpg", photos / f"{name}.jpg")
+    (photos / "corrupt.jpg").write_bytes((DARKNET / "dog.jpg").read_bytes()[:3000])
+    db, jsonl, csv_path = work / "objects.sqlite", work / "objects.jsonl", work / "objects.csv"
+    args = [str(photos), "--device", "cpu", "--catalog", str(db)]
+    proc = tag(tandem, [*args, "--jsonl", str(jsonl), "--csv", str(csv_path), "--json"], timeout=600)
+    check(proc.returncode == 1 and summary(proc).startswith("tagged 2 images, 1 failed"),
+          f"detector run: exit 1 (corrupt.jpg failed): {summary(proc)}")
+    detect = subprocess.run([tandem, "detect", "--json", "--device", "cpu",
+                             str(photos / "dog.jpg"), str(photos / "person.jpg")],
+                            capture_output=True, text=True, timeout=600)
+    reference = {Path(j["path"]).name: j for j in map(json.loads, detect.stdout.splitlines())}
+    check(detect.returncode == 0 and sorted(reference) == ["dog.jpg", "person.jpg"],
+          f"tandem detect --json on the same photos (exit {detect.returncode})")
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    sizes = dict((Path(p).name, (w, h)) for p, w, h in con.execute("SELECT path, width, height FROM files"))
+    con.close()
+    stored = object_rows(db)
+    check(sorted(stored) == ["dog.jpg", "person.jpg"], f"objects for the photos, none for the failed file: {sorted(stored)}")
+    for name, want in [("dog.jpg", {"dog", "bicycle"}), ("person.jpg", {"person", "dog"})]:
+        objects = stored.get(name, [])
+        labels = {label for label, _, _ in objects}
+        check(want <= labels, f"{name}: objects include {sorted(want)}: {sorted(labels)}")
+        w, h = sizes.get(name, (0, 0))
+        ref = reference.get(name, {})
+        check((w, h) == (ref.get("width"), ref.get("height")), f"{name}: size {w}x{h} as detect says")
+        check(all(0 <= x1 < x2 <= w and 0 <= y1 < y2 <= h and 0.25 <= s <= 1 for _, s, (x1, y1, x2, y2) in objects),
+              f"{name}: every box inside the {w}x{h} photo, scores in [0.25, 1]")
+        theirs = [(o["label"], o["score"], o["box"]) for o in ref.get("objects", [])]
+        missing, extra = unmatched(theirs, objects), unmatched(objects, theirs)
+        check(not missing and not extra,
+              f"{name}: the catalog's {len(objects)} objects are detect's {len(theirs)} (missing {missing}, extra {extra})")
+        for label, score, box in objects:
+            print(f"     {name}: {label} {score:.3f} [{', '.join(f'{v:.1f}' for v in box)}]")
+
+    # Scores and corners are floats: the catalog holds their doubles, the
+    # exports their shortest decimal forms; read as floats they agree exactly.
+    def exact(objects):
+        return [(label, as_float32(s), [as_float32(v) for v in box]) for label, s, box in objects]
+
+    exported = {Path(j["path"]).name: j for j in map(json.loads, jsonl.read_text().splitlines())}
+    check(all(exact((o["label"], o["score"], o["box"]) for o in exported[name]["objects"]) == exact(objects)
+              for name, objects in stored.items()) and exported["corrupt.jpg"]["objects"] == [],
+          "JSONL: the catalog's objects, floats exact")
+    with open(csv_path, newline="") as f:
+        table = {Path(r["path"]).name: r for r in csv.DictReader(f)}
+    check(all(exact(csv_objects(table[name]["objects"])) == exact(objects) for name, objects in stored.items())
+          and table["corrupt.jpg"]["objects"] == "", "CSV: the catalog's objects, floats exact")
+    printed = {Path(j["path"]).name: j for j in map(json.loads, proc.stdout.splitlines())}
+    check(sorted(printed) == ["corrupt.jpg", "dog.jpg", "person.jpg"] and all(
+        (printed[name]["width"], printed[name]["height"]) == sizes[name] and
+        len(printed[name]["objects"]) == len(objects) and all(
+            o["label"] == label and abs(o["score"] - s) <= 5e-4 and
+            all(abs(a - b) <= 0.05 + 1e-3 for a, b in zip(o["box"], box))
+            for o, (label, s, box) in zip(printed[name]["objects"], objects))
+        for name, objects in stored.items()) and printed["corrupt.jpg"]["objects"] == [],
+        "--json: path, width, height and the catalog's objects (score to 0.001, box to 0.1)")
+
+    # A changed file's objects are replaced, --force replaces them all: the
+    # same objects, none twice.
+    dog = photos / "dog.jpg"
+    st = dog.stat()
+    os.utime(dog, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    proc = tag(tandem, args, timeout=600)
+    check(summary(proc).startswith("tagged 1 images, 0 failed, 2 up to date"), f"touched dog.jpg: {summary(proc)}")
+    again = object_rows(db)
+    check(set(again) == set(stored) and all(len(again[n]) == len(stored[n]) for n in stored),
+          "touched dog.jpg: its objects replaced, not added")
+    proc = tag(tandem, [*args, "--force"], timeout=600)
+    check(summary(proc).startswith("tagged 2 images, 1 failed, 0 up to date"), f"--force: {summary(proc)}")
+    forced = object_rows(db)
+    check(set(forced) == set(stored) and all(len(forced[n]) == len(stored[n]) for n in stored),
+          "--force: the same objects, none twice")
 
 
 def test_decode_only(tandem, model, work):
@@ -303,12 +435,21 @@ def test_kill_and_rerun(tandem, model, work):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--objects"]):
         sys.exit(__doc__)
     tandem = os.path.abspath(sys.argv[1])
     if not all((DARKNET / f"{p}.jpg").exists() for p in PHOTOS) or not shutil.which("exiv2"):
         print("skipped: needs Debian's darknet sample photos and exiv2 (scripts/setup)")
         sys.exit(77)
+    if sys.argv[2:] == ["--objects"]:
+        models = subprocess.run([tandem, "models"], capture_output=True, text=True)
+        if "centernet" not in models.stdout:
+            print("skipped: the detector is not installed (scripts/install-models)")
+            sys.exit(77)
+        with tempfile.TemporaryDirectory(prefix="tandem_tag_objects_") as tmp:
+            test_objects(tandem, Path(tmp))
+        print(f"tandem tag objects: {failures} failed")
+        sys.exit(1 if failures else 0)
     with tempfile.TemporaryDirectory(prefix="tandem_tag_cli_") as tmp:
         work = Path(tmp)
         model = work / "tiny.onnx"
