@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "formats/load_model.h"
-#include "image/labels.h"
 #include "pipeline/centernet.h"
+#include "pipeline/model_store.h"
 #include "profile/zone.h"
 
 namespace tandem::pipeline {
@@ -40,7 +40,7 @@ Detector::Detector(const DetectorOptions& options)
   height_ = int(in[0].shape[1]);
   width_ = int(in[0].shape[2]);
   check(width_ > 0 && height_ > 0, "the detector's input size is not fixed", ctx);
-  labels_ = image::coco_labels();
+  labels_ = detector_labels(options.model);
 }
 
 std::vector<std::vector<Detection>> Detector::detect(const Tensor& batch,
