@@ -28,7 +28,8 @@ struct Prepared {
 
 // The error's message, naming the photo (a resize error does not know it).
 std::string message_naming(const std::string& path, const std::exception& e) {
-  if (const auto* te = dynamic_cast<const Error*>(&e)) return te->with_context({path, "", "", ""}).what();
+  if (const auto* te = dynamic_cast<const Error*>(&e))
+    return te->with_context({path, "", "", ""}).what();
   return path + ": " + e.what();
 }
 

@@ -89,7 +89,8 @@ void check_resize_cost(const Image& in, int out_w, int out_h, int w, int h, Resa
   check(bytes <= kMaxResizeBytes && work <= kMaxResizeWork,
         "resize: " + std::to_string(in.width) + "x" + std::to_string(in.height) + " to " +
             std::to_string(out_w) + "x" + std::to_string(out_h) + " would need " +
-            std::to_string(int64_t(bytes / (1 << 20))) + " MB and " + std::to_string(int64_t(work / 1e6)) +
+            std::to_string(int64_t(bytes / (1 << 20))) + " MB and " +
+            std::to_string(int64_t(work / 1e6)) +
             " M multiply-adds: the image's shape is too far from the output's");
 }
 

@@ -13,6 +13,7 @@
 #include "image/decode.h"
 #include "image/labels.h"
 #include "image/preprocess.h"
+#include "ops/schema.h"
 #include "pipeline/detector.h"
 #include "pipeline/top_k.h"
 #include "profile/zone.h"
@@ -36,6 +37,17 @@ Graph parse_model_file(const std::string& path) {
   return load_model(path);
 }
 
+// An op tandem does not know has no kernel on any backend. Said here, naming
+// op and node, rather than when the first batch's plan is compiled, by which
+// time the decoders are reading photos.
+void check_ops_known(const Graph& g, const std::string& path) {
+  for (const Node& n : g.nodes)
+    if (!n.dead && !ops::find_schema(n.op_type))
+      throw Error::unsupported(
+          "unsupported op: no backend has a kernel for it (`tandem ops` lists those that do)",
+          {path, n.name, n.op_type, ""});
+}
+
 class ClassifierWriter final : public SlotWriter {
  public:
   explicit ClassifierWriter(const image::PreprocessConfig& c) : pre_(c) {}
@@ -51,6 +63,7 @@ class Classifier final : public TagModel {
   explicit Classifier(const TagModelOptions& o)
       : o_(o),
         session_(parse_model_file(o.model), SessionOptions::on(o.device, o.precision, o.threads)) {
+    check_ops_known(session_.graph(), o.model);
     ErrorContext where{o.model, "", "", ""};
     std::vector<TensorDesc> in = session_.input_descs();
     check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[1] == 3 && in[0].shape[2] > 0 &&

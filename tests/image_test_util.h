@@ -137,15 +137,16 @@ inline std::vector<uint8_t> encode_png(const Image& img) {
 
 // `jpeg` with an EXIF APP1 segment right after SOI whose IFD0 holds only
 // Orientation = `orientation` (big-endian TIFF, as many cameras write it).
-inline std::vector<uint8_t> with_exif_orientation(const std::vector<uint8_t>& jpeg, int orientation) {
+inline std::vector<uint8_t> with_exif_orientation(const std::vector<uint8_t>& jpeg,
+                                                  int orientation) {
   const uint8_t o = uint8_t(orientation);
   const std::vector<uint8_t> app1 = {
-      0xFF, 0xE1, 0, 34,                   // APP1, length 34 (counts itself)
-      'E', 'x', 'i', 'f', 0, 0,            // EXIF header
-      'M', 'M', 0, 42, 0, 0, 0, 8,         // TIFF: big-endian, IFD0 at 8
-      0, 1,                                // one entry
-      0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, o, 0, 0,  // Orientation, SHORT, count 1
-      0, 0, 0, 0};                         // no next IFD
+      0xFF, 0xE1, 0,   34,                           // APP1, length 34 (counts itself)
+      'E',  'x',  'i', 'f', 0, 0,                    // EXIF header
+      'M',  'M',  0,   42,  0, 0, 0, 8,              // TIFF: big-endian, IFD0 at 8
+      0,    1,                                       // one entry
+      0x01, 0x12, 0,   3,   0, 0, 0, 1, 0, o, 0, 0,  // Orientation, SHORT, count 1
+      0,    0,    0,   0};                           // no next IFD
   std::vector<uint8_t> out(jpeg.begin(), jpeg.begin() + 2);
   out.insert(out.end(), app1.begin(), app1.end());
   out.insert(out.end(), jpeg.begin() + 2, jpeg.end());

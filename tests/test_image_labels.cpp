@@ -69,11 +69,14 @@ namespace {
 // 80 lines "<prefix>0" ... "<prefix>79", with `first` as line 0 when given.
 std::string coco_like_names(const std::string& prefix, const std::string& first = "") {
   std::string text;
-  for (int i = 0; i < 80; ++i) text += (i == 0 && !first.empty() ? first : prefix + std::to_string(i)) + "\n";
+  for (int i = 0; i < 80; ++i)
+    text += (i == 0 && !first.empty() ? first : prefix + std::to_string(i)) + "\n";
   return text;
 }
 
-void write_text(const fs::path& p, const std::string& text) { write_bytes(p, text.data(), text.size()); }
+void write_text(const fs::path& p, const std::string& text) {
+  write_bytes(p, text.data(), text.size());
+}
 
 }  // namespace
 
@@ -118,7 +121,8 @@ TEST(Labels, CocoLookupOrder) {
   fs::remove(dir / "darknet.names");
   const std::string none = error_of([&] { coco_labels(s); });
   EXPECT_NE(none.find("no COCO class names found"), std::string::npos) << none;
-  for (const std::string& place : {s.model_files[0], s.model_files[1], s.torchvision_meta, s.darknet_names})
+  for (const std::string& place :
+       {s.model_files[0], s.model_files[1], s.torchvision_meta, s.darknet_names})
     EXPECT_NE(none.find(place), std::string::npos) << place << " not named in: " << none;
 }
 

@@ -37,7 +37,8 @@ std::string error_of(const std::string& model) {
 TEST(ModelLabels, FilesBesideTheModel) {
   EXPECT_EQ(pipeline::label_files_beside("/m/centernet.json"),
             (std::vector<std::string>{"/m/centernet.labels", "/m/coco.names"}));
-  EXPECT_EQ(pipeline::label_files_beside("det.json"), (std::vector<std::string>{"det.labels", "coco.names"}));
+  EXPECT_EQ(pipeline::label_files_beside("det.json"),
+            (std::vector<std::string>{"det.labels", "coco.names"}));
 }
 
 TEST(ModelLabels, StemLabelsThenCocoNamesThenSystem) {
@@ -68,7 +69,10 @@ TEST(ModelLabels, InstalledDetectorNamesAreCoco2017) {
   const fs::path labels = fs::path(pipeline::models_dir()) / "centernet.labels";
   if (!fs::exists(labels)) GTEST_SKIP() << "needs " << labels << " (scripts/install-models)";
   const std::vector<std::string> installed = image::load_labels(labels.string());
-  EXPECT_EQ(pipeline::detector_labels((fs::path(pipeline::models_dir()) / "centernet.json").string()), installed);
-  if (!fs::exists(image::kTorchvisionMetaPath)) GTEST_SKIP() << "needs python3-torchvision for COCO 2017's list";
+  EXPECT_EQ(
+      pipeline::detector_labels((fs::path(pipeline::models_dir()) / "centernet.json").string()),
+      installed);
+  if (!fs::exists(image::kTorchvisionMetaPath))
+    GTEST_SKIP() << "needs python3-torchvision for COCO 2017's list";
   EXPECT_EQ(installed, image::coco_labels_from_torchvision(image::kTorchvisionMetaPath));
 }

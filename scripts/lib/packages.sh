@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced; the lists are used by the sourcing scripts
 # The Debian 12 packages tandem needs, by purpose, and how they are
 # installed. Sourced by scripts/tag-samples (MAIN_PACKAGES only) and
 # scripts/setup (both lists, which scripts/test and CI run).

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """`tandem tag` and `tandem detect` on the CPU with the default detector,
 given photos whose shape makes the stretch to its square input degenerate:
-1-pixel strips, a 50,000-pixel side, the same turned by EXIF orientation 6
-(written here with PIL), a strip within the pixel limit but too stretched to
-resize, and a PNG header claiming 60000x60000. Every photo is tagged or
-reported failed naming the file; no crash, no hang.
+1-pixel strips up to the 1,000,000 rows libpng reads, a 50,000-pixel side,
+the same turned by EXIF orientation 6 (written here with PIL), a strip of
+1,000,001 rows and a PNG header claiming 60000x60000. Every photo is tagged
+or reported failed naming the file; no crash, no hang.
 
 Then a model with an op no backend has: `tandem tag --model bad.onnx DIR`
 must fail before reading any photo, with one line naming the op and node.
@@ -60,9 +60,10 @@ def make_photos(folder):
     save(stripes(4000, 1), "rot6_4000x1.jpg", 6)
     save(stripes(50000, 2), "rot6_50000x2.jpg", 6)
     save(stripes(1, 1), "pixel_1x1.jpg")
-    Image.new("L", (1, 20_000_000), 90).save(folder / "strip_1x20000000.png")  # 20 MP, too stretched
-    (folder / "claims_60000x60000.png").write_bytes(png_header_only(60000, 60000))  # over the limit
-    return {p.name: not p.name.startswith(("strip_1x2", "claims")) for p in folder.iterdir()}
+    Image.new("L", (1, 1_000_000), 90).save(folder / "strip_1x1000000.png")  # libpng's most rows
+    Image.new("L", (1, 1_000_001), 90).save(folder / "strip_1x1000001.png")  # over libpng's limit
+    (folder / "claims_60000x60000.png").write_bytes(png_header_only(60000, 60000))  # over the pixel limit
+    return {p.name: p.name not in ("strip_1x1000001.png", "claims_60000x60000.png") for p in folder.iterdir()}
 
 
 def run(tandem, args, timeout=300):
@@ -127,12 +128,19 @@ def make_unknown_op_model(path):
 def test_unknown_op(tandem, work, folder):
     model = work / "bad.onnx"
     make_unknown_op_model(model)
-    r = run(tandem, ["tag", "--model", str(model), str(folder)])
+    trace = work / "trace.json"
+    r = run(tandem, ["tag", "--model", str(model), str(folder), "--trace", str(trace)])
     lines = r.stderr.splitlines()
     check(0 < r.returncode < 128, f"unknown op: exit {r.returncode}, not a signal")
     check(len(lines) == 1 and lines[0].startswith("tandem: ") and "Frobnicate" in lines[0]
           and "mystery_node" in lines[0], f"unknown op: one line naming op and node: {lines}")
-    check(r.stdout == "", f"unknown op: no photo read or tagged: {r.stdout[:200]!r}")
+    check(r.stdout == "", f"unknown op: nothing tagged: {r.stdout[:200]!r}")
+    # The trace's zones show what ran: the model's loading, no photo's reading.
+    events = json.loads(trace.read_text()) if trace.exists() else {}
+    events = events.get("traceEvents", []) if isinstance(events, dict) else events
+    zones = {e.get("name") for e in events}
+    check("load model" in zones and not zones & {"read", "decode", "resize"},
+          f"unknown op: failed before any photo was read (zones: {sorted(z for z in zones if z)})")
 
 
 def main():
