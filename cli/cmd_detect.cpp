@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/detect.h"
 #include "cli/parallel.h"
+#include "core/error.h"
 #include "image/decode.h"
 #include "pipeline/model_store.h"
 #include "profile/session.h"
@@ -24,6 +25,13 @@ struct Prepared {
   std::string error;
   std::pair<int, int> size;  // upright full-resolution (width, height)
 };
+
+// The error's message, naming the photo (a resize error does not know it).
+std::string message_naming(const std::string& path, const std::exception& e) {
+  if (const auto* te = dynamic_cast<const Error*>(&e))
+    return te->with_context({path, "", "", ""}).what();
+  return path + ": " + e.what();
+}
 
 std::vector<Prepared> prepare_batch(const DetectOptions& o, pipeline::Detector& det, size_t first,
                                     size_t n, float* batch) {
@@ -40,7 +48,7 @@ std::vector<Prepared> prepare_batch(const DetectOptions& o, pipeline::Detector& 
         slots[i].size = {img.full_width, img.full_height};
         input.run(img, batch + i * per);
       } catch (const std::exception& e) {
-        slots[i].error = e.what();
+        slots[i].error = message_naming(o.images[first + i], e);
         std::fill(batch + i * per, batch + (i + 1) * per, 0.f);
       }
     }

@@ -40,6 +40,7 @@ struct TagOptions {
   bool json = false;
   std::string catalog, jsonl, csv;
   bool xmp = false, force = false;
+  bool print = false;           // per-photo lines on stdout even with a catalog or exports
   std::string nvjpeg = "auto";  // GPU JPEG decoding: auto, on, off
   int gpu_decoders = 2;
   bool decode_only = false;
@@ -182,7 +183,8 @@ int tag_command(TagOptions& o) {
   to.gpu_decoders_required = o.nvjpeg == "on";
   pipeline::Tagger tagger(*model, to);
   // Per-file lines on stdout unless the results go to files only.
-  bool print = o.json || (!o.decode_only && o.catalog.empty() && o.jsonl.empty() && o.csv.empty());
+  bool print = o.json || (!o.decode_only &&
+                          (o.print || (o.catalog.empty() && o.jsonl.empty() && o.csv.empty())));
   std::vector<pipeline::FileRecord> kept;  // for exports without a catalog
   pipeline::TagStats stats;
   {
@@ -247,6 +249,9 @@ void add_tag_command(CLI::App& app) {
   sub->add_option("--csv", o->csv, "Also write the results as CSV to FILE");
   sub->add_flag("--xmp", o->xmp, "Write tags as keywords into XMP sidecars (IMG.jpg.xmp; photos are never touched)");
   sub->add_flag("--force", o->force, "Tag again files the catalog already has");
+  sub->add_flag(
+      "--print", o->print,
+      "Print each photo's tags on stdout also when they go to --catalog, --jsonl or --csv");
   sub->add_option("--nvjpeg", o->nvjpeg,
                   "Decode baseline JPEGs on the GPU's JPEG engines too: auto (when inference runs on a GPU with "
                   "them), on, off")

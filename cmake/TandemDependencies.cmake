@@ -1,5 +1,6 @@
-# Every third-party library comes from Debian packages (scripts/setup installs
-# them). Failing early with the package name saves a newcomer a search.
+# Every third-party library comes from Debian packages (scripts/lib/packages.sh
+# lists them; scripts/tag-samples and scripts/setup install them). Failing
+# early with the package name saves a newcomer a search.
 find_package(dnnl REQUIRED)
 find_package(ONNX REQUIRED)
 find_package(Protobuf REQUIRED)

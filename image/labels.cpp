@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -115,18 +116,30 @@ std::vector<std::string> coco_labels_from_darknet(const std::string& coco_names)
   return names;
 }
 
-std::vector<std::string> coco_labels() {
-  std::string why;
-  try {
-    return coco_labels_from_torchvision(kTorchvisionMetaPath);
-  } catch (const Error& e) {
-    why = e.what();
+std::vector<std::string> coco_labels_from_file(const std::string& path) {
+  std::vector<std::string> names = load_labels(path);
+  check(names.size() == kCocoClasses,
+        "has " + std::to_string(names.size()) + " names, expected the 80 COCO classes",
+        ErrorContext{path, {}, {}, {}});
+  return names;
+}
+
+std::vector<std::string> coco_labels(const CocoLabelSources& sources) {
+  std::string tried;
+  for (const std::string& f : sources.model_files) {
+    std::error_code ec;
+    if (std::filesystem::exists(f, ec)) return coco_labels_from_file(f);
+    tried += f + ": no such file; ";
   }
   try {
-    return coco_labels_from_darknet(kDarknetCocoNamesPath);
+    return coco_labels_from_torchvision(sources.torchvision_meta);
   } catch (const Error& e) {
-    throw Error("no COCO class names found (install python3-torchvision or darknet): " + why +
-                "; " + e.what());
+    tried += std::string("python3-torchvision's ") + e.what() + "; ";
+  }
+  try {
+    return coco_labels_from_darknet(sources.darknet_names);
+  } catch (const Error& e) {
+    throw Error("no COCO class names found; tried " + tried + "darknet's " + e.what());
   }
 }
 

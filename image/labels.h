@@ -29,11 +29,25 @@ std::vector<std::string> imagenet_labels_from_torchvision(const std::string& met
 std::vector<std::string> imagenet_labels_from_darknet(const std::string& shortnames,
                                                       const std::string& synsets);
 
+// Where the COCO class names are looked for, in this order: the files that
+// came with a model, then the system-wide lists.
+struct CocoLabelSources {
+  std::vector<std::string> model_files;  // one name per line
+  std::string torchvision_meta = kTorchvisionMetaPath;
+  std::string darknet_names = kDarknetCocoNamesPath;
+};
+
 // The 80 COCO object class names in detector output order (0 "person"),
-// spelled as COCO 2017 does. Tries torchvision's _COCO_CATEGORIES (dropping
-// "__background__" and the "N/A" gaps of the 91 ids), then darknet's
-// coco.names (whose six VOC spellings, "motorbike" ..., are renamed).
-std::vector<std::string> coco_labels();
+// spelled as COCO 2017 does. Tries the files of `model_files` in order, then
+// torchvision's _COCO_CATEGORIES (dropping "__background__" and the "N/A"
+// gaps of the 91 ids), then darknet's coco.names (whose six VOC spellings,
+// "motorbike" ..., are renamed). A model file that is missing is passed
+// over; one that exists must hold 80 names (it is the model's own list, so a
+// broken one is an error rather than silently replaced). Throws
+// tandem::Error naming every place tried.
+std::vector<std::string> coco_labels(const CocoLabelSources& sources = {});
+// One name per line; throws tandem::Error naming `path` unless it has 80.
+std::vector<std::string> coco_labels_from_file(const std::string& path);
 std::vector<std::string> coco_labels_from_torchvision(const std::string& meta_py);
 std::vector<std::string> coco_labels_from_darknet(const std::string& coco_names);
 

@@ -49,6 +49,51 @@ void resample_row(const uint8_t* src, const ResampleAxis& ax, uint8_t* dst) {
   }
 }
 
+// Taps per output position before padding: PIL's ksize, the filter's
+// support widened by the downscale factor, both sides, plus one.
+int kernel_size(int in, int out, ResampleFilter f) {
+  const double support = filter_support(f) * std::max(double(in) / out, 1.0);
+  return int(std::ceil(support)) * 2 + 1;
+}
+
+// The horizontal pass keeps at most this many bytes of filtered rows: an
+// image far taller than the output (a 1 x 2,000,000 strip stretched to
+// 512 x 512 needs all its rows, each 512 pixels wide after that pass) is
+// resized in bands of output rows. An ordinary photo fits in one band
+// (4000 x 3000 to 512 x 512: 4.6 MB).
+constexpr size_t kBandBytes = size_t(32) << 20;
+
+// Shapes whose resize would need more scratch than this, or more
+// multiply-adds than kMaxResizeWork, are refused: so stretched a shape (a
+// 1 x 20,000,000 strip is within the decoders' pixel limit) would take
+// hundreds of megabytes per decoding thread, or minutes. A 100-MP photo to
+// 512 x 512 needs 2 MB and 0.7 G multiply-adds.
+constexpr double kMaxResizeBytes = double(128 << 20);
+constexpr double kMaxResizeWork = 8e9;
+
+// Refuses the resize of `in` to a w x h window of out_w x out_h when it
+// would be that costly, before any weight is computed.
+void check_resize_cost(const Image& in, int out_w, int out_h, int w, int h, ResampleFilter f) {
+  const double taps_x = std::min(kernel_size(in.width, out_w, f), in.width);
+  const double taps_y = std::min(kernel_size(in.height, out_h, f), in.height);
+  const double row = double(w) * in.channels;
+  // Rows the horizontal pass filters: each once in one band, else each
+  // band's own (a band of B output rows reads at most B * taps_y).
+  const double span = std::min(double(in.height), h * taps_y);
+  const double rows = span * row <= double(kBandBytes) ? span : h * taps_y;
+  // Weights (and the float scratch) of both axes, one band's rows, the
+  // accumulator; then the work of both passes.
+  const double bytes = 4.0 * (w * taps_x + h * taps_y) + 8.0 * (taps_x + taps_y) +
+                       row * (std::min(rows, double(kBandBytes) / row + taps_y) + 4);
+  const double work = row * (taps_x * rows + taps_y * h);
+  check(bytes <= kMaxResizeBytes && work <= kMaxResizeWork,
+        "resize: " + std::to_string(in.width) + "x" + std::to_string(in.height) + " to " +
+            std::to_string(out_w) + "x" + std::to_string(out_h) + " would need " +
+            std::to_string(int64_t(bytes / (1 << 20))) + " MB and " +
+            std::to_string(int64_t(work / 1e6)) +
+            " M multiply-adds: the image's shape is too far from the output's");
+}
+
 void resample_rows(const Image& in, int y0, int rows, const ResampleAxis& ax, uint8_t* out) {
   const size_t out_stride = size_t(ax.count) * size_t(in.channels);
   for (int r = 0; r < rows; ++r) {
@@ -73,7 +118,7 @@ void ResampleAxis::build(int in, int out, int first_out, int n, ResampleFilter f
   const double scale = double(in) / out;
   const double filterscale = std::max(scale, 1.0);
   const double support = filter_support(f) * filterscale;
-  const int ksize = int(std::ceil(support)) * 2 + 1;
+  const int ksize = kernel_size(in, out, f);
   taps = pad ? std::min(ksize, in) : ksize;
   start.assign(size_t(n), 0);
   length.assign(size_t(n), 0);
@@ -108,22 +153,35 @@ void Resampler::resize_window(const Image& in, int out_w, int out_h, int x0, int
         "resize: window " + std::to_string(w) + "x" + std::to_string(h) + "+" + std::to_string(x0) +
             "+" + std::to_string(y0) + " is not inside " + std::to_string(out_w) + "x" +
             std::to_string(out_h));
+  check_resize_cost(in, out_w, out_h, w, h, filter);
   const int C = in.channels;
   horizontal_.build(in.width, out_w, x0, w, filter, /*pad=*/true);
   vertical_.build(in.height, out_h, y0, h, filter, /*pad=*/false);
-
-  // Horizontal pass over only the input rows the vertical taps read.
-  const int ry0 = vertical_.start[0];
-  const int ry1 = vertical_.start[size_t(h - 1)] + vertical_.length[size_t(h - 1)];
   const size_t row_bytes = size_t(w) * size_t(C);
+  acc_.resize(row_bytes);
+  // Bands of output rows [i0, i1) whose input rows fit kBandBytes (at least
+  // one output row each). Every output row's input range ends at or after
+  // the previous one's, so a band reads [start[i0], end of row i1 - 1).
+  auto input_end = [&](int i) { return vertical_.start[size_t(i)] + vertical_.length[size_t(i)]; };
+  for (int i0 = 0; i0 < h;) {
+    const int ry0 = vertical_.start[size_t(i0)];
+    int i1 = i0 + 1;
+    while (i1 < h && size_t(input_end(i1) - ry0) * row_bytes <= kBandBytes) ++i1;
+    resize_band(in, ry0, input_end(i1 - 1), i0, i1, out);
+    i0 = i1;
+  }
+}
+
+void Resampler::resize_band(const Image& in, int ry0, int ry1, int i0, int i1, uint8_t* out) {
+  // Horizontal pass over only the input rows the band's vertical taps read.
+  const size_t row_bytes = size_t(horizontal_.count) * size_t(in.channels);
   rows_.resize(size_t(ry1 - ry0) * row_bytes);
   resample_rows(in, ry0, ry1 - ry0, horizontal_, rows_.data());
 
   // Vertical pass: a weighted sum of whole rows, contiguous in j, which the
   // compiler vectorizes (u8 -> i32 multiply-add).
-  acc_.resize(row_bytes);
   int32_t* acc = acc_.data();
-  for (int i = 0; i < h; ++i) {
+  for (int i = i0; i < i1; ++i) {
     const int32_t* k = vertical_.weights.data() + size_t(i) * size_t(vertical_.taps);
     const uint8_t* src = rows_.data() + size_t(vertical_.start[size_t(i)] - ry0) * row_bytes;
     std::fill(acc, acc + row_bytes, kHalf);

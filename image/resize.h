@@ -47,12 +47,17 @@ class Resampler {
   // Resizes `in` (1, 3 or 4 channels) to out_w x out_h and writes the window
   // x in [x0, x0 + w), y in [y0, y0 + h) of the result to `out`, HWC with
   // row stride w * in.channels bytes. The window must lie inside the output.
+  // Throws tandem::Error when the shapes are so far apart (a 1 x 100,000,000
+  // strip to 512 x 512) that the resize would take gigabytes or minutes.
   void resize_window(const Image& in, int out_w, int out_h, int x0, int y0, int w, int h,
                      uint8_t* out, ResampleFilter filter = ResampleFilter::bilinear);
 
  private:
+  // Output rows [i0, i1) of the window from input rows [ry0, ry1).
+  void resize_band(const Image& in, int ry0, int ry1, int i0, int i1, uint8_t* out);
+
   ResampleAxis horizontal_, vertical_;
-  std::vector<uint8_t> rows_;  // horizontal pass: [input rows needed][w * channels]
+  std::vector<uint8_t> rows_;  // horizontal pass: [input rows of a band][w * channels]
   std::vector<int32_t> acc_;   // vertical pass accumulator: [w * channels]
 };
 

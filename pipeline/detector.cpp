@@ -6,8 +6,8 @@
 #include "cpu/cpu_backend.h"
 #include "formats/load_model.h"
 #include "graph/passes.h"
-#include "image/labels.h"
 #include "pipeline/centernet.h"
+#include "pipeline/model_store.h"
 #include "profile/zone.h"
 
 namespace tandem::pipeline {
@@ -104,7 +104,7 @@ Detector::Detector(const DetectorOptions& options)
   height_ = int(in[0].shape[1]);
   width_ = int(in[0].shape[2]);
   check(width_ > 0 && height_ > 0, "the detector's input size is not fixed", ctx);
-  labels_ = image::coco_labels();
+  labels_ = detector_labels(options.model);
 }
 
 std::vector<std::vector<Detection>> Detector::detect(const Tensor& batch,

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "image/labels.h"
 
 namespace tandem::pipeline {
 
@@ -61,6 +62,21 @@ std::string resolve_model(const std::string& name_or_path) {
                 " (scripts/setup or scripts/install-models installs the shipped models)");
   }
   throw Error("model file '" + name_or_path + "' does not exist");
+}
+
+std::vector<std::string> label_files_beside(const std::string& model_path) {
+  const fs::path model(model_path);
+  const fs::path dir = model.parent_path();
+  return {(dir / (model.stem().string() + ".labels")).string(), (dir / "coco.names").string()};
+}
+
+std::vector<std::string> detector_labels(const std::string& model_path) {
+  try {
+    return image::coco_labels({label_files_beside(model_path)});
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                " (scripts/install-models installs the detector's class names beside it)");
+  }
 }
 
 }  // namespace tandem::pipeline

@@ -27,4 +27,14 @@ std::vector<InstalledModel> installed_models();
 // Error saying how to install models when neither exists.
 std::string resolve_model(const std::string& name_or_path);
 
+// The files beside a model that may hold its class names, in the order they
+// are tried: <dir>/<stem>.labels (scripts/install-models writes
+// centernet.labels), then <dir>/coco.names.
+std::vector<std::string> label_files_beside(const std::string& model_path);
+
+// The detector's COCO class names: from the files beside the model, else
+// the system-wide lists (image::coco_labels). Throws Error naming every
+// place tried and how to install them.
+std::vector<std::string> detector_labels(const std::string& model_path);
+
 }  // namespace tandem::pipeline

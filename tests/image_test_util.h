@@ -3,6 +3,7 @@
 // Python reference (Debian's /usr/bin/python3 with python3-pil and
 // python3-torchvision; plain `python3` on PATH may be a pyenv without them).
 #include <gtest/gtest.h>
+#include <png.h>
 #include <turbojpeg.h>
 
 #include <unistd.h>
@@ -116,6 +117,39 @@ inline std::vector<uint8_t> encode_jpeg(const Image& src, int pixel_format, int 
     ADD_FAILURE() << "tjCompress2: " << tjGetErrorStr2(tj);
   tjFree(jpg);
   tjDestroy(tj);
+  return out;
+}
+
+// `img` (gray or RGB) as a PNG from libpng's simplified writer.
+inline std::vector<uint8_t> encode_png(const Image& img) {
+  png_image pi{};
+  pi.version = PNG_IMAGE_VERSION;
+  pi.width = png_uint_32(img.width);
+  pi.height = png_uint_32(img.height);
+  pi.format = img.channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  EXPECT_TRUE(png_image_write_to_memory(&pi, nullptr, &size, 0, img.data(), 0, nullptr));
+  std::vector<uint8_t> out(size);
+  EXPECT_TRUE(png_image_write_to_memory(&pi, out.data(), &size, 0, img.data(), 0, nullptr));
+  out.resize(size);
+  return out;
+}
+
+// `jpeg` with an EXIF APP1 segment right after SOI whose IFD0 holds only
+// Orientation = `orientation` (big-endian TIFF, as many cameras write it).
+inline std::vector<uint8_t> with_exif_orientation(const std::vector<uint8_t>& jpeg,
+                                                  int orientation) {
+  const uint8_t o = uint8_t(orientation);
+  const std::vector<uint8_t> app1 = {
+      0xFF, 0xE1, 0,   34,                           // APP1, length 34 (counts itself)
+      'E',  'x',  'i', 'f', 0, 0,                    // EXIF header
+      'M',  'M',  0,   42,  0, 0, 0, 8,              // TIFF: big-endian, IFD0 at 8
+      0,    1,                                       // one entry
+      0x01, 0x12, 0,   3,   0, 0, 0, 1, 0, o, 0, 0,  // Orientation, SHORT, count 1
+      0,    0,    0,   0};                           // no next IFD
+  std::vector<uint8_t> out(jpeg.begin(), jpeg.begin() + 2);
+  out.insert(out.end(), app1.begin(), app1.end());
+  out.insert(out.end(), jpeg.begin() + 2, jpeg.end());
   return out;
 }
 

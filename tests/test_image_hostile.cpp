@@ -52,21 +52,6 @@ std::vector<uint8_t> png_header_only(uint32_t width, uint32_t height) {
   return v;
 }
 
-// A small RGB PNG made with libpng's simplified writer.
-std::vector<uint8_t> encode_png(const Image& img) {
-  png_image pi{};
-  pi.version = PNG_IMAGE_VERSION;
-  pi.width = png_uint_32(img.width);
-  pi.height = png_uint_32(img.height);
-  pi.format = PNG_FORMAT_RGB;
-  png_alloc_size_t size = 0;
-  EXPECT_TRUE(png_image_write_to_memory(&pi, nullptr, &size, 0, img.data(), 0, nullptr));
-  std::vector<uint8_t> out(size);
-  EXPECT_TRUE(png_image_write_to_memory(&pi, out.data(), &size, 0, img.data(), 0, nullptr));
-  out.resize(size);
-  return out;
-}
-
 }  // namespace
 
 TEST(HostileFiles, EmptyTextAndMissingFiles) {

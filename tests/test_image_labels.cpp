@@ -63,3 +63,79 @@ TEST(Labels, UserFilesAndErrors) {
   write_bytes(dir / "broken.py", broken.data(), broken.size());
   EXPECT_THROW(imagenet_labels_from_torchvision((dir / "broken.py").string()), Error);
 }
+
+namespace {
+
+// 80 lines "<prefix>0" ... "<prefix>79", with `first` as line 0 when given.
+std::string coco_like_names(const std::string& prefix, const std::string& first = "") {
+  std::string text;
+  for (int i = 0; i < 80; ++i)
+    text += (i == 0 && !first.empty() ? first : prefix + std::to_string(i)) + "\n";
+  return text;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  write_bytes(p, text.data(), text.size());
+}
+
+}  // namespace
+
+// Both system-wide lists give COCO 2017's 80 names in the same order once
+// darknet's VOC spellings are renamed.
+TEST(Labels, CocoSystemListsAgree) {
+  const auto tv = coco_labels_from_torchvision(kTorchvisionMetaPath);
+  const auto dn = coco_labels_from_darknet(kDarknetCocoNamesPath);
+  ASSERT_EQ(tv.size(), 80u);
+  EXPECT_EQ(tv, dn);
+  EXPECT_EQ(tv[0], "person");
+  EXPECT_EQ(tv[3], "motorcycle");
+  EXPECT_EQ(tv[62], "tv");
+  EXPECT_EQ(coco_labels(), tv);
+}
+
+// The model's own files come first, in the order given, then torchvision's
+// list, then darknet's; each source is a file made here.
+TEST(Labels, CocoLookupOrder) {
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
+  CocoLabelSources s;
+  s.model_files = {(dir / "det.labels").string(), (dir / "coco.names").string()};
+  s.torchvision_meta = (dir / "meta.py").string();
+  s.darknet_names = (dir / "darknet.names").string();
+  write_text(dir / "det.labels", coco_like_names("own"));
+  write_text(dir / "coco.names", coco_like_names("beside"));
+  std::string py = "_COCO_CATEGORIES = [\"__background__\", \"N/A\"";
+  for (int i = 0; i < 80; ++i) py += ", \"tv" + std::to_string(i) + "\"";
+  write_text(dir / "meta.py", py + "]\n");
+  write_text(dir / "darknet.names", coco_like_names("dn", "motorbike"));
+
+  EXPECT_EQ(coco_labels(s), load_labels(s.model_files[0]));
+  fs::remove(dir / "det.labels");
+  EXPECT_EQ(coco_labels(s), load_labels(s.model_files[1]));
+  fs::remove(dir / "coco.names");
+  EXPECT_EQ(coco_labels(s)[0], "tv0");
+  fs::remove(dir / "meta.py");
+  const auto dn = coco_labels(s);
+  EXPECT_EQ(dn[0], "motorcycle");  // darknet's VOC spelling renamed
+  EXPECT_EQ(dn[79], "dn79");
+  fs::remove(dir / "darknet.names");
+  const std::string none = error_of([&] { coco_labels(s); });
+  EXPECT_NE(none.find("no COCO class names found"), std::string::npos) << none;
+  for (const std::string& place :
+       {s.model_files[0], s.model_files[1], s.torchvision_meta, s.darknet_names})
+    EXPECT_NE(none.find(place), std::string::npos) << place << " not named in: " << none;
+}
+
+// A model's own list that exists but is not 80 names is an error naming it,
+// not a reason to fall back to another list.
+TEST(Labels, CocoBrokenModelFileIsAnError) {
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
+  write_text(dir / "det.labels", "person\nbicycle\n");
+  write_text(dir / "coco.names", coco_like_names("beside"));
+  CocoLabelSources s;
+  s.model_files = {(dir / "det.labels").string(), (dir / "coco.names").string()};
+  const std::string e = error_of([&] { coco_labels(s); });
+  EXPECT_NE(e.find(s.model_files[0]), std::string::npos) << e;
+  EXPECT_NE(e.find("has 2 names"), std::string::npos) << e;
+}

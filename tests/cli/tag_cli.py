@@ -188,6 +188,7 @@ def test_outputs(tandem, model, work):
     proc = tag(tandem, [str(photos), "--model", str(model), "--catalog", str(db), "--jsonl", str(jsonl),
                         "--csv", str(csv_path), "--xmp", *TAG_ARGS])
     check(proc.returncode == 1, f"first run exits 1 when files failed (got {proc.returncode})")
+    check(proc.stdout == "", "results going to files only: nothing on stdout")
     check(summary(proc).startswith("tagged 7 images, 2 failed, 0 up to date (skipped), 1 not images"),
           "first run summary: " + summary(proc))
 
@@ -245,9 +246,12 @@ def test_reruns(tandem, model, photos, db):
     dog_row = [a for a in content if a[0][0].endswith("/dog.jpg")][0]
     check(dog_row[0][2] == dog.stat().st_mtime_ns, "dog.jpg's row has its new mtime")
 
-    proc = tag(tandem, [*args, "--force"])
+    proc = tag(tandem, [*args, "--force", "--print"])
     check(proc.returncode == 1 and summary(proc).startswith("tagged 7 images, 2 failed, 0 up to date"),
           f"--force tags everything again: {summary(proc)}")
+    printed = sorted(Path(line.split(": ")[0]).name for line in proc.stdout.splitlines())
+    check(printed == sorted(Path(r[0][0]).name for r in content),
+          f"--print: one line per file on stdout beside the catalog: {printed}")
     check(same_results(catalog_rows(db), content) and sqlite_check(db) == ("ok", 9, 9),
           "--force: the same results, still one row per file")
 

@@ -1,0 +1,43 @@
+# shellcheck shell=bash disable=SC2034  # sourced; the lists are used by the sourcing scripts
+# The Debian 12 packages tandem needs, by purpose, and how they are
+# installed. Sourced by scripts/tag-samples (MAIN_PACKAGES only) and
+# scripts/setup (both lists, which scripts/test and CI run).
+
+# The main job: what building the library and the tandem CLI needs.
+MAIN_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  zlib1g-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libexif-dev libxxhash-dev libwebp-dev libheif-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev libexiv2-dev
+)
+
+# The test suite on top: its binaries, the references it compares against
+# and the data it runs on.
+TEST_PACKAGES=(
+  git libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-opencv python3-pil
+  libonnx-testdata darknet libheif-examples exiv2 sqlite3 dataset-fashion-mnist
+  chromium  # headless, loads the --profile report.html (tests/cli/report_html_e2e.py)
+  # photographs scripts/make-corpus builds its benchmark corpus from
+  mate-backgrounds plasma-workspace-wallpapers
+)
+
+# Runs its arguments as root: directly when root, else through sudo.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Installs those of the named packages that are not installed yet (nothing
+# at all when every one is); WHO names the script in its messages.
+install_packages() {  # WHO PACKAGE...
+  local who=$1 p
+  shift
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "$who: installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
