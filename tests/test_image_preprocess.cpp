@@ -10,6 +10,7 @@
 #include "image/preprocess.h"
 #include "image/resize.h"
 #include "image_test_util.h"
+#include "pipeline/detector.h"
 
 using namespace tandem;
 using namespace tandem::image;
@@ -173,4 +174,44 @@ TEST(Preprocess, RejectsBadConfigAndBuffers) {
   const Image img = decode_image_file(photo_path("dog"), 64, 64);
   EXPECT_THROW(pre.run(img, small), Error);
   EXPECT_THROW(pre.run(Image{}, small), Error);
+}
+
+namespace {
+
+// Odd sizes, a gray image and images smaller than the output (upscaling),
+// besides the darknet photos at full size and DCT-scaled.
+std::vector<std::pair<std::string, Image>> stretch_inputs() {
+  std::vector<std::pair<std::string, Image>> r;
+  for (const auto& name : kDarknetPhotos) {
+    r.push_back({name, decode_image_file(photo_path(name))});
+    r.push_back({name + "_dct", decode_image_file(photo_path(name), 512, 512)});
+  }
+  const Image eagle = decode_image_file(photo_path("eagle"));
+  Image gray(eagle.width, eagle.height, 1);
+  for (size_t i = 0; i < size_t(eagle.width) * size_t(eagle.height); ++i)
+    gray.data()[i] = uint8_t((eagle.data()[3 * i] + eagle.data()[3 * i + 1] + eagle.data()[3 * i + 2]) / 3);
+  r.push_back({"gray", gray});
+  r.push_back({"upscale", decode_image_file(photo_path("scream"), 40, 40)});
+  r.push_back({"odd", resize_image(eagle, 513, 37)});
+  r.push_back({"tiny", resize_image(eagle, 1, 2)});
+  return r;
+}
+
+}  // namespace
+
+// The detector's recipe before it was a PreprocessConfig (pipeline::
+// DetectorInput): the whole image resized to the input, then each byte as a
+// float, RGB interleaved, gray replicated. Tolerance 0.
+TEST(Preprocess, StretchEqualsTheDetectorsOwnInput) {
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{512, 512}, {320, 192}}) {
+    Preprocessor pre(stretch_config(w, h));
+    pipeline::DetectorInput old(w, h);
+    ASSERT_EQ(pre.output_size(), old.floats());
+    for (const auto& [name, img] : stretch_inputs()) {
+      std::vector<float> ours(pre.output_size(), -1.f), theirs(old.floats(), -2.f);
+      pre.run(img, ours);
+      old.run(img, theirs.data());
+      EXPECT_EQ(ours, theirs) << name << " -> " << w << "x" << h;
+    }
+  }
 }
