@@ -67,19 +67,31 @@ Options parse(int argc, char** argv) {
       check(i + 1 < argc, a + " needs a value");
       return argv[++i];
     };
-    if (a == "--model") o.model = value();
-    else if (a == "--min") o.mins = parse_ints(value());
-    else if (a == "--batch") o.batch = std::stoi(value());
-    else if (a == "--threads") o.threads = std::stoi(value());
-    else if (a == "--limit") o.limit = std::stoi(value());
-    else if (a == "--min-score") o.min_score = std::stof(value());
-    else if (a == "--floor") o.floor = std::stof(value());
-    else if (a == "--iou") o.iou = std::stof(value());
-    else if (a == "--score") o.score = std::stof(value());
-    else if (a.rfind("--", 0) == 0) throw Error("unknown option " + a);
-    else o.paths.push_back(a);
+    if (a == "--model")
+      o.model = value();
+    else if (a == "--min")
+      o.mins = parse_ints(value());
+    else if (a == "--batch")
+      o.batch = std::stoi(value());
+    else if (a == "--threads")
+      o.threads = std::stoi(value());
+    else if (a == "--limit")
+      o.limit = std::stoi(value());
+    else if (a == "--min-score")
+      o.min_score = std::stof(value());
+    else if (a == "--floor")
+      o.floor = std::stof(value());
+    else if (a == "--iou")
+      o.iou = std::stof(value());
+    else if (a == "--score")
+      o.score = std::stof(value());
+    else if (a.rfind("--", 0) == 0)
+      throw Error("unknown option " + a);
+    else
+      o.paths.push_back(a);
   }
-  check(!o.paths.empty() && o.mins.size() >= 2 && o.batch > 0, "usage: detector_dct_scale [--min REF,CAND...] PATH...");
+  check(!o.paths.empty() && o.mins.size() >= 2 && o.batch > 0,
+        "usage: detector_dct_scale [--min REF,CAND...] PATH...");
   return o;
 }
 
@@ -87,7 +99,8 @@ std::vector<std::string> jpeg_files(const Options& o) {
   std::vector<std::string> files;
   auto is_jpeg = [](const fs::path& p) {
     std::string e = p.extension().string();
-    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    std::transform(e.begin(), e.end(), e.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
     return e == ".jpg" || e == ".jpeg";
   };
   for (const std::string& p : o.paths) {
@@ -110,8 +123,8 @@ struct Seen {
 };
 
 // Decodes files [first, first + n) covering min x min, runs the detector.
-std::vector<Seen> detect(pipeline::Detector& det, pipeline::DetectorInput& input, const std::vector<std::string>& files,
-                         size_t first, size_t n, int min) {
+std::vector<Seen> detect(pipeline::Detector& det, pipeline::DetectorInput& input,
+                         const std::vector<std::string>& files, size_t first, size_t n, int min) {
   Tensor batch = Tensor::empty(DType::f32, {int64_t(n), det.input_height(), det.input_width(), 3});
   std::vector<std::pair<int, int>> sizes(n);
   std::vector<Seen> seen(n);
@@ -134,7 +147,7 @@ std::vector<Seen> detect(pipeline::Detector& det, pipeline::DetectorInput& input
 
 // How the candidate's detections of one photo differ from the reference's.
 struct Diff {
-  std::vector<std::string> notes;  // empty: the same by every criterion
+  std::vector<std::string> notes;         // empty: the same by every criterion
   std::vector<float> ious, score_deltas;  // of the matched objects
   int objects = 0, unmatched = 0;
 };
@@ -150,8 +163,9 @@ std::set<std::string> labels_of(const std::vector<pipeline::Detection>& dets, fl
 // Pairs each detection of `a` (>= min_score) with the best-IoU detection of
 // the same class in `b` (>= floor); `side` names `a` in the notes; only
 // `record` counts the pairs (once, from the reference's side).
-void match(const std::vector<pipeline::Detection>& a, const std::vector<pipeline::Detection>& b, const Options& o,
-           const std::vector<std::string>& names, bool record, const char* side, Diff& diff) {
+void match(const std::vector<pipeline::Detection>& a, const std::vector<pipeline::Detection>& b,
+           const Options& o, const std::vector<std::string>& names, bool record, const char* side,
+           Diff& diff) {
   for (const auto& d : a) {
     if (d.score < o.min_score) continue;
     const pipeline::Detection* best = nullptr;
@@ -173,17 +187,21 @@ void match(const std::vector<pipeline::Detection>& a, const std::vector<pipeline
     diff.ious.push_back(best_iou);
     diff.score_deltas.push_back(delta);
     if (best_iou < o.iou || delta > o.score)
-      diff.notes.push_back(fmt::format("{} IoU {:.3f}, score {:.3f} -> {:.3f}", label, best_iou, d.score, best->score));
+      diff.notes.push_back(fmt::format("{} IoU {:.3f}, score {:.3f} -> {:.3f}", label, best_iou,
+                                       d.score, best->score));
   }
 }
 
-Diff compare(const Seen& ref, const Seen& cand, const Options& o, const std::vector<std::string>& names) {
+Diff compare(const Seen& ref, const Seen& cand, const Options& o,
+             const std::vector<std::string>& names) {
   Diff diff;
-  const std::set<std::string> la = labels_of(ref.dets, o.min_score, names), lb = labels_of(cand.dets, o.min_score, names);
+  const std::set<std::string> la = labels_of(ref.dets, o.min_score, names),
+                              lb = labels_of(cand.dets, o.min_score, names);
   if (la != lb) {
     std::string s;
     for (const auto& l : la) s += (lb.count(l) ? " " : " -") + l;
-    for (const auto& l : lb) if (!la.count(l)) s += " +" + l;
+    for (const auto& l : lb)
+      if (!la.count(l)) s += " +" + l;
     diff.notes.push_back("labels:" + s);
   }
   match(ref.dets, cand.dets, o, names, true, "reference", diff);
@@ -192,7 +210,8 @@ Diff compare(const Seen& ref, const Seen& cand, const Options& o, const std::vec
 }
 
 struct Totals {
-  int images = 0, differing = 0, label_sets = 0, objects = 0, unmatched = 0, low_iou = 0, score_off = 0;
+  int images = 0, differing = 0, label_sets = 0, objects = 0, unmatched = 0, low_iou = 0,
+      score_off = 0;
   float worst_iou = 1.f, worst_delta = 0.f;
   std::map<std::string, int> decodes;  // candidate decode size -> photos
 };
@@ -223,32 +242,40 @@ int main(int argc, char** argv) {
           t.objects += d.objects;
           t.unmatched += d.unmatched;
           for (float v : d.ious) t.worst_iou = std::min(t.worst_iou, v), t.low_iou += v < o.iou;
-          for (float v : d.score_deltas) t.worst_delta = std::max(t.worst_delta, v), t.score_off += v > o.score;
+          for (float v : d.score_deltas)
+            t.worst_delta = std::max(t.worst_delta, v), t.score_off += v > o.score;
           if (d.notes.empty()) continue;
           ++t.differing;
           t.label_sets += d.notes.front().rfind("labels:", 0) == 0;
           std::string all;
           for (const auto& note : d.notes) all += (all.empty() ? "" : "; ") + note;
-          fmt::print("min {}: {}: {} -> {}: {}\n", o.mins[c], files[first + i], ref[i].scale, cand[i].scale, all);
+          fmt::print("min {}: {}: {} -> {}: {}\n", o.mins[c], files[first + i], ref[i].scale,
+                     cand[i].scale, all);
         }
       }
       std::fflush(stdout);
     }
-    std::string json = "{\"photos\": " + std::to_string(files.size()) + ", \"reference_min\": " +
-                       std::to_string(o.mins[0]) + ", \"candidates\": [";
-    fmt::print("\n| min | photos | differing | label sets | objects | unmatched | IoU < {} | |d score| > {} | worst IoU | worst |d score| |\n",
-               o.iou, o.score);
+    std::string json = "{\"photos\": " + std::to_string(files.size()) +
+                       ", \"reference_min\": " + std::to_string(o.mins[0]) + ", \"candidates\": [";
+    fmt::print(
+        "\n| min | photos | differing | label sets | objects | unmatched | IoU < {} | |d score| > "
+        "{} | worst IoU | worst |d score| |\n",
+        o.iou, o.score);
     fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (size_t c = 1; c < o.mins.size(); ++c) {
       const Totals& t = totals[c];
-      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f} | {:.3f} |\n", o.mins[c], t.images, t.differing,
-                 t.label_sets, t.objects, t.unmatched, t.low_iou, t.score_off, t.worst_iou, t.worst_delta);
-      for (const auto& [sizes, count] : t.decodes) fmt::print("  min {}: {} photos decoded {}\n", o.mins[c], count, sizes);
-      json += fmt::format("{}{{\"min\": {}, \"photos\": {}, \"differing\": {}, \"label_sets\": {}, \"objects\": {}, "
-                          "\"unmatched\": {}, \"low_iou\": {}, \"score_off\": {}, \"worst_iou\": {:.4f}, "
-                          "\"worst_score_delta\": {:.4f}}}",
-                          c > 1 ? ", " : "", o.mins[c], t.images, t.differing, t.label_sets, t.objects, t.unmatched,
-                          t.low_iou, t.score_off, t.worst_iou, t.worst_delta);
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f} | {:.3f} |\n", o.mins[c],
+                 t.images, t.differing, t.label_sets, t.objects, t.unmatched, t.low_iou,
+                 t.score_off, t.worst_iou, t.worst_delta);
+      for (const auto& [sizes, count] : t.decodes)
+        fmt::print("  min {}: {} photos decoded {}\n", o.mins[c], count, sizes);
+      json += fmt::format(
+          "{}{{\"min\": {}, \"photos\": {}, \"differing\": {}, \"label_sets\": {}, \"objects\": "
+          "{}, "
+          "\"unmatched\": {}, \"low_iou\": {}, \"score_off\": {}, \"worst_iou\": {:.4f}, "
+          "\"worst_score_delta\": {:.4f}}}",
+          c > 1 ? ", " : "", o.mins[c], t.images, t.differing, t.label_sets, t.objects, t.unmatched,
+          t.low_iou, t.score_off, t.worst_iou, t.worst_delta);
     }
     fmt::print("{}]}}\n", json);
     return 0;

@@ -31,7 +31,8 @@ struct OutputFormat {
 // filtered horizontally at output column j. A thread loops over all of its
 // column's taps: 25 for a 12-MP photo's long side at 224 (11.8x), 17 at
 // 512 (7.9x), each a 3-byte load.
-__global__ void horizontal_pass(StoredRgb img, DeviceAxis h, int width, int row0, int rows, uint8_t* temp) {
+__global__ void horizontal_pass(StoredRgb img, DeviceAxis h, int width, int row0, int rows,
+                                uint8_t* temp) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y * blockDim.y + threadIdx.y;
   if (j >= width || r >= rows) return;
@@ -55,8 +56,8 @@ __global__ void horizontal_pass(StoredRgb img, DeviceAxis h, int width, int row0
 // Output pixel (j, i) of a width x height window: the vertical filter over
 // temp's rows, rounded to 8 bits, then either (x / 255 - mean) / std or x
 // itself, to planes out[c][i][j] or interleaved out[i][j][c].
-__global__ void vertical_pass(const uint8_t* temp, DeviceAxis v, int width, int height, int row0, OutputFormat f,
-                              float* out) {
+__global__ void vertical_pass(const uint8_t* temp, DeviceAxis v, int width, int height, int row0,
+                              OutputFormat f, float* out) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   const int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (j >= width || i >= height) return;
@@ -104,19 +105,21 @@ StoredRgb stored_rgb(const uint8_t* data, size_t pitch, int width, int height, i
   return s;
 }
 
-void launch_preprocess(const StoredRgb& img, const DeviceAxis& horizontal, const DeviceAxis& vertical, int row0,
-                       int rows, uint8_t* temp, const GpuPreprocessParams& p, float* out, cudaStream_t stream) {
+void launch_preprocess(const StoredRgb& img, const DeviceAxis& horizontal,
+                       const DeviceAxis& vertical, int row0, int rows, uint8_t* temp,
+                       const GpuPreprocessParams& p, float* out, cudaStream_t stream) {
   const int width = p.output_width(), height = p.output_height();
   const dim3 block(32, 8);
   const unsigned gx = unsigned((width + 31) / 32);
-  horizontal_pass<<<dim3(gx, unsigned((rows + 7) / 8)), block, 0, stream>>>(img, horizontal, width, row0, rows, temp);
+  horizontal_pass<<<dim3(gx, unsigned((rows + 7) / 8)), block, 0, stream>>>(img, horizontal, width,
+                                                                            row0, rows, temp);
   check_launch("horizontal_pass (JPEG preprocess)");
   OutputFormat f{};
   f.interleaved = p.layout == GpuPixelLayout::interleaved;
   f.normalize = p.normalize;
   for (int c = 0; c < 3; ++c) f.mean[c] = p.mean[c], f.std[c] = p.std[c];
-  vertical_pass<<<dim3(gx, unsigned((height + 7) / 8)), block, 0, stream>>>(temp, vertical, width, height, row0, f,
-                                                                            out);
+  vertical_pass<<<dim3(gx, unsigned((height + 7) / 8)), block, 0, stream>>>(temp, vertical, width,
+                                                                            height, row0, f, out);
   check_launch("vertical_pass (JPEG preprocess)");
 }
 

@@ -36,7 +36,7 @@ struct GpuPreprocessParams {
   int crop = 224;             // shorter_side: square center crop, pixels; <= resize
   int width = 0, height = 0;  // stretch: the output size, pixels
   GpuPixelLayout layout = GpuPixelLayout::planes;
-  bool normalize = true;  // (x / 255 - mean) / std; false: x (0..255) itself
+  bool normalize = true;                     // (x / 255 - mean) / std; false: x (0..255) itself
   float mean[3] = {0.485f, 0.456f, 0.406f};  // ImageNet, RGB, on x/255
   float std[3] = {0.229f, 0.224f, 0.225f};
   // Images whose header claims more pixels are refused (decompression bomb
@@ -80,7 +80,8 @@ struct DeviceAxis {
 // into `temp` (rows * width * 3 bytes), then the vertical pass and the float
 // conversion into `out` (p.output_floats() floats in p.layout). Checks the
 // launches.
-void launch_preprocess(const StoredRgb& img, const DeviceAxis& horizontal, const DeviceAxis& vertical, int row0,
-                       int rows, uint8_t* temp, const GpuPreprocessParams& p, float* out, cudaStream_t stream);
+void launch_preprocess(const StoredRgb& img, const DeviceAxis& horizontal,
+                       const DeviceAxis& vertical, int row0, int rows, uint8_t* temp,
+                       const GpuPreprocessParams& p, float* out, cudaStream_t stream);
 
 }  // namespace tandem::cuda

@@ -70,7 +70,8 @@ Preprocessor::Preprocessor(const PreprocessConfig& config) : config_(config) {
     // exactly. Raw: the 8-bit value itself.
     for (int v = 0; v < 256; ++v) {
       const float x = float(v) / 255.0f;
-      table_[ch][size_t(v)] = config_.normalize ? (x - config_.mean[ch]) / config_.std[ch] : float(v);
+      table_[ch][size_t(v)] =
+          config_.normalize ? (x - config_.mean[ch]) / config_.std[ch] : float(v);
     }
   }
 }

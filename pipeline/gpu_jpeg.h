@@ -24,7 +24,7 @@ class GpuJpegDecoder {
   struct Job {
     std::span<const uint8_t> jpeg;
     int orientation = 1;  // EXIF 1..8
-    float* out = nullptr; // a batch slot: the config's 3 x output width x height floats
+    float* out = nullptr;  // a batch slot: the config's 3 x output width x height floats
   };
   struct Result {
     bool ok = false;

@@ -103,16 +103,19 @@ TEST(GpuPreprocessPlan, FilterWeightsEqualTheCpuPaths) {
 
 // plan_preprocess against image::preprocess_window and image::ResampleAxis
 // for the same description, in the upright frame of `orientation`.
-void expect_plan_is_cpus(int stored_w, int stored_h, int orientation, const image::PreprocessConfig& c) {
+void expect_plan_is_cpus(int stored_w, int stored_h, int orientation,
+                         const image::PreprocessConfig& c) {
   const cuda::GpuPreprocessParams p = pipeline::gpu_preprocess_params(c);
   const cuda::PreprocessPlan plan = cuda::plan_preprocess(stored_w, stored_h, orientation, p);
-  const std::string what = std::to_string(stored_w) + "x" + std::to_string(stored_h) + " orientation " +
-                           std::to_string(orientation) + " -> " + std::to_string(c.output_width()) + "x" +
+  const std::string what = std::to_string(stored_w) + "x" + std::to_string(stored_h) +
+                           " orientation " + std::to_string(orientation) + " -> " +
+                           std::to_string(c.output_width()) + "x" +
                            std::to_string(c.output_height());
   const bool swap = image::orientation_swaps_axes(orientation);
   ASSERT_EQ(plan.upright_width, swap ? stored_h : stored_w) << what;
   ASSERT_EQ(plan.upright_height, swap ? stored_w : stored_h) << what;
-  const image::PreprocessWindow win = image::preprocess_window(c, plan.upright_width, plan.upright_height);
+  const image::PreprocessWindow win =
+      image::preprocess_window(c, plan.upright_width, plan.upright_height);
   image::ResampleAxis h, v;
   h.build(plan.upright_width, win.resized_width, win.x0, c.output_width(), c.filter, true);
   v.build(plan.upright_height, win.resized_height, win.y0, c.output_height(), c.filter, false);
@@ -139,7 +142,8 @@ TEST(GpuPreprocessPlan, GeometryIsTorchvisionsInTheUprightFrame) {
 // images smaller than the output (upscaling), in every orientation.
 TEST(GpuPreprocessPlan, StretchGeometryEqualsTheCpuPaths) {
   const int sizes[][2] = {{4032, 3024}, {1000, 750}, {513, 37}, {300, 200}, {1, 2}, {10000, 10000}};
-  for (const image::PreprocessConfig& c : {image::stretch_config(512, 512), image::stretch_config(320, 192)})
+  for (const image::PreprocessConfig& c :
+       {image::stretch_config(512, 512), image::stretch_config(320, 192)})
     for (const auto& s : sizes)
       for (int o = 1; o <= 8; ++o) expect_plan_is_cpus(s[0], s[1], o, c);
 }
@@ -156,13 +160,15 @@ TEST(GpuPreprocessPlan, ParamsMirrorTheCpuConfig) {
     EXPECT_EQ(gpu.mean[c], cpu.mean[size_t(c)]);
     EXPECT_EQ(gpu.std[c], cpu.std[size_t(c)]);
   }
-  const cuda::GpuPreprocessParams det = pipeline::gpu_preprocess_params(image::stretch_config(512, 384));
+  const cuda::GpuPreprocessParams det =
+      pipeline::gpu_preprocess_params(image::stretch_config(512, 384));
   EXPECT_EQ(det.mode, cuda::GpuResizeMode::stretch);
   EXPECT_EQ(det.layout, cuda::GpuPixelLayout::interleaved);
   EXPECT_FALSE(det.normalize);
   EXPECT_EQ(det.output_width(), 512);
   EXPECT_EQ(det.output_height(), 384);
-  EXPECT_EQ(det.output_floats(), image::Preprocessor(image::stretch_config(512, 384)).output_size());
+  EXPECT_EQ(det.output_floats(),
+            image::Preprocessor(image::stretch_config(512, 384)).output_size());
   EXPECT_NO_THROW(cuda::check_preprocess_params(det));
   cuda::GpuPreprocessParams bad = det;
   bad.height = 0;

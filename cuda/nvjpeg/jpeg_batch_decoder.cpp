@@ -155,7 +155,8 @@ const DevicePreprocessPlan& JpegBatchDecoder::plan_for(int width, int height, in
   const auto key = std::make_tuple(width, height, orientation);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   // Ordered before the kernels on the same stream; the source lives in the cache.
-  DevicePreprocessPlan c = upload_preprocess_plan(plan_preprocess(width, height, orientation, params_), stream_);
+  DevicePreprocessPlan c =
+      upload_preprocess_plan(plan_preprocess(width, height, orientation, params_), stream_);
   return plans_.emplace(key, std::move(c)).first->second;
 }
 
@@ -165,7 +166,8 @@ void JpegBatchDecoder::reserve_buffers(std::vector<Slot>& slots) {
     s.pitch = size_t(s.header.width) * 3;
     s.offset = decoded_bytes;
     decoded_bytes += round_up(s.pitch * size_t(s.header.height), kImageAlign);
-    temp_bytes = std::max(temp_bytes, size_t(s.plan->plan.rows) * size_t(params_.output_width()) * 3);
+    temp_bytes =
+        std::max(temp_bytes, size_t(s.plan->plan.rows) * size_t(params_.output_width()) * 3);
   }
   ensure_bytes(decoded_, decoded_bytes, "cudaMalloc(decoded JPEGs)");
   ensure_bytes(temp_, temp_bytes, "cudaMalloc(JPEG preprocess rows)");
@@ -237,7 +239,8 @@ void JpegBatchDecoder::preprocess_slots(const std::vector<Slot>& slots, const st
     const StoredRgb img =
         stored_rgb(decoded + s.offset, s.pitch, s.header.width, s.header.height, job.orientation, s.header.gray);
     float* out = outputs + k * floats;
-    launch_preprocess(img, c.horizontal, c.vertical, c.plan.row0, c.plan.rows, temp, params_, out, stream_);
+    launch_preprocess(img, c.horizontal, c.vertical, c.plan.row0, c.plan.rows, temp, params_, out,
+                      stream_);
     check_cuda(cudaMemcpyAsync(job.out, out, floats * sizeof(float), cudaMemcpyDeviceToHost, stream_),
                "cudaMemcpyAsync(JPEG preprocess output)");
   }

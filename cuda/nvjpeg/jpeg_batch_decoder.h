@@ -105,7 +105,8 @@ class JpegBatchDecoder {
   DeviceBuffer decoded_;  // the batch's RGB images, each 256-byte aligned
   DeviceBuffer temp_;     // one image's horizontal pass (images run in stream order)
   DeviceBuffer outputs_;  // the batch's float planes, copied to the jobs' out
-  std::map<std::tuple<int, int, int>, DevicePreprocessPlan> plans_;  // by (stored width, height, orientation)
+  // By (stored width, height, orientation).
+  std::map<std::tuple<int, int, int>, DevicePreprocessPlan> plans_;
 };
 
 }  // namespace tandem::cuda

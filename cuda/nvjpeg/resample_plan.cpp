@@ -43,7 +43,8 @@ int crop_offset(int size, int crop) {
 }
 
 // image::preprocess_window: the resized size and the window's offset.
-void resize_window(const GpuPreprocessParams& p, int width, int height, int& rw, int& rh, int& x0, int& y0) {
+void resize_window(const GpuPreprocessParams& p, int width, int height, int& rw, int& rh, int& x0,
+                   int& y0) {
   if (p.mode == GpuResizeMode::stretch) {
     rw = p.width, rh = p.height, x0 = 0, y0 = 0;
     return;
@@ -57,13 +58,14 @@ void resize_window(const GpuPreprocessParams& p, int width, int height, int& rw,
 void check_preprocess_params(const GpuPreprocessParams& p) {
   if (p.mode == GpuResizeMode::stretch) {
     check(p.width > 0 && p.width <= 16384 && p.height > 0 && p.height <= 16384,
-          "GPU preprocess: the stretched size must be in 1..16384, got " + std::to_string(p.width) + "x" +
-              std::to_string(p.height));
+          "GPU preprocess: the stretched size must be in 1..16384, got " + std::to_string(p.width) +
+              "x" + std::to_string(p.height));
   } else {
     check(p.resize > 0 && p.resize <= 16384,
           "GPU preprocess: resize must be in 1..16384, got " + std::to_string(p.resize));
-    check(p.crop > 0 && p.crop <= p.resize, "GPU preprocess: crop must be in 1..resize (" + std::to_string(p.resize) +
-                                                "), got " + std::to_string(p.crop));
+    check(p.crop > 0 && p.crop <= p.resize, "GPU preprocess: crop must be in 1..resize (" +
+                                                std::to_string(p.resize) + "), got " +
+                                                std::to_string(p.crop));
   }
   if (p.normalize)
     for (float s : p.std) check(s != 0.0f, "GPU preprocess: std must be non-zero");
@@ -129,8 +131,9 @@ DevicePreprocessPlan upload_preprocess_plan(PreprocessPlan plan, cudaStream_t st
   const ResampleAxisPlan& h = c.plan.horizontal;
   const ResampleAxisPlan& v = c.plan.vertical;
   c.host.reserve(h.start.size() + h.weights.size() + 2 * v.start.size() + v.weights.size());
-  const size_t h_start = 0, h_weights = h_start + h.start.size(), v_start = h_weights + h.weights.size(),
-               v_length = v_start + v.start.size(), v_weights = v_length + v.length.size();
+  const size_t h_start = 0, h_weights = h_start + h.start.size(),
+               v_start = h_weights + h.weights.size(), v_length = v_start + v.start.size(),
+               v_weights = v_length + v.length.size();
   for (const auto* part : {&h.start, &h.weights, &v.start, &v.length, &v.weights})
     c.host.insert(c.host.end(), part->begin(), part->end());
   const size_t bytes = c.host.size() * sizeof(int32_t);
