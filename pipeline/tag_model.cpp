@@ -112,6 +112,9 @@ class DetectorModel final : public TagModel {
       : o_(o), det_(detector_options(o)), config_(det_.input_config()) {
     id_ = model_id(o.model);
   }
+  // A decode covering the input: a 12-MP photo at 1/4. At 1/8 (504x378,
+  // stretched up to 512x512) 54 of 300 camera-like photos lost or changed a
+  // detection (bench/detector_dct_scale.cpp, docs/BENCHMARKS.md).
   int decode_min_width() const override { return det_.input_width(); }
   int decode_min_height() const override { return det_.input_height(); }
   Shape batch_shape(int64_t n) const override { return {n, det_.input_height(), det_.input_width(), 3}; }
