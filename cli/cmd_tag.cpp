@@ -105,7 +105,8 @@ void print_record(const pipeline::TagRecord& r, bool json) {
 }
 
 // nvJPEG decoders for --nvjpeg: none with "off", on the CPU or for a model
-// without torchvision preprocessing; with "on" their absence is an error.
+// whose input no PreprocessConfig describes; with "on" their absence is an
+// error.
 // Each opens on its own thread in the run (GpuJpegDecoder::open), while the
 // CPU decoders start and the model is prepared.
 std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> open_gpu_decoders(const TagOptions& o, Device device,
@@ -115,7 +116,8 @@ std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> open_gpu_decoders(const T
   if (o.nvjpeg == "off" || o.gpu_decoders == 0) return r;
   std::string why;
   if (device.is_cpu()) why = "inference runs on the CPU";
-  else if (!model.preprocess_config()) why = "the model's input is not torchvision's Resize+CenterCrop";
+  else if (!model.preprocess_config())
+    why = "the GPU decoders cannot make this model's input";
   for (int i = 0; why.empty() && i < o.gpu_decoders; ++i)
     if (auto d =
             pipeline::gpu_jpeg_decoder_opened_later(device.index, *model.preprocess_config(), &why))

@@ -83,17 +83,6 @@ SessionOptions detector_session_options(const DetectorOptions& o) {
 
 }  // namespace
 
-void DetectorInput::run(const image::Image& img, float* out) {
-  pixels_.resize(size_t(width_) * size_t(height_) * size_t(img.channels));
-  resampler_.resize_window(img, width_, height_, 0, 0, width_, height_, pixels_.data());
-  const size_t n = size_t(width_) * size_t(height_);
-  if (img.channels == 3) {
-    for (size_t i = 0; i < 3 * n; ++i) out[i] = float(pixels_[i]);
-  } else {  // gray: the same value in R, G and B
-    for (size_t i = 0; i < n; ++i) out[3 * i] = out[3 * i + 1] = out[3 * i + 2] = float(pixels_[i * size_t(img.channels)]);
-  }
-}
-
 Detector::Detector(const DetectorOptions& options)
     : options_(options),
       session_(load_detector_graph(options, heat_height_, heat_width_, classes_), detector_session_options(options)) {

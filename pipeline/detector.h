@@ -10,7 +10,7 @@
 #include "core/device.h"
 #include "graph/session.h"
 #include "image/image.h"
-#include "image/resize.h"
+#include "image/preprocess.h"
 #include "pipeline/detection.h"
 
 namespace tandem::pipeline {
@@ -31,18 +31,19 @@ struct DetectorOptions {
   bool strict_device = false;  // SessionOptions::strict_device
 };
 
-// Fills one batch slot: the image stretched to the network input (PIL-exact
-// antialiased bilinear), RGB, NHWC float 0..255. One per thread.
+// Fills one batch slot: the whole upright image stretched to the network
+// input (PIL-exact antialiased bilinear), RGB, NHWC float 0..255, as
+// image::stretch_config describes it (the GPU JPEG decoders make the same
+// input from that description). One per thread.
 class DetectorInput {
  public:
-  DetectorInput(int width, int height) : width_(width), height_(height) {}
-  size_t floats() const { return size_t(width_) * size_t(height_) * 3; }
-  void run(const image::Image& img, float* out);
+  DetectorInput(int width, int height) : pre_(image::stretch_config(width, height)) {}
+  const image::PreprocessConfig& config() const { return pre_.config(); }
+  size_t floats() const { return pre_.output_size(); }
+  void run(const image::Image& img, float* out) { pre_.run(img, {out, floats()}); }
 
  private:
-  int width_, height_;
-  image::Resampler resampler_;
-  std::vector<uint8_t> pixels_;
+  image::Preprocessor pre_;
 };
 
 class Detector {
@@ -53,6 +54,8 @@ class Detector {
   int input_height() const { return height_; }
   const std::vector<std::string>& labels() const { return labels_; }
   DetectorInput make_input() const { return DetectorInput(width_, height_); }
+  // What make_input()'s writers do, for the GPU JPEG decoders to do the same.
+  image::PreprocessConfig input_config() const { return image::stretch_config(width_, height_); }
   Backend& backend() const { return session_.backend(); }
   const Session& session() const { return session_; }
   // Compiles the network for batches like `batch` (contents not read).

@@ -15,13 +15,6 @@ bool supported_config(const image::PreprocessConfig& config, std::string* why_no
   return false;
 }
 
-cuda::GpuPreprocessParams params_of(const image::PreprocessConfig& config) {
-  cuda::GpuPreprocessParams p;
-  p.resize = config.resize, p.crop = config.crop;
-  for (int c = 0; c < 3; ++c) p.mean[c] = config.mean[size_t(c)], p.std[c] = config.std[size_t(c)];
-  return p;
-}
-
 class NvjpegDecoder final : public GpuJpegDecoder {
  public:
   explicit NvjpegDecoder(std::unique_ptr<cuda::JpegBatchDecoder> d) : d_(std::move(d)) {}
@@ -51,10 +44,23 @@ class NvjpegDecoder final : public GpuJpegDecoder {
 
 }  // namespace
 
+cuda::GpuPreprocessParams gpu_preprocess_params(const image::PreprocessConfig& config) {
+  cuda::GpuPreprocessParams p;
+  p.mode = config.mode == image::ResizeMode::stretch ? cuda::GpuResizeMode::stretch
+                                                     : cuda::GpuResizeMode::shorter_side;
+  p.resize = config.resize, p.crop = config.crop;
+  p.width = config.width, p.height = config.height;
+  p.layout = config.layout == image::PixelLayout::interleaved ? cuda::GpuPixelLayout::interleaved
+                                                              : cuda::GpuPixelLayout::planes;
+  p.normalize = config.normalize;
+  for (int c = 0; c < 3; ++c) p.mean[c] = config.mean[size_t(c)], p.std[c] = config.std[size_t(c)];
+  return p;
+}
+
 std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::PreprocessConfig& config,
                                                       std::string* why_not) {
   if (!supported_config(config, why_not)) return nullptr;
-  auto d = cuda::JpegBatchDecoder::create(device, params_of(config), why_not);
+  auto d = cuda::JpegBatchDecoder::create(device, gpu_preprocess_params(config), why_not);
   if (!d) return nullptr;
   return std::make_unique<NvjpegDecoder>(std::move(d));
 }
@@ -63,7 +69,7 @@ std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device,
                                                               const image::PreprocessConfig& config,
                                                               std::string* why_not) {
   if (!supported_config(config, why_not)) return nullptr;
-  return std::make_unique<NvjpegDecoder>(device, params_of(config));
+  return std::make_unique<NvjpegDecoder>(device, gpu_preprocess_params(config));
 }
 
 #else

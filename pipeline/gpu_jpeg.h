@@ -1,8 +1,10 @@
 #pragma once
 // The GPU's JPEG decoder as the tagger sees it: groups of JPEG files in,
-// network inputs (resized, cropped, normalized planes) out. In CUDA builds
-// this is nvJPEG on the hardware JPEG engines (cuda/nvjpeg), loaded at run
-// time; elsewhere, or without libnvjpeg or engines, there is none.
+// network inputs out, as an image::Preprocessor with the same config makes
+// them (a classifier's cropped, normalized planes; a detector's stretched,
+// raw RGB pixels). In CUDA builds this is nvJPEG on the hardware JPEG
+// engines (cuda/nvjpeg), loaded at run time; elsewhere, or without
+// libnvjpeg or engines, there is none.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -11,6 +13,10 @@
 
 #include "image/preprocess.h"
 
+namespace tandem::cuda {
+struct GpuPreprocessParams;  // cuda/jpeg_preprocess.h
+}
+
 namespace tandem::pipeline {
 
 class GpuJpegDecoder {
@@ -18,7 +24,7 @@ class GpuJpegDecoder {
   struct Job {
     std::span<const uint8_t> jpeg;
     int orientation = 1;  // EXIF 1..8
-    float* out = nullptr; // 3 * crop * crop floats (a batch slot)
+    float* out = nullptr;  // a batch slot: the config's 3 x output width x height floats
   };
   struct Result {
     bool ok = false;
@@ -52,5 +58,11 @@ std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::P
 std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device,
                                                               const image::PreprocessConfig& config,
                                                               std::string* why_not);
+
+#ifdef TANDEM_HAVE_CUDA
+// `config` in the cuda layer's words (it cannot include image/): what the
+// decoders above are opened with.
+cuda::GpuPreprocessParams gpu_preprocess_params(const image::PreprocessConfig& config);
+#endif
 
 }  // namespace tandem::pipeline

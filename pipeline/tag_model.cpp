@@ -42,9 +42,10 @@ SessionOptions session_options(const TagModelOptions& o) {
   return so;
 }
 
-class ClassifierWriter final : public SlotWriter {
+// Either model's writer: its preprocessing into the batch slot.
+class PreprocessWriter final : public SlotWriter {
  public:
-  explicit ClassifierWriter(const image::PreprocessConfig& c) : pre_(c) {}
+  explicit PreprocessWriter(const image::PreprocessConfig& c) : pre_(c) {}
   void write(const image::Image& img, float* slot) override { pre_.run(img, {slot, pre_.output_size()}); }
 
  private:
@@ -79,7 +80,9 @@ class Classifier final : public TagModel {
   int decode_min_width() const override { return config_.resize; }
   int decode_min_height() const override { return config_.resize; }
   Shape batch_shape(int64_t n) const override { return {n, 3, config_.crop, config_.crop}; }
-  std::unique_ptr<SlotWriter> make_writer() const override { return std::make_unique<ClassifierWriter>(config_); }
+  std::unique_ptr<SlotWriter> make_writer() const override {
+    return std::make_unique<PreprocessWriter>(config_);
+  }
   const image::PreprocessConfig* preprocess_config() const override { return &config_; }
   Backend& backend() const override { return session_.backend(); }
   const Session* session() const override { return &session_; }
@@ -110,26 +113,22 @@ class Classifier final : public TagModel {
   std::vector<std::string> labels_;
 };
 
-class DetectorWriter final : public SlotWriter {
- public:
-  explicit DetectorWriter(DetectorInput in) : in_(std::move(in)) {}
-  void write(const image::Image& img, float* slot) override { in_.run(img, slot); }
-
- private:
-  DetectorInput in_;
-};
-
 class DetectorModel final : public TagModel {
  public:
-  explicit DetectorModel(const TagModelOptions& o) : o_(o), det_(detector_options(o)) {
+  explicit DetectorModel(const TagModelOptions& o)
+      : o_(o), det_(detector_options(o)), config_(det_.input_config()) {
     id_ = model_id(o.model);
   }
+  // A decode covering the input: a 12-MP photo at 1/4. At 1/8 (504x378,
+  // stretched up to 512x512) 54 of 300 camera-like photos lost or changed a
+  // detection (bench/detector_dct_scale.cpp, docs/BENCHMARKS.md).
   int decode_min_width() const override { return det_.input_width(); }
   int decode_min_height() const override { return det_.input_height(); }
   Shape batch_shape(int64_t n) const override { return {n, det_.input_height(), det_.input_width(), 3}; }
   std::unique_ptr<SlotWriter> make_writer() const override {
-    return std::make_unique<DetectorWriter>(det_.make_input());
+    return std::make_unique<PreprocessWriter>(config_);
   }
+  const image::PreprocessConfig* preprocess_config() const override { return &config_; }
   Backend& backend() const override { return det_.backend(); }
   const Session* session() const override { return &det_.session(); }
   void prepare(const Tensor& batch) override { det_.prepare(batch); }
@@ -164,6 +163,7 @@ class DetectorModel final : public TagModel {
   }
   TagModelOptions o_;
   Detector det_;
+  image::PreprocessConfig config_;
 };
 
 }  // namespace

@@ -53,9 +53,10 @@ class TagModel {
   virtual Shape batch_shape(int64_t n) const = 0;
   size_t slot_floats() const;
   virtual std::unique_ptr<SlotWriter> make_writer() const = 0;
-  // The torchvision-style preprocessing the writers apply, when that is what
-  // they do (a classifier); null otherwise. The GPU JPEG decoder can then
-  // produce the same input.
+  // The preprocessing the writers apply (a classifier's resize, center crop
+  // and normalization; the detector's stretch to its input, raw values), so
+  // that the GPU JPEG decoders produce the same input; null when the
+  // writers do something no PreprocessConfig describes.
   virtual const image::PreprocessConfig* preprocess_config() const { return nullptr; }
   // Tags (and a detector's objects) of images 0..count-1 of `batch` (its
   // shape is batch_shape(N), N >= count; slots past count are padding).

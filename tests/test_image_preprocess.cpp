@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/error.h"
 #include "image/decode.h"
@@ -173,4 +174,114 @@ TEST(Preprocess, RejectsBadConfigAndBuffers) {
   const Image img = decode_image_file(photo_path("dog"), 64, 64);
   EXPECT_THROW(pre.run(img, small), Error);
   EXPECT_THROW(pre.run(Image{}, small), Error);
+  EXPECT_THROW(Preprocessor{stretch_config(0, 512)}, Error);
+  EXPECT_THROW(Preprocessor{stretch_config(512, 20000)}, Error);
+  c = stretch_config(512, 512);
+  c.std[0] = 0;  // unused: raw values
+  EXPECT_NO_THROW(Preprocessor{c});
+  c.normalize = true;
+  EXPECT_THROW(Preprocessor{c}, Error);
+}
+
+namespace {
+
+// Odd sizes, a gray image and images smaller than the output (upscaling),
+// besides the darknet photos at full size and DCT-scaled.
+std::vector<std::pair<std::string, Image>> stretch_inputs() {
+  std::vector<std::pair<std::string, Image>> r;
+  for (const auto& name : kDarknetPhotos) {
+    r.push_back({name, decode_image_file(photo_path(name))});
+    r.push_back({name + "_dct", decode_image_file(photo_path(name), 512, 512)});
+  }
+  const Image eagle = decode_image_file(photo_path("eagle"));
+  Image gray(eagle.width, eagle.height, 1);
+  for (size_t i = 0; i < size_t(eagle.width) * size_t(eagle.height); ++i)
+    gray.data()[i] =
+        uint8_t((eagle.data()[3 * i] + eagle.data()[3 * i + 1] + eagle.data()[3 * i + 2]) / 3);
+  r.push_back({"gray", gray});
+  r.push_back({"upscale", decode_image_file(photo_path("scream"), 40, 40)});
+  r.push_back({"odd", resize_image(eagle, 513, 37)});
+  r.push_back({"tiny", resize_image(eagle, 1, 2)});
+  return r;
+}
+
+}  // namespace
+
+// Reference: PIL on the same pixels, the detector's recipe as TF.js apps
+// feed the model: np.asarray(Image.open(pnm).convert("RGB").resize((w, h),
+// BILINEAR), np.float32), HWC. Full-size and DCT-scaled photos, gray, odd
+// sizes, upscales, a non-square output. Tolerance 0: the resize is PIL's
+// integer arithmetic and a byte converts to float exactly.
+TEST(Preprocess, StretchMatchesPil) {
+  const ScratchDir scratch;
+  const fs::path& dir = scratch.path;
+  const std::vector<std::pair<std::string, Image>> inputs = stretch_inputs();
+  const std::vector<std::pair<int, int>> outputs = {{512, 512}, {320, 192}};
+  std::string code = "from PIL import Image\nimport numpy as np\n";
+  for (const auto& [name, img] : inputs) {
+    const fs::path pnm = dir / (name + ".pnm");
+    write_pnm(pnm, img);
+    for (const auto& [w, h] : outputs)
+      code += "np.asarray(Image.open('" + pnm.string() + "').convert('RGB').resize((" +
+              std::to_string(w) + ", " + std::to_string(h) +
+              "), Image.BILINEAR), np.float32).tofile('" +
+              (dir / (name + std::to_string(w) + ".f32")).string() + "')\n";
+  }
+  ASSERT_TRUE(run_python(dir, code));
+  for (const auto& [w, h] : outputs) {
+    Preprocessor pre(stretch_config(w, h));
+    ASSERT_EQ(pre.output_size(), size_t(w) * size_t(h) * 3);
+    for (const auto& [name, img] : inputs) {
+      std::vector<float> ours(pre.output_size(), -1.f);
+      pre.run(img, ours);
+      const auto ref = read_bytes(dir / (name + std::to_string(w) + ".f32"));
+      ASSERT_EQ(ref.size(), ours.size() * sizeof(float)) << name;
+      EXPECT_EQ(std::memcmp(ref.data(), ours.data(), ref.size()), 0)
+          << name << " -> " << w << "x" << h;
+    }
+  }
+}
+
+// Where the window lies: the classifier's center crop of the shorter-side
+// resize; the detector's whole stretched image.
+TEST(Preprocess, WindowOfEachMode) {
+  const PreprocessWindow c = preprocess_window(PreprocessConfig{}, 768, 576);
+  EXPECT_EQ(c.resized_width, 341);
+  EXPECT_EQ(c.resized_height, 256);
+  EXPECT_EQ(c.x0, 58);
+  EXPECT_EQ(c.y0, 16);
+  const PreprocessWindow d = preprocess_window(stretch_config(512, 384), 4032, 3024);
+  EXPECT_EQ(d.resized_width, 512);
+  EXPECT_EQ(d.resized_height, 384);
+  EXPECT_EQ(d.x0, 0);
+  EXPECT_EQ(d.y0, 0);
+  const PreprocessConfig det = stretch_config(512, 384);
+  EXPECT_EQ(det.output_width(), 512);
+  EXPECT_EQ(det.output_height(), 384);
+  EXPECT_EQ(det.layout, PixelLayout::interleaved);
+  EXPECT_FALSE(det.normalize);
+}
+
+// The layouts hold the same values: planes[c][i] == interleaved[i][c].
+TEST(Preprocess, PlanesAndInterleavedHoldTheSameValues) {
+  const Image img = decode_image_file(photo_path("dog"), 256, 256);
+  for (bool normalize : {true, false}) {
+    PreprocessConfig planes;
+    planes.normalize = normalize;
+    PreprocessConfig interleaved = planes;
+    interleaved.layout = PixelLayout::interleaved;
+    Preprocessor a(planes), b(interleaved);
+    std::vector<float> pa(a.output_size()), pb(b.output_size());
+    a.run(img, pa);
+    b.run(img, pb);
+    const size_t n = pa.size() / 3;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t c = 0; c < 3; ++c) {
+        ASSERT_EQ(pa[c * n + i], pb[i * 3 + c]) << i << " " << c;
+      }
+    }
+    if (!normalize) {
+      EXPECT_EQ(pa[0], std::floor(pa[0]));  // raw bytes
+    }
+  }
 }

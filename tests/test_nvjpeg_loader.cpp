@@ -16,9 +16,11 @@
 #include "cuda/nvjpeg/jpeg_batch_decoder.h"
 #include "cuda/nvjpeg/nvjpeg_api.h"
 #include "cuda/nvjpeg/resample_plan.h"
+#include "image/decode.h"
 #include "image/orientation.h"
 #include "image/preprocess.h"
 #include "image/resize.h"
+#include "pipeline/gpu_jpeg.h"
 
 using namespace tandem;
 
@@ -94,27 +96,88 @@ TEST(GpuPreprocessPlan, FilterWeightsEqualTheCpuPaths) {
     expect_same_axis(200, 256, 16, 224, padded);   // upscaling
     expect_same_axis(3, 256, 16, 224, padded);     // fewer pixels than taps
     expect_same_axis(257, 256, 0, 256, padded);
+    expect_same_axis(4032, 512, 0, 512, padded);  // the detector's input, whole
+    expect_same_axis(378, 512, 0, 512, padded);   // a 1/8 decode of it, upscaled
   }
 }
 
+// plan_preprocess against image::preprocess_window and image::ResampleAxis
+// for the same description, in the upright frame of `orientation`.
+void expect_plan_is_cpus(int stored_w, int stored_h, int orientation,
+                         const image::PreprocessConfig& c) {
+  const cuda::GpuPreprocessParams p = pipeline::gpu_preprocess_params(c);
+  const cuda::PreprocessPlan plan = cuda::plan_preprocess(stored_w, stored_h, orientation, p);
+  const std::string what = std::to_string(stored_w) + "x" + std::to_string(stored_h) +
+                           " orientation " + std::to_string(orientation) + " -> " +
+                           std::to_string(c.output_width()) + "x" +
+                           std::to_string(c.output_height());
+  const bool swap = image::orientation_swaps_axes(orientation);
+  ASSERT_EQ(plan.upright_width, swap ? stored_h : stored_w) << what;
+  ASSERT_EQ(plan.upright_height, swap ? stored_w : stored_h) << what;
+  const image::PreprocessWindow win =
+      image::preprocess_window(c, plan.upright_width, plan.upright_height);
+  image::ResampleAxis h, v;
+  h.build(plan.upright_width, win.resized_width, win.x0, c.output_width(), c.filter, true);
+  v.build(plan.upright_height, win.resized_height, win.y0, c.output_height(), c.filter, false);
+  ASSERT_EQ(plan.horizontal.taps, h.taps) << what;
+  EXPECT_EQ(plan.horizontal.start, h.start) << what;
+  EXPECT_EQ(plan.horizontal.weights, h.weights) << what;
+  ASSERT_EQ(plan.vertical.taps, v.taps) << what;
+  EXPECT_EQ(plan.vertical.start, v.start) << what;
+  EXPECT_EQ(plan.vertical.length, v.length) << what;
+  EXPECT_EQ(plan.vertical.weights, v.weights) << what;
+  EXPECT_EQ(plan.row0, v.start.front()) << what;
+  EXPECT_EQ(plan.rows, v.start.back() + v.length.back() - v.start.front()) << what;
+}
+
 TEST(GpuPreprocessPlan, GeometryIsTorchvisionsInTheUprightFrame) {
+  for (int o = 1; o <= 8; ++o) expect_plan_is_cpus(1000, 750, o, image::PreprocessConfig{});
   const cuda::GpuPreprocessParams p;
-  for (int o = 1; o <= 8; ++o) {
-    const cuda::PreprocessPlan plan = cuda::plan_preprocess(1000, 750, o, p);
-    const bool swap = image::orientation_swaps_axes(o);
-    EXPECT_EQ(plan.upright_width, swap ? 750 : 1000);
-    EXPECT_EQ(plan.upright_height, swap ? 1000 : 750);
-    const image::Size2 r = image::shorter_side_size(plan.upright_width, plan.upright_height, p.resize);
-    expect_same_axis(plan.upright_width, r.width, image::center_crop_offset(r.width, p.crop), p.crop, true);
-    image::ResampleAxis v;
-    v.build(plan.upright_height, r.height, image::center_crop_offset(r.height, p.crop), p.crop,
-            image::ResampleFilter::bilinear, false);
-    EXPECT_EQ(plan.vertical.start, v.start);
-    EXPECT_EQ(plan.row0, v.start.front());
-    EXPECT_EQ(plan.rows, v.start.back() + v.length.back() - v.start.front());
-  }
   EXPECT_THROW(cuda::plan_preprocess(10, 10, 9, p), Error);
   EXPECT_THROW(cuda::plan_preprocess(0, 10, 1, p), Error);
+}
+
+// The detector's input (the whole image stretched, no crop) and a
+// non-square one: 12-MP photos (~8x down, 17 taps a column), odd sizes, and
+// images smaller than the output (upscaling), in every orientation.
+TEST(GpuPreprocessPlan, StretchGeometryEqualsTheCpuPaths) {
+  const int sizes[][2] = {{4032, 3024}, {1000, 750}, {513, 37}, {300, 200}, {1, 2}, {10000, 10000}};
+  for (const image::PreprocessConfig& c :
+       {image::stretch_config(512, 512), image::stretch_config(320, 192)})
+    for (const auto& s : sizes)
+      for (int o = 1; o <= 8; ++o) expect_plan_is_cpus(s[0], s[1], o, c);
+}
+
+// The GPU's description says what the CPU's does, defaults included.
+TEST(GpuPreprocessPlan, ParamsMirrorTheCpuConfig) {
+  const image::PreprocessConfig cpu;
+  const cuda::GpuPreprocessParams gpu;
+  EXPECT_EQ(gpu.resize, cpu.resize);
+  EXPECT_EQ(gpu.crop, cpu.crop);
+  EXPECT_EQ(gpu.normalize, cpu.normalize);
+  EXPECT_EQ(gpu.max_pixels, image::DecodeOptions{}.max_pixels);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(gpu.mean[c], cpu.mean[size_t(c)]);
+    EXPECT_EQ(gpu.std[c], cpu.std[size_t(c)]);
+  }
+  const cuda::GpuPreprocessParams det =
+      pipeline::gpu_preprocess_params(image::stretch_config(512, 384));
+  EXPECT_EQ(det.mode, cuda::GpuResizeMode::stretch);
+  EXPECT_EQ(det.layout, cuda::GpuPixelLayout::interleaved);
+  EXPECT_FALSE(det.normalize);
+  EXPECT_EQ(det.output_width(), 512);
+  EXPECT_EQ(det.output_height(), 384);
+  EXPECT_EQ(det.output_floats(),
+            image::Preprocessor(image::stretch_config(512, 384)).output_size());
+  EXPECT_NO_THROW(cuda::check_preprocess_params(det));
+  cuda::GpuPreprocessParams bad = det;
+  bad.height = 0;
+  EXPECT_THROW(cuda::check_preprocess_params(bad), Error);
+  bad = det;
+  bad.std[1] = 0;  // unused without normalization
+  EXPECT_NO_THROW(cuda::check_preprocess_params(bad));
+  bad.normalize = true;
+  EXPECT_THROW(cuda::check_preprocess_params(bad), Error);
 }
 
 // stored_rgb's walk reads, for upright (x, y), the pixel image::orient_image

@@ -151,26 +151,12 @@ bool JpegBatchDecoder::hardware_supports(std::span<const uint8_t> jpeg) {
   }
 }
 
-const JpegBatchDecoder::CachedPlan& JpegBatchDecoder::plan_for(int width, int height, int orientation) {
+const DevicePreprocessPlan& JpegBatchDecoder::plan_for(int width, int height, int orientation) {
   const auto key = std::make_tuple(width, height, orientation);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
-  CachedPlan c;
-  c.plan = plan_preprocess(width, height, orientation, params_);
-  const ResampleAxisPlan& h = c.plan.horizontal;
-  const ResampleAxisPlan& v = c.plan.vertical;
-  c.host.reserve(h.start.size() + h.weights.size() + 2 * v.start.size() + v.weights.size());
-  const size_t h_start = 0, h_weights = h_start + h.start.size(), v_start = h_weights + h.weights.size(),
-               v_length = v_start + v.start.size(), v_weights = v_length + v.length.size();
-  for (const auto* part : {&h.start, &h.weights, &v.start, &v.length, &v.weights})
-    c.host.insert(c.host.end(), part->begin(), part->end());
-  const size_t bytes = c.host.size() * sizeof(int32_t);
-  c.device = DeviceBuffer(bytes, "cudaMalloc(JPEG preprocess weights)", {});
   // Ordered before the kernels on the same stream; the source lives in the cache.
-  check_cuda(cudaMemcpyAsync(c.device.get(), c.host.data(), bytes, cudaMemcpyHostToDevice, stream_),
-             "cudaMemcpyAsync(JPEG preprocess weights)");
-  const auto* base = static_cast<const int32_t*>(c.device.get());
-  c.horizontal = {base + h_start, nullptr, base + h_weights, h.taps};
-  c.vertical = {base + v_start, base + v_length, base + v_weights, v.taps};
+  DevicePreprocessPlan c =
+      upload_preprocess_plan(plan_preprocess(width, height, orientation, params_), stream_);
   return plans_.emplace(key, std::move(c)).first->second;
 }
 
@@ -180,7 +166,8 @@ void JpegBatchDecoder::reserve_buffers(std::vector<Slot>& slots) {
     s.pitch = size_t(s.header.width) * 3;
     s.offset = decoded_bytes;
     decoded_bytes += round_up(s.pitch * size_t(s.header.height), kImageAlign);
-    temp_bytes = std::max(temp_bytes, size_t(s.plan->plan.rows) * size_t(params_.crop) * 3);
+    temp_bytes =
+        std::max(temp_bytes, size_t(s.plan->plan.rows) * size_t(params_.output_width()) * 3);
   }
   ensure_bytes(decoded_, decoded_bytes, "cudaMalloc(decoded JPEGs)");
   ensure_bytes(temp_, temp_bytes, "cudaMalloc(JPEG preprocess rows)");
@@ -248,11 +235,11 @@ void JpegBatchDecoder::preprocess_slots(const std::vector<Slot>& slots, const st
     const Slot& s = slots[k];
     if (!s.decoded) continue;
     const DecodeJob& job = jobs[s.job];
-    const CachedPlan& c = *s.plan;
+    const DevicePreprocessPlan& c = *s.plan;
     const StoredRgb img =
         stored_rgb(decoded + s.offset, s.pitch, s.header.width, s.header.height, job.orientation, s.header.gray);
     float* out = outputs + k * floats;
-    launch_preprocess(img, c.horizontal, c.vertical, params_.crop, c.plan.row0, c.plan.rows, temp, params_, out,
+    launch_preprocess(img, c.horizontal, c.vertical, c.plan.row0, c.plan.rows, temp, params_, out,
                       stream_);
     check_cuda(cudaMemcpyAsync(job.out, out, floats * sizeof(float), cudaMemcpyDeviceToHost, stream_),
                "cudaMemcpyAsync(JPEG preprocess output)");

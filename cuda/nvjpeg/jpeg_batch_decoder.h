@@ -31,7 +31,7 @@ namespace tandem::cuda {
 struct DecodeJob {
   std::span<const uint8_t> jpeg;  // must stay valid until decode() returns
   int orientation = 1;            // EXIF 1..8, read by the caller
-  float* out = nullptr;           // host (ideally pinned): 3 * crop * crop floats, planes R, G, B
+  float* out = nullptr;           // host (ideally pinned): params().output_floats() floats
 };
 
 struct DecodeResult {
@@ -54,7 +54,7 @@ class JpegBatchDecoder {
 
   const GpuPreprocessParams& params() const { return params_; }
   // Floats decode() writes to each job's out.
-  size_t output_size() const { return 3 * size_t(params_.crop) * size_t(params_.crop); }
+  size_t output_size() const { return params_.output_floats(); }
 
   // Whether the hardware engines can decode these bytes (a baseline JPEG,
   // 1 or 3 components, within max_pixels). False, never an exception, for
@@ -73,21 +73,13 @@ class JpegBatchDecoder {
     int width = 0, height = 0;  // as stored
     bool gray = false;
   };
-  // A geometry's filter weights, uploaded once: [h start | h weights |
-  // v start | v length | v weights].
-  struct CachedPlan {
-    PreprocessPlan plan;
-    std::vector<int32_t> host;  // the upload's source, alive while it runs
-    DeviceBuffer device;
-    DeviceAxis horizontal, vertical;
-  };
   // One job the header check let through.
   struct Slot {
     size_t job = 0;
     std::span<const uint8_t> jpeg;
     Header header;
     size_t offset = 0, pitch = 0;  // its RGB image in decoded_
-    const CachedPlan* plan = nullptr;
+    const DevicePreprocessPlan* plan = nullptr;
     bool decoded = false;
   };
 
@@ -95,7 +87,7 @@ class JpegBatchDecoder {
   void open();  // creates the handle, state, stream and parser; throws
   // Parses the header; false (with the reason) when the engines cannot take it.
   bool inspect(std::span<const uint8_t> jpeg, Header& h, std::string& why_not);
-  const CachedPlan& plan_for(int width, int height, int orientation);
+  const DevicePreprocessPlan& plan_for(int width, int height, int orientation);
   void reserve_buffers(std::vector<Slot>& slots);
   void decode_slots(std::vector<Slot>& slots, std::vector<DecodeResult>& results);
   bool decode_batch(const std::vector<Slot*>& batch, std::string& error);
@@ -113,7 +105,8 @@ class JpegBatchDecoder {
   DeviceBuffer decoded_;  // the batch's RGB images, each 256-byte aligned
   DeviceBuffer temp_;     // one image's horizontal pass (images run in stream order)
   DeviceBuffer outputs_;  // the batch's float planes, copied to the jobs' out
-  std::map<std::tuple<int, int, int>, CachedPlan> plans_;  // by (stored width, height, orientation)
+  // By (stored width, height, orientation).
+  std::map<std::tuple<int, int, int>, DevicePreprocessPlan> plans_;
 };
 
 }  // namespace tandem::cuda

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
+#include "cuda/check.h"
 
 namespace tandem::cuda {
 
@@ -40,13 +42,33 @@ int crop_offset(int size, int crop) {
   return (d % 2 == 1 && half % 2 == 1) ? half + 1 : half;
 }
 
+// image::preprocess_window: the resized size and the window's offset.
+void resize_window(const GpuPreprocessParams& p, int width, int height, int& rw, int& rh, int& x0,
+                   int& y0) {
+  if (p.mode == GpuResizeMode::stretch) {
+    rw = p.width, rh = p.height, x0 = 0, y0 = 0;
+    return;
+  }
+  resized_size(width, height, p.resize, rw, rh);
+  x0 = crop_offset(rw, p.crop), y0 = crop_offset(rh, p.crop);
+}
+
 }  // namespace
 
 void check_preprocess_params(const GpuPreprocessParams& p) {
-  check(p.resize > 0 && p.resize <= 16384, "GPU preprocess: resize must be in 1..16384, got " + std::to_string(p.resize));
-  check(p.crop > 0 && p.crop <= p.resize, "GPU preprocess: crop must be in 1..resize (" + std::to_string(p.resize) +
-                                              "), got " + std::to_string(p.crop));
-  for (float s : p.std) check(s != 0.0f, "GPU preprocess: std must be non-zero");
+  if (p.mode == GpuResizeMode::stretch) {
+    check(p.width > 0 && p.width <= 16384 && p.height > 0 && p.height <= 16384,
+          "GPU preprocess: the stretched size must be in 1..16384, got " + std::to_string(p.width) +
+              "x" + std::to_string(p.height));
+  } else {
+    check(p.resize > 0 && p.resize <= 16384,
+          "GPU preprocess: resize must be in 1..16384, got " + std::to_string(p.resize));
+    check(p.crop > 0 && p.crop <= p.resize, "GPU preprocess: crop must be in 1..resize (" +
+                                                std::to_string(p.resize) + "), got " +
+                                                std::to_string(p.crop));
+  }
+  if (p.normalize)
+    for (float s : p.std) check(s != 0.0f, "GPU preprocess: std must be non-zero");
   check(p.max_pixels > 0, "GPU preprocess: max_pixels must be positive");
 }
 
@@ -92,15 +114,36 @@ PreprocessPlan plan_preprocess(int stored_width, int stored_height, int orientat
   PreprocessPlan plan;
   plan.upright_width = swap ? stored_height : stored_width;
   plan.upright_height = swap ? stored_width : stored_height;
-  int rw = 0, rh = 0;
-  resized_size(plan.upright_width, plan.upright_height, p.resize, rw, rh);
-  const int x0 = crop_offset(rw, p.crop), y0 = crop_offset(rh, p.crop);
-  plan.horizontal = plan_resample_axis(plan.upright_width, rw, x0, p.crop, /*padded=*/true);
-  plan.vertical = plan_resample_axis(plan.upright_height, rh, y0, p.crop, /*padded=*/false);
-  const size_t last = size_t(p.crop - 1);
+  int rw = 0, rh = 0, x0 = 0, y0 = 0;
+  resize_window(p, plan.upright_width, plan.upright_height, rw, rh, x0, y0);
+  const int width = p.output_width(), height = p.output_height();
+  plan.horizontal = plan_resample_axis(plan.upright_width, rw, x0, width, /*padded=*/true);
+  plan.vertical = plan_resample_axis(plan.upright_height, rh, y0, height, /*padded=*/false);
+  const size_t last = size_t(height - 1);
   plan.row0 = plan.vertical.start[0];
   plan.rows = plan.vertical.start[last] + plan.vertical.length[last] - plan.row0;
   return plan;
+}
+
+DevicePreprocessPlan upload_preprocess_plan(PreprocessPlan plan, cudaStream_t stream) {
+  DevicePreprocessPlan c;
+  c.plan = std::move(plan);
+  const ResampleAxisPlan& h = c.plan.horizontal;
+  const ResampleAxisPlan& v = c.plan.vertical;
+  c.host.reserve(h.start.size() + h.weights.size() + 2 * v.start.size() + v.weights.size());
+  const size_t h_start = 0, h_weights = h_start + h.start.size(),
+               v_start = h_weights + h.weights.size(), v_length = v_start + v.start.size(),
+               v_weights = v_length + v.length.size();
+  for (const auto* part : {&h.start, &h.weights, &v.start, &v.length, &v.weights})
+    c.host.insert(c.host.end(), part->begin(), part->end());
+  const size_t bytes = c.host.size() * sizeof(int32_t);
+  c.device = DeviceBuffer(bytes, "cudaMalloc(JPEG preprocess weights)", {});
+  check_cuda(cudaMemcpyAsync(c.device.get(), c.host.data(), bytes, cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync(JPEG preprocess weights)");
+  const auto* base = static_cast<const int32_t*>(c.device.get());
+  c.horizontal = {base + h_start, nullptr, base + h_weights, h.taps};
+  c.vertical = {base + v_start, base + v_length, base + v_weights, v.taps};
+  return c;
 }
 
 }  // namespace tandem::cuda

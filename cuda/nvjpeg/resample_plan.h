@@ -1,12 +1,14 @@
 #pragma once
 // Host-side geometry of the GPU preprocessing (cuda/jpeg_preprocess.h): the
-// torchvision resize and center-crop sizes and PIL's antialiased bilinear
-// filter weights, computed with the same double-precision expressions as
+// resized size and output window (torchvision's resize and center crop, or
+// a stretch to the output size) and PIL's antialiased bilinear filter
+// weights, computed with the same double-precision expressions as
 // image/preprocess.cpp and image/resize.cpp (which the cuda layer may not
 // include), so the GPU reproduces the CPU path's integers exactly.
 #include <cstdint>
 #include <vector>
 
+#include "cuda/device_buffer.h"
 #include "cuda/jpeg_preprocess.h"
 
 namespace tandem::cuda {
@@ -33,5 +35,19 @@ struct PreprocessPlan {
 // For a stored width x height image shown under `orientation` (1..8).
 // Throws tandem::Error on non-positive sizes or an orientation outside 1..8.
 PreprocessPlan plan_preprocess(int stored_width, int stored_height, int orientation, const GpuPreprocessParams& p);
+
+// A plan with its filter weights in device memory, one buffer [h start |
+// h weights | v start | v length | v weights], for every image of its
+// geometry.
+struct DevicePreprocessPlan {
+  PreprocessPlan plan;
+  std::vector<int32_t> host;  // the upload's source, alive while the copy runs
+  DeviceBuffer device;
+  DeviceAxis horizontal, vertical;  // point into `device`
+};
+
+// Enqueues the weights' upload on `stream`: kernels enqueued after it on
+// that stream read them. Throws tandem::Error on a CUDA error.
+DevicePreprocessPlan upload_preprocess_plan(PreprocessPlan plan, cudaStream_t stream);
 
 }  // namespace tandem::cuda

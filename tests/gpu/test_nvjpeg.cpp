@@ -2,41 +2,60 @@
 // engines + cuda/jpeg_preprocess.cu) against the CPU path it stands in for:
 // image::decode_image at full size (libjpeg-turbo, islow IDCT), oriented
 // with image::orient_image, then image::Preprocessor (PIL-exact resize,
-// center crop, normalisation; itself checked against torchvision).
+// window, float conversion; itself checked against torchvision and PIL),
+// for the classifier's input (resize, center crop, normalized planes) and
+// the detector's (the whole image stretched to 512x512, raw RGB NHWC).
 //
-// Tolerance: the resampling and normalisation are the same integer and
-// float32 arithmetic on both sides, so any difference comes from the JPEG
-// decoders: the engines' IDCT and chroma upsampling differ from
-// libjpeg-turbo's by a level or two per pixel (more on sharp chroma edges,
-// which libjpeg's "fancy" upsampling smooths). After the ~3x antialiased
-// downscale that is at most a few levels: |diff| <= 0.1 after normalising
-// (about 5.7 levels at std 0.225) and a mean |diff| <= 0.02 (about 1.1
-// levels).
+// Two references:
+//  * GpuPreprocess: the kernels alone, fed the very pixels the CPU
+//    resizes (uploaded, not decoded on the GPU). The resampling and the
+//    float conversion are the same integer and float32 arithmetic on both
+//    sides: tolerance 0.
+//  * GpuJpeg: through nvJPEG. Any difference comes from the JPEG decoders:
+//    the engines' IDCT and chroma upsampling differ from libjpeg-turbo's by
+//    a level or two per pixel (more on sharp chroma edges, which libjpeg's
+//    "fancy" upsampling smooths); after the resize at most a few levels:
+//    |diff| <= 0.1 after normalising (about 5.7 levels at std 0.225; 6
+//    levels for raw values) and a mean |diff| <= 0.02 (about 1.1 levels;
+//    1.2 raw). Measured on the H200 (nvJPEG of CUDA 13): at most 1 level,
+//    upscaled images included, and a mean of 0.0002 levels or less.
 #include <turbojpeg.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "cuda/jpeg_preprocess.h"
 #include "cuda/nvjpeg/jpeg_batch_decoder.h"
+#include "cuda/nvjpeg/resample_plan.h"
 #include "gpu_test_util.h"
 #include "image/decode.h"
 #include "image/orientation.h"
 #include "image/preprocess.h"
+#include "pipeline/gpu_jpeg.h"
 
 namespace tandem::testing {
 namespace {
 
-constexpr double kMaxAbs = 0.1, kMeanAbs = 0.02;
+struct Tolerance {
+  double max_abs, mean_abs;
+};
+constexpr Tolerance kNormalized{0.1, 0.02};  // classifier: (x / 255 - mean) / std
+constexpr Tolerance kLevels{6.0, 1.2};       // detector: raw 0..255
 
-#define TANDEM_REQUIRE_GPU_JPEG(decoder)                                                 \
-  TANDEM_REQUIRE_GPU();                                                                  \
-  std::string why_no_decoder;                                                            \
-  std::unique_ptr<cuda::JpegBatchDecoder> decoder =                                      \
-      cuda::JpegBatchDecoder::create(0, cuda::GpuPreprocessParams{}, &why_no_decoder);   \
+// The classifier's input (torchvision's ImageNet recipe) and the detector's.
+const image::PreprocessConfig kClassifier{};
+const image::PreprocessConfig kDetector = image::stretch_config(512, 512);
+
+#define TANDEM_REQUIRE_GPU_JPEG(decoder, config)                                                   \
+  TANDEM_REQUIRE_GPU();                                                                            \
+  std::string why_no_decoder;                                                                      \
+  std::unique_ptr<cuda::JpegBatchDecoder> decoder =                                                \
+      cuda::JpegBatchDecoder::create(0, pipeline::gpu_preprocess_params(config), &why_no_decoder); \
   if (!decoder) GTEST_SKIP() << "no GPU JPEG decoder: " << why_no_decoder
 
 // A smooth synthetic photo: slow gradients (sky, skin) plus finer texture
@@ -81,33 +100,39 @@ std::vector<uint8_t> encode(const std::vector<uint8_t>& px, int w, int h, int pi
 
 const int kW = 1000, kH = 750;
 
-std::vector<uint8_t> color_jpeg(int subsamp, int flags = 0) {
-  return encode(synthetic_rgb(kW, kH), kW, kH, TJPF_RGB, subsamp, flags);
+std::vector<uint8_t> color_jpeg(int subsamp, int flags = 0, int w = kW, int h = kH) {
+  return encode(synthetic_rgb(w, h), w, h, TJPF_RGB, subsamp, flags);
 }
-std::vector<uint8_t> gray_jpeg() { return encode(gray_of(synthetic_rgb(kW, kH)), kW, kH, TJPF_GRAY, TJSAMP_GRAY, 0); }
+std::vector<uint8_t> gray_jpeg(int w = kW, int h = kH) {
+  return encode(gray_of(synthetic_rgb(w, h)), w, h, TJPF_GRAY, TJSAMP_GRAY, 0);
+}
 
-// The CPU path: full-size decode, upright, preprocessed.
-std::vector<float> cpu_reference(const std::vector<uint8_t>& jpeg, int orientation, const cuda::GpuPreprocessParams& p) {
-  image::DecodeOptions opt;  // min_width = min_height = 0: no DCT scaling
-  opt.apply_orientation = false;
-  const image::Image stored = image::decode_image(jpeg, opt);
+// The CPU path on `stored` pixels shown under `orientation`: upright, then
+// preprocessed.
+std::vector<float> cpu_preprocess(const image::Image& stored, int orientation,
+                                  const image::PreprocessConfig& config) {
   image::Image upright;
   if (orientation == 1) {
     upright = stored;
   } else {
     image::orient_image(stored, orientation, upright);
   }
-  image::PreprocessConfig cfg;
-  cfg.resize = p.resize;
-  cfg.crop = p.crop;
-  for (int c = 0; c < 3; ++c) cfg.mean[size_t(c)] = p.mean[c], cfg.std[size_t(c)] = p.std[c];
-  image::Preprocessor pre(cfg);
+  image::Preprocessor pre(config);
   std::vector<float> out(pre.output_size());
   pre.run(upright, out);
   return out;
 }
 
-void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu, const std::string& what) {
+// The CPU path from the file: full-size decode, upright, preprocessed.
+std::vector<float> cpu_reference(const std::vector<uint8_t>& jpeg, int orientation,
+                                 const image::PreprocessConfig& config) {
+  image::DecodeOptions opt;  // min_width = min_height = 0: no DCT scaling
+  opt.apply_orientation = false;
+  return cpu_preprocess(image::decode_image(jpeg, opt), orientation, config);
+}
+
+void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu,
+                  const std::string& what, Tolerance tol = kNormalized) {
   ASSERT_EQ(gpu.size(), cpu.size()) << what;
   double max_abs = 0, sum = 0;
   for (size_t i = 0; i < cpu.size(); ++i) {
@@ -117,8 +142,8 @@ void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu, 
     sum += d;
   }
   const double mean_abs = sum / double(cpu.size());
-  EXPECT_LE(max_abs, kMaxAbs) << what;
-  EXPECT_LE(mean_abs, kMeanAbs) << what;
+  EXPECT_LE(max_abs, tol.max_abs) << what;
+  EXPECT_LE(mean_abs, tol.mean_abs) << what;
   std::printf("[ INFO     ] %s: max |diff| %.4f, mean |diff| %.5f\n", what.c_str(), max_abs, mean_abs);
 }
 
@@ -136,7 +161,7 @@ struct Batch {
 };
 
 TEST(GpuJpeg, Baseline420MatchesCpuPathInEveryOrientation) {
-  TANDEM_REQUIRE_GPU_JPEG(d);
+  TANDEM_REQUIRE_GPU_JPEG(d, kClassifier);
   const std::vector<uint8_t> jpeg = color_jpeg(TJSAMP_420);
   ASSERT_TRUE(d->hardware_supports(jpeg));
   const int orientations[] = {1, 3, 6, 8, 2, 4, 5, 7};
@@ -150,12 +175,13 @@ TEST(GpuJpeg, Baseline420MatchesCpuPathInEveryOrientation) {
     const bool swap = image::orientation_swaps_axes(o);
     EXPECT_EQ(r[i].full_width, swap ? kH : kW);
     EXPECT_EQ(r[i].full_height, swap ? kW : kH);
-    expect_close(b.outputs[i], cpu_reference(jpeg, o, d->params()), "4:2:0 orientation " + std::to_string(o));
+    expect_close(b.outputs[i], cpu_reference(jpeg, o, kClassifier),
+                 "4:2:0 orientation " + std::to_string(o));
   }
 }
 
 TEST(GpuJpeg, GrayReplicatesItsChannel) {
-  TANDEM_REQUIRE_GPU_JPEG(d);
+  TANDEM_REQUIRE_GPU_JPEG(d, kClassifier);
   const std::vector<uint8_t> jpeg = gray_jpeg();
   if (!d->hardware_supports(jpeg)) GTEST_SKIP() << "the hardware decoder does not take grayscale JPEGs here";
   Batch b;
@@ -165,23 +191,24 @@ TEST(GpuJpeg, GrayReplicatesItsChannel) {
   for (size_t i = 0; i < r.size(); ++i) {
     ASSERT_TRUE(r[i].ok) << r[i].error;
     const int o = b.jobs[i].orientation;
-    expect_close(b.outputs[i], cpu_reference(jpeg, o, d->params()), "gray orientation " + std::to_string(o));
+    expect_close(b.outputs[i], cpu_reference(jpeg, o, kClassifier),
+                 "gray orientation " + std::to_string(o));
   }
 }
 
 TEST(GpuJpeg, Baseline444MatchesCpuPath) {
-  TANDEM_REQUIRE_GPU_JPEG(d);
+  TANDEM_REQUIRE_GPU_JPEG(d, kClassifier);
   const std::vector<uint8_t> jpeg = color_jpeg(TJSAMP_444);
   if (!d->hardware_supports(jpeg)) GTEST_SKIP() << "the hardware decoder does not take 4:4:4 JPEGs here";
   Batch b;
   b.add(jpeg, 8, d->output_size());
   const auto r = b.run(*d);
   ASSERT_TRUE(r[0].ok) << r[0].error;
-  expect_close(b.outputs[0], cpu_reference(jpeg, 8, d->params()), "4:4:4 orientation 8");
+  expect_close(b.outputs[0], cpu_reference(jpeg, 8, kClassifier), "4:4:4 orientation 8");
 }
 
 TEST(GpuJpeg, ProgressiveAndGarbageAreNotForTheHardware) {
-  TANDEM_REQUIRE_GPU_JPEG(d);
+  TANDEM_REQUIRE_GPU_JPEG(d, kClassifier);
   const std::vector<uint8_t> progressive = color_jpeg(TJSAMP_420, TJFLAG_PROGRESSIVE);
   ASSERT_FALSE(progressive.empty());
   EXPECT_FALSE(d->hardware_supports(progressive));
@@ -203,11 +230,11 @@ TEST(GpuJpeg, ProgressiveAndGarbageAreNotForTheHardware) {
   EXPECT_FALSE(r[1].ok);
   EXPECT_FALSE(r[1].error.empty());
   ASSERT_TRUE(r[2].ok) << r[2].error;
-  expect_close(b.outputs[2], cpu_reference(good, 1, d->params()), "good file beside refused ones");
+  expect_close(b.outputs[2], cpu_reference(good, 1, kClassifier), "good file beside refused ones");
 }
 
 TEST(GpuJpeg, CorruptFileFailsAloneInABatch) {
-  TANDEM_REQUIRE_GPU_JPEG(d);
+  TANDEM_REQUIRE_GPU_JPEG(d, kClassifier);
   const std::vector<uint8_t> good = color_jpeg(TJSAMP_420);
   std::vector<uint8_t> bad_header(good.begin(), good.begin() + 2);  // SOI, then junk instead of segments
   for (int i = 0; i < 200; ++i) bad_header.push_back(uint8_t(i * 37 + 11));
@@ -228,14 +255,15 @@ TEST(GpuJpeg, CorruptFileFailsAloneInABatch) {
   for (size_t i : {size_t(0), size_t(2), size_t(4)}) {
     ASSERT_TRUE(r[i].ok) << "job " << i << ": " << r[i].error;
     const int o = b.jobs[i].orientation;
-    expect_close(b.outputs[i], cpu_reference(good, o, d->params()), "good file " + std::to_string(i) + " beside corrupt ones");
+    expect_close(b.outputs[i], cpu_reference(good, o, kClassifier),
+                 "good file " + std::to_string(i) + " beside corrupt ones");
   }
 }
 
 // Calls of different batch sizes re-initialise the batched decoder and give
 // the same floats for the same file; a decoder is reusable after a failure.
 TEST(GpuJpeg, RepeatedCallsAreDeterministic) {
-  TANDEM_REQUIRE_GPU_JPEG(d);
+  TANDEM_REQUIRE_GPU_JPEG(d, kClassifier);
   const std::vector<uint8_t> jpeg = color_jpeg(TJSAMP_420);
   Batch one;
   one.add(jpeg, 6, d->output_size());
@@ -255,6 +283,200 @@ TEST(GpuJpeg, RepeatedCallsAreDeterministic) {
   EXPECT_EQ(again.outputs[0], one.outputs[0]);
   // An empty call does nothing and fails nothing.
   EXPECT_TRUE(d->decode({}).empty());
+}
+
+// Decoded pixels for the kernel tests: random bytes (every value, no
+// smoothness to hide an off-by-one tap), `channels` 1 or 3.
+image::Image random_image(int w, int h, int channels, uint32_t seed) {
+  image::Image img(w, h, channels);
+  std::mt19937 rng(seed);
+  for (size_t i = 0; i < img.bytes(); ++i) img.data()[i] = uint8_t(rng() >> 24);
+  return img;
+}
+
+// A CUDA stream for one test, destroyed however the test ends.
+struct TestStream {
+  cudaStream_t s = nullptr;
+  TestStream() { cuda::check_cuda(cudaStreamCreate(&s), "cudaStreamCreate(test)"); }
+  ~TestStream() { cudaStreamDestroy(s); }
+};
+
+// The kernels alone on `stored` shown under `orientation`: uploaded as the
+// JPEG decoder leaves an image (3-byte pixels, padded rows; a gray image in
+// channel 0 with junk in the other two, which the kernels must not read),
+// then planned, resampled and converted as JpegBatchDecoder does.
+std::vector<float> gpu_preprocess(const image::Image& stored, int orientation,
+                                  const image::PreprocessConfig& config) {
+  const cuda::GpuPreprocessParams p = pipeline::gpu_preprocess_params(config);
+  const bool gray = stored.channels == 1;
+  const size_t pitch = size_t(stored.width) * 3 + 40;
+  std::vector<uint8_t> host(pitch * size_t(stored.height), 0xa5);
+  for (int y = 0; y < stored.height; ++y)
+    for (int x = 0; x < stored.width; ++x)
+      for (int c = 0; c < stored.channels; ++c)
+        host[size_t(y) * pitch + size_t(x) * 3 + size_t(c)] =
+            stored.row(y)[x * stored.channels + c];
+  TestStream stream;
+  cuda::DeviceBuffer pixels(host.size(), "cudaMalloc(test pixels)", {});
+  cuda::check_cuda(
+      cudaMemcpyAsync(pixels.get(), host.data(), host.size(), cudaMemcpyHostToDevice, stream.s),
+      "cudaMemcpyAsync(test pixels)");
+  const cuda::DevicePreprocessPlan plan = cuda::upload_preprocess_plan(
+      cuda::plan_preprocess(stored.width, stored.height, orientation, p), stream.s);
+  cuda::DeviceBuffer temp(size_t(plan.plan.rows) * size_t(p.output_width()) * 3,
+                          "cudaMalloc(test rows)", {});
+  cuda::DeviceBuffer out(p.output_floats() * sizeof(float), "cudaMalloc(test output)", {});
+  const cuda::StoredRgb img = cuda::stored_rgb(static_cast<const uint8_t*>(pixels.get()), pitch,
+                                               stored.width, stored.height, orientation, gray);
+  cuda::launch_preprocess(img, plan.horizontal, plan.vertical, plan.plan.row0, plan.plan.rows,
+                          static_cast<uint8_t*>(temp.get()), p, static_cast<float*>(out.get()),
+                          stream.s);
+  std::vector<float> r(p.output_floats(), -1000.f);
+  cuda::check_cuda(cudaMemcpyAsync(r.data(), out.get(), r.size() * sizeof(float),
+                                   cudaMemcpyDeviceToHost, stream.s),
+                   "cudaMemcpyAsync(test output)");
+  cuda::check_cuda(cudaStreamSynchronize(stream.s), "cudaStreamSynchronize(test)");
+  return r;
+}
+
+void expect_identical(const std::vector<float>& gpu, const std::vector<float>& cpu,
+                      const std::string& what) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  size_t differ = 0, first = 0;
+  for (size_t i = 0; i < cpu.size(); ++i)
+    if (gpu[i] != cpu[i] && differ++ == 0) first = i;
+  EXPECT_EQ(differ, 0u) << what << ": first at float " << first << ", GPU " << gpu[first]
+                        << ", CPU " << cpu[first];
+}
+
+image::PreprocessConfig planes_raw() {
+  image::PreprocessConfig c;
+  c.normalize = false;
+  return c;
+}
+
+image::PreprocessConfig interleaved_normalized() {
+  image::PreprocessConfig c = image::stretch_config(300, 200);
+  c.normalize = true;
+  return c;
+}
+
+// Every layout and value kind, cropped and stretched, square and not.
+const std::vector<std::pair<std::string, image::PreprocessConfig>>& kernel_configs() {
+  static const std::vector<std::pair<std::string, image::PreprocessConfig>> c = {
+      {"classifier", kClassifier},
+      {"detector", kDetector},
+      {"stretch 320x192", image::stretch_config(320, 192)},
+      {"planes raw", planes_raw()},
+      {"interleaved normalized", interleaved_normalized()},
+  };
+  return c;
+}
+
+void expect_kernels_exact(const image::Image& stored, const std::string& name) {
+  for (const auto& [config_name, config] : kernel_configs()) {
+    for (int o = 1; o <= 8; ++o) {
+      const std::string what = name + ", " + config_name + ", orientation " + std::to_string(o);
+      expect_identical(gpu_preprocess(stored, o, config), cpu_preprocess(stored, o, config), what);
+    }
+  }
+}
+
+TEST(GpuPreprocess, KernelsEqualTheCpuPathBitForBit) {
+  TANDEM_REQUIRE_GPU();
+  expect_kernels_exact(random_image(1000, 750, 3, 1), "1000x750");
+  expect_kernels_exact(random_image(513, 37, 3, 2), "513x37 (odd)");
+  expect_kernels_exact(random_image(301, 199, 3, 3), "301x199 (upscaled)");
+  expect_kernels_exact(random_image(1, 2, 3, 4), "1x2");
+}
+
+TEST(GpuPreprocess, GrayReadsOneChannel) {
+  TANDEM_REQUIRE_GPU();
+  expect_kernels_exact(random_image(1000, 750, 1, 5), "gray 1000x750");
+  expect_kernels_exact(random_image(301, 199, 1, 6), "gray 301x199 (upscaled)");
+}
+
+// 4032x3024 to the detector's 512x512: ~7.9x down a row (17 taps a column),
+// ~5.9x down a column; to the classifier's 224 crop ~11.8x (25 taps).
+TEST(GpuPreprocess, TwelveMegapixelsManyTaps) {
+  TANDEM_REQUIRE_GPU();
+  const image::Image photo = random_image(4032, 3024, 3, 7);
+  for (const image::PreprocessConfig& config : {kDetector, kClassifier})
+    for (int o : {1, 6, 3, 8}) {
+      const std::string what = "4032x3024 to " + std::to_string(config.output_width()) +
+                               ", orientation " + std::to_string(o);
+      expect_identical(gpu_preprocess(photo, o, config), cpu_preprocess(photo, o, config), what);
+    }
+}
+
+TEST(GpuJpeg, DetectorInputMatchesCpuPathInEveryOrientation) {
+  TANDEM_REQUIRE_GPU_JPEG(d, kDetector);
+  ASSERT_EQ(d->output_size(), size_t(512) * 512 * 3);
+  const std::vector<uint8_t> jpeg = color_jpeg(TJSAMP_420);
+  Batch b;
+  for (int o = 1; o <= 8; ++o) b.add(jpeg, o, d->output_size());
+  const std::vector<cuda::DecodeResult> r = b.run(*d);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const int o = b.jobs[i].orientation;
+    ASSERT_TRUE(r[i].ok) << "orientation " << o << ": " << r[i].error;
+    const bool swap = image::orientation_swaps_axes(o);
+    EXPECT_EQ(r[i].full_width, swap ? kH : kW);
+    EXPECT_EQ(r[i].full_height, swap ? kW : kH);
+    expect_close(b.outputs[i], cpu_reference(jpeg, o, kDetector),
+                 "detector, orientation " + std::to_string(o), kLevels);
+  }
+}
+
+// One call with a 12-MP photo, an odd size and an image smaller than the
+// input (upscaled): plans of three geometries and the row buffer sized for
+// the largest.
+TEST(GpuJpeg, DetectorInputOfLargeOddAndSmallPhotos) {
+  TANDEM_REQUIRE_GPU_JPEG(d, kDetector);
+  const std::vector<uint8_t> large = color_jpeg(TJSAMP_420, 0, 4032, 3024);
+  const std::vector<uint8_t> odd = color_jpeg(TJSAMP_420, 0, 1001, 751);
+  const std::vector<uint8_t> small = color_jpeg(TJSAMP_420, 0, 301, 199);
+  Batch b;
+  b.add(large, 6, d->output_size());
+  b.add(odd, 1, d->output_size());
+  b.add(small, 8, d->output_size());
+  b.add(large, 1, d->output_size());
+  b.add(small, 1, d->output_size());
+  const std::vector<const std::vector<uint8_t>*> files = {&large, &odd, &small, &large, &small};
+  const char* names[] = {"4032x3024", "1001x751", "301x199", "4032x3024", "301x199"};
+  const auto r = b.run(*d);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const int o = b.jobs[i].orientation;
+    ASSERT_TRUE(r[i].ok) << names[i] << ": " << r[i].error;
+    expect_close(b.outputs[i], cpu_reference(*files[i], o, kDetector),
+                 std::string("detector, ") + names[i] + " orientation " + std::to_string(o),
+                 kLevels);
+  }
+}
+
+TEST(GpuJpeg, DetectorInputOfGrayPhotos) {
+  TANDEM_REQUIRE_GPU_JPEG(d, kDetector);
+  const std::vector<uint8_t> gray = gray_jpeg();
+  const std::vector<uint8_t> small = gray_jpeg(301, 199);
+  if (!d->hardware_supports(gray))
+    GTEST_SKIP() << "the hardware decoder does not take grayscale JPEGs here";
+  Batch b;
+  b.add(gray, 1, d->output_size());
+  b.add(gray, 5, d->output_size());
+  b.add(small, 7, d->output_size());
+  const auto r = b.run(*d);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const int o = b.jobs[i].orientation;
+    ASSERT_TRUE(r[i].ok) << r[i].error;
+    const bool upscaled = i == 2;
+    expect_close(b.outputs[i], cpu_reference(upscaled ? small : gray, o, kDetector),
+                 std::string("detector, gray ") + (upscaled ? "301x199" : "1000x750") +
+                     " orientation " + std::to_string(o),
+                 kLevels);
+    const std::vector<float>& px = b.outputs[i];
+    for (size_t k = 0; k < px.size(); k += 3) {  // R = G = B, as the CPU's gray replicates
+      ASSERT_TRUE(px[k] == px[k + 1] && px[k] == px[k + 2]) << k;
+    }
+  }
 }
 
 }  // namespace
