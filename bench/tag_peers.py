@@ -402,7 +402,8 @@ def target_checks(rows, cuda, targets):
             continue
         worse_rate = worse if absolute else by[worse]["img_per_s"]
         ratio = by[better]["img_per_s"] / worse_rate
-        check = {"target": label, "status": "met" if ratio >= factor else "missed", "ratio": round(ratio, 3)}
+        check = {"target": label, "status": "met" if ratio >= factor else "missed", "ratio": round(ratio, 3),
+                 "factor": factor}
         if absolute:
             check["img_per_s"] = by[better]["img_per_s"]
         b = by[better].get("steady_img_per_s")
@@ -418,7 +419,7 @@ def check_line(c):
         return "  %s: %s" % (c["target"], c["status"])
     rate = "%.1f img/s, " % c["img_per_s"] if "img_per_s" in c else ""
     steady = ", steady %.2f" % c["steady_ratio"] if "steady_ratio" in c else ""
-    return "  %s: %s (%sratio %.2f%s)" % (c["target"], c["status"], rate, c["ratio"], steady)
+    return "  %s: %s (%sratio %.2f, needs %.2f%s)" % (c["target"], c["status"], rate, c["ratio"], c["factor"], steady)
 
 
 def report_lines(rows, checks, machine, env, a, corpus):
