@@ -15,6 +15,7 @@
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
 #endif
+#include "pipeline/detector.h"
 #include "pipeline/model_store.h"
 #include "cpu/cpu_backend.h"
 #include "profile/clock.h"
@@ -134,6 +135,14 @@ void print_per_op(const StepTimes& t, int top) {
 }
 
 int bench_command(BenchOptions& o) {
+  // The default model is the detector `tandem tag` runs: by default its two
+  // heads, as tag computes them; the graph's own post-processing takes a
+  // batch of one.
+  bool default_model = o.model.empty() || o.model == pipeline::kDefaultModel;
+  if (default_model && o.outputs.empty()) {
+    const pipeline::DetectorOptions heads;
+    o.outputs = {heads.heat_output, heads.size_output};
+  }
   o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   profile::TraceSession trace(session_outputs(o.common));
   ModelLoadOptions load;
@@ -212,7 +221,8 @@ void add_bench_command(CLI::App& app) {
                   "Model: .onnx, TF.js model.json, or an installed model's name (default: the shipped detector)");
   sub->add_option("--batch,-b", o->batch, "Batch size")->check(CLI::PositiveNumber);
   sub->add_option("--outputs", o->outputs,
-                  "TF.js models: tensors to compute (e.g. the network heads without batch-1 post-processing)")
+                  "TF.js models: tensors to compute (e.g. the network heads without batch-1 "
+                  "post-processing; the default model: its two heads, what tag computes)")
       ->delimiter(',');
   sub->add_option("--iterations,-n", o->iterations, "Timed runs")->check(CLI::PositiveNumber);
   sub->add_option("--warmup", o->warmup, "Untimed runs first (the first compiles)")->check(CLI::PositiveNumber);

@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 'use strict';
 // Throughput of a TF.js graph model under tfjs in Node (no tfjs-node):
-//   node tfjs_bench.js MODEL_JSON --shape 1,512,512,3 [--backend cpu|wasm] [--iters N] [--warmup W] [--threads T]
-// One iteration is execute() plus dataSync() of every output. The last line
-// of output is JSON: {"backend","batch","img_per_s","p50_ms",...}.
+//   node tfjs_bench.js MODEL_JSON --shape 1,512,512,3 [--outputs a,b] [--backend cpu|wasm] [--iters N] [--warmup W] [--threads T]
+// One iteration is execute() plus dataSync() of every output (the
+// signature's, or --outputs: e.g. a detector's heads without its batch-1
+// post-processing). A batch above 1 frees the input's batch extent, which
+// converters fix to 1. The last line of output is JSON:
+// {"backend","batch","img_per_s","p50_ms",...}.
 const { parseArgs } = require('util');
 const tf = require('@tensorflow/tfjs');
 const { loadLocalGraphModel, executeGraph } = require('./lib/local_graph_model');
 const { useBackend } = require('./lib/backend');
 
-const USAGE = 'usage: tfjs_bench.js MODEL_JSON --shape 1,512,512,3 [--backend cpu|wasm] [--iters N] [--warmup W] [--threads T]';
+const USAGE = 'usage: tfjs_bench.js MODEL_JSON --shape 1,512,512,3 [--outputs a,b] [--backend cpu|wasm] [--iters N] [--warmup W] [--threads T]';
 
 function positiveInt(text, flag, allowZero = false) {
   const n = Number(text);
@@ -24,8 +27,8 @@ function percentile(sorted, p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (i - lo);
 }
 
-async function runOnce(model, feeds) {
-  let out = await executeGraph(model, feeds);
+async function runOnce(model, feeds, outputNames) {
+  let out = await executeGraph(model, feeds, outputNames);
   if (!Array.isArray(out)) out = [out];
   for (const t of out) t.dataSync();
   tf.dispose(out);
@@ -36,6 +39,7 @@ async function main() {
     allowPositionals: true,
     options: {
       shape: { type: 'string' },
+      outputs: { type: 'string' },
       backend: { type: 'string', default: 'cpu' },
       iters: { type: 'string', default: '20' },
       warmup: { type: 'string', default: '3' },
@@ -51,20 +55,21 @@ async function main() {
   const iters = positiveInt(values.iters, '--iters');
   const warmup = positiveInt(values.warmup, '--warmup', true);
   const threads = values.threads != null ? positiveInt(values.threads, '--threads') : undefined;
+  const outputNames = values.outputs ? values.outputs.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
 
   const backend = await useBackend(tf, values.backend, threads);
-  const model = await loadLocalGraphModel(tf, positionals[0]);
+  const model = await loadLocalGraphModel(tf, positionals[0], { dynamicBatch: shape[0] > 1 });
   if (model.inputs.length !== 1) throw new Error(`model has ${model.inputs.length} inputs; tfjs_bench.js feeds exactly one`);
   const inputSpec = model.inputs[0];
   // Values in [0,1) are in range for every model we ship; timing does not depend on them otherwise.
   const input = tf.randomUniform(shape, 0, 1, inputSpec.dtype || 'float32', 1234);
   const feeds = { [inputSpec.name]: input };
 
-  for (let i = 0; i < warmup; i++) await runOnce(model, feeds);
+  for (let i = 0; i < warmup; i++) await runOnce(model, feeds, outputNames);
   const ms = [];
   for (let i = 0; i < iters; i++) {
     const t0 = performance.now();
-    await runOnce(model, feeds);
+    await runOnce(model, feeds, outputNames);
     ms.push(performance.now() - t0);
   }
   ms.sort((a, b) => a - b);
@@ -76,6 +81,7 @@ async function main() {
     backend: backend.backend,
     ...(backend.threads != null ? { threads: backend.threads } : {}),
     shape,
+    ...(outputNames ? { outputs: outputNames } : {}),
     batch,
     iters,
     warmup,

@@ -21,7 +21,16 @@ function readShards(tf, modelDir, weightsManifest) {
   return [weightSpecs, tf.io.concatenateArrayBuffers(shards)];
 }
 
-function localGraphModelHandler(tf, modelJsonPath) {
+// TF.js converters fix a Placeholder's batch to 1; the convolutional part of
+// a graph rarely depends on it, so a batch benchmark frees that extent.
+function freeBatchExtent(modelJSON) {
+  for (const node of modelJSON.modelTopology.node || []) {
+    const dims = node.op === 'Placeholder' && node.attr && node.attr.shape && node.attr.shape.shape && node.attr.shape.shape.dim;
+    if (dims && dims.length > 0) dims[0].size = '-1';
+  }
+}
+
+function localGraphModelHandler(tf, modelJsonPath, { dynamicBatch = false } = {}) {
   return {
     async load() {
       let modelJSON;
@@ -31,14 +40,15 @@ function localGraphModelHandler(tf, modelJsonPath) {
         throw new Error(`${modelJsonPath}: cannot read model JSON: ${e.message}`);
       }
       if (modelJSON.modelTopology == null) throw new Error(`${modelJsonPath}: no modelTopology; not a TF.js model.json`);
+      if (dynamicBatch) freeBatchExtent(modelJSON);
       const modelDir = path.dirname(modelJsonPath);
       return tf.io.getModelArtifactsForJSON(modelJSON, async (manifest) => readShards(tf, modelDir, manifest));
     },
   };
 }
 
-async function loadLocalGraphModel(tf, modelJsonPath) {
-  return tf.loadGraphModel(localGraphModelHandler(tf, modelJsonPath));
+async function loadLocalGraphModel(tf, modelJsonPath, options) {
+  return tf.loadGraphModel(localGraphModelHandler(tf, modelJsonPath, options));
 }
 
 /** Runs the graph; falls back to executeAsync for graphs with dynamic ops (control flow, NMS, Where). */
