@@ -135,21 +135,24 @@ void print_per_op(const StepTimes& t, int top) {
 }
 
 int bench_command(BenchOptions& o) {
-  // The default model is the detector `tandem tag` runs: by default its two
-  // heads, as tag computes them; the graph's own post-processing takes a
-  // batch of one.
+  // The default model is the detector `tandem tag` runs, timed as tag runs
+  // it (its peaks ranked per image in the graph); the graph's own
+  // post-processing takes a batch of one.
   bool default_model = o.model.empty() || o.model == pipeline::kDefaultModel;
-  if (default_model && o.outputs.empty()) {
-    const pipeline::DetectorOptions heads;
-    o.outputs = {heads.heat_output, heads.size_output};
-  }
   o.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   profile::TraceSession trace(session_outputs(o.common));
-  ModelLoadOptions load;
-  load.tfjs.outputs = o.outputs;
-  // TF.js converters fix the batch to 1; the convolutional part rarely cares.
-  load.tfjs.dynamic_batch = o.batch != 1;
-  Session s = open_model(o.model, o.common, load, o.low_input);
+  Session s = [&] {
+    if (default_model && o.outputs.empty()) {
+      pipeline::DetectorOptions det;
+      det.model = o.model;
+      return Session(pipeline::detector_graph(det), session_options(o.common, o.low_input));
+    }
+    ModelLoadOptions load;
+    load.tfjs.outputs = o.outputs;
+    // TF.js converters fix the batch to 1; the convolutional part rarely cares.
+    load.tfjs.dynamic_batch = o.batch != 1;
+    return open_model(o.model, o.common, load, o.low_input);
+  }();
   std::vector<Tensor> inputs;
   uint64_t seed = 1;
   for (const TensorDesc& d : s.input_descs()) inputs.push_back(make_input(d, o.batch, seed++));

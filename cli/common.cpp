@@ -40,14 +40,19 @@ Device resolve_device(const CommonOptions& opts) {
   return Device::cpu();
 }
 
-Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load,
-                   bool low_precision_inputs) {
+SessionOptions session_options(const CommonOptions& opts, bool low_precision_inputs) {
   SessionOptions so;
   so.low_precision_inputs = low_precision_inputs;
   so.device = resolve_device(opts);
   so.precision = parse_precision(opts.precision);
   so.threads = opts.threads;
   so.strict_device = opts.strict_device;
+  return so;
+}
+
+Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load,
+                   bool low_precision_inputs) {
+  SessionOptions so = session_options(opts, low_precision_inputs);
   check_supported(load.tfjs.outputs.empty() || is_tfjs_model_path(path),
                   "choosing outputs is supported for TF.js models only", {path, "", "", ""});
   return Session(load_model(path, load), so);

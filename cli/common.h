@@ -29,6 +29,9 @@ Device resolve_device(const CommonOptions& opts);
 
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
 // low_precision_inputs: see SessionOptions.
+// The session options the common flags (--device, --precision, --threads,
+// --strict-device) ask for.
+SessionOptions session_options(const CommonOptions& opts, bool low_precision_inputs = false);
 Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load = {},
                    bool low_precision_inputs = false);
 

@@ -83,6 +83,11 @@ SessionOptions detector_session_options(const DetectorOptions& o) {
 
 }  // namespace
 
+Graph detector_graph(const DetectorOptions& options) {
+  int h = 0, w = 0, c = 0;
+  return load_detector_graph(options, h, w, c);
+}
+
 Detector::Detector(const DetectorOptions& options)
     : options_(options),
       session_(load_detector_graph(options, heat_height_, heat_width_, classes_), detector_session_options(options)) {

@@ -46,6 +46,10 @@ class DetectorInput {
   image::Preprocessor pre_;
 };
 
+// The network Detector runs: the model up to its peak map and size head,
+// then each image's peaks ranked (scores, flat indices), as benchmarks time it.
+Graph detector_graph(const DetectorOptions& options);
+
 class Detector {
  public:
   explicit Detector(const DetectorOptions& options);
