@@ -92,7 +92,7 @@ int detect_command(DetectOptions& o) {
   dopt.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   dopt.device = resolve_device(o.common);
   dopt.threads = o.common.threads;
-  dopt.precision = parse_precision(o.common.precision);
+  dopt.precision = resolve_precision(o.common, dopt.device);
   dopt.min_score = o.min_score;
   dopt.iou = o.iou;
   dopt.strict_device = o.common.strict_device;
@@ -129,6 +129,7 @@ void add_detect_options(CLI::App* sub, DetectOptions& o) {
   sub->add_option("--batch", o.batch, "Images per network run")->check(CLI::PositiveNumber);
   sub->add_option("--min-score", o.min_score, "Drop objects scoring below")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--iou", o.iou, "Per-class NMS overlap threshold")->check(CLI::Range(0.0, 1.0));
+  o.common.precision = "auto";  // as tag: fp16 on a GPU
   add_common_options(sub, o.common);
 }
 

@@ -140,7 +140,7 @@ int tag_command(TagOptions& o) {
   pipeline::TagModelOptions mo;
   mo.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   mo.device = resolve_device(o.common);
-  mo.precision = parse_precision(o.common.precision);
+  mo.precision = resolve_precision(o.common, mo.device);
   mo.threads = o.common.threads;
   mo.top = o.top;
   mo.min_score = o.min_score;
@@ -219,7 +219,7 @@ int tag_command(TagOptions& o) {
         "tandem: {} of {} GPU JPEG decoders did not open, the CPU decoders took their files: {}\n",
         stats.gpu_decoders_unopened, stats.gpu_decoders, stats.gpu_open_error);
   if (!o.decode_only && model->session()) say_fallback_cost(*model->session(), stats.wall_s);
-  pipeline::diagnose(stats, on_cpu);
+  pipeline::diagnose(stats, facts);
   fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored));
   return stats.failed ? 1 : 0;
 }
@@ -262,6 +262,9 @@ void add_tag_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--decode-only", o->decode_only,
                 "Read, decode and fill batches, run no network and store nothing: the decoders' ceiling");
+  // Photos want labels fast: fp16 on a GPU unless asked otherwise (the
+  // shipped models agree with TF.js within fp16 tolerance; tests/tfjs).
+  o->common.precision = "auto";
   add_common_options(sub, o->common);
   on_run(sub, [o] { return tag_command(*o); });
 }

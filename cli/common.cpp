@@ -18,8 +18,10 @@ void add_common_options(CLI::App* sub, CommonOptions& opts) {
                   "summary.json (for tandem profile-diff)");
   sub->add_option("--threads", opts.threads, "CPU compute threads (0 = all cores)")->check(CLI::NonNegativeNumber);
   sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto (default: the GPU when one is present, else the CPU)");
-  sub->add_option("--precision", opts.precision, "fp32, tf32, fp16 or bf16 (inputs and outputs stay float32)")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  sub->add_option("--precision", opts.precision,
+                  "fp32, tf32, fp16, bf16 or auto: fp16 on a GPU, fp32 on the CPU (inputs and outputs stay float32; "
+                  "default: " + opts.precision + ")")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "auto"}));
   sub->add_flag("--strict-device", opts.strict_device,
                 "Fail when an op has no kernel on the device, instead of running it on the CPU");
 }
@@ -40,11 +42,16 @@ Device resolve_device(const CommonOptions& opts) {
   return Device::cpu();
 }
 
+Precision resolve_precision(const CommonOptions& opts, const Device& device) {
+  if (opts.precision == "auto") return device.kind == DeviceKind::cuda ? Precision::fp16 : Precision::fp32;
+  return parse_precision(opts.precision);
+}
+
 SessionOptions session_options(const CommonOptions& opts, bool low_precision_inputs) {
   SessionOptions so;
   so.low_precision_inputs = low_precision_inputs;
   so.device = resolve_device(opts);
-  so.precision = parse_precision(opts.precision);
+  so.precision = resolve_precision(opts, so.device);
   so.threads = opts.threads;
   so.strict_device = opts.strict_device;
   return so;

@@ -14,7 +14,7 @@ struct CommonOptions {
   std::string profile_dir;  // --profile DIR: trace, summary.txt, summary.json
   int threads = 0;         // --threads T: CPU compute threads (0 = all cores)
   std::string device = "auto";
-  std::string precision = "fp32";
+  std::string precision = "fp32";  // "auto": fp16 on a GPU, fp32 on the CPU (resolve_precision)
   bool strict_device = false;  // --strict-device: an op the device cannot run is an error, not a CPU fallback
 };
 
@@ -29,6 +29,8 @@ Device resolve_device(const CommonOptions& opts);
 
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
 // low_precision_inputs: see SessionOptions.
+// --precision on `device`.
+Precision resolve_precision(const CommonOptions& opts, const Device& device);
 // The session options the common flags (--device, --precision, --threads,
 // --strict-device) ask for.
 SessionOptions session_options(const CommonOptions& opts, bool low_precision_inputs = false);

@@ -6,7 +6,8 @@
 
 namespace tandem::pipeline {
 
-void diagnose(TagStats& s, bool inference_on_cpu) {
+void diagnose(TagStats& s, const TagRunFacts& facts) {
+  const bool inference_on_cpu = facts.inference_on_cpu;
   const StageTimes& t = s.time;
   double wall = std::max(s.wall_s, 1e-9);
   double decode_busy = (t.read + t.decode + t.resize) / (wall * std::max(1, s.decoders));
@@ -20,7 +21,7 @@ void diagnose(TagStats& s, bool inference_on_cpu) {
     s.verdict = fmt::format("inference busy {:.0f}% of the run, decoders {:.0f}%, waiting {:.1f} s for free batch slots: ",
                             100 * infer_busy, 100 * decode_busy, t.slot_wait) +
                 (inference_on_cpu ? "run on a GPU (--device cuda) or a smaller model"
-                                  : "try --precision fp16 or a larger --batch");
+                                  : facts.low_precision ? "try a larger --batch" : "try --precision fp16 or a larger --batch");
   } else if (decode_busy >= write_busy) {
     s.limiting_stage = "decode";
     s.verdict = fmt::format("decoders busy {:.0f}% of the run, inference waited {:.0f}% of it for images: ",

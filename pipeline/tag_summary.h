@@ -3,12 +3,13 @@
 // time per stage, and which stage limited the run with the next thing to try.
 #include <string>
 
+#include "pipeline/tag_profile.h"
 #include "pipeline/tagger.h"
 
 namespace tandem::pipeline {
 
 // Fills stats.limiting_stage and stats.verdict from the stage times.
-void diagnose(TagStats& stats, bool inference_on_cpu);
+void diagnose(TagStats& stats, const TagRunFacts& facts);
 
 // A few lines for the terminal; `skipped` files were up to date in the
 // catalog, `ignored` were not images (or could not be listed).

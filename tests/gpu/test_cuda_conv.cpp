@@ -223,19 +223,29 @@ TEST(CudaPool, PoolsInHalfPrecisionMatchTheCpuToOnePercent) {
   }
 }
 
-TEST(CudaPool, AsymmetricPadsAreRefusedNamingTheNode) {
+// cuDNN pools with symmetric padding only: with --strict-device the refusal
+// names the node; otherwise the pool runs on the CPU, as the CPU alone runs it.
+TEST(CudaPool, AsymmetricPadsAreRefusedNamingTheNodeOrFallBack) {
   TANDEM_REQUIRE_GPU();
   GraphBuilder b;
   ValueId x = b.input("x", {1, 4, 8, 8});
   b.output(b.node("MaxPool", {x}, pool_attrs({3, 3}, {2, 2}, {0, 0, 1, 1})));
   SessionOptions o;
   o.device = Device::cuda(0);
+  o.strict_device = true;
+  const Tensor in = random_f32({1, 4, 8, 8}, 1);
   try {
-    Session(b.g, o).run({random_f32({1, 4, 8, 8}, 1)});
+    Session(b.g, o).run({in});
     FAIL() << "asymmetric MaxPool ran on the GPU";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(b.g.nodes[0].name), std::string::npos) << e.what();
   }
+  o.strict_device = false;
+  Session s(b.g, o);
+  std::vector<Tensor> got = s.run({in});
+  EXPECT_EQ(s.fallback().nodes, 1);
+  std::vector<Tensor> want = Session(b.g).run({in});
+  expect_identical(got.at(0), want.at(0), "asymmetric MaxPool on the CPU fallback");
 }
 
 // The same FusedConv(+residual) -> MaxPool graph in `low` (f16 or bf16) on

@@ -47,7 +47,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tandem")
     ap.add_argument("model")
-    ap.add_argument("--shape", required=True)
+    ap.add_argument("--shape", help="the random input's shape (not with --input or --reference)")
     ap.add_argument("--range", default="0,1")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rtol", type=float, default=1e-4)
@@ -58,6 +58,8 @@ def main():
     ap.add_argument("--save-reference", help="write the input and TF.js's outputs to this folder, run no tandem")
     ap.add_argument("--reference", help="read the input and TF.js's outputs from this folder instead of running Node")
     a = ap.parse_args()
+    if not (a.shape or a.input or a.reference):
+        ap.error("--shape, --input or --reference is needed")
 
     node = shutil.which("node")
     runner = os.path.join(REPO, "tools", "node", "tfjs_run.js")
