@@ -88,7 +88,7 @@ WHAT = {
     "torch-ssdlite": "(c) PyTorch: PIL Dataset + DataLoader(%d workers), ssdlite320_mobilenet_v3_large",
     "tfjs-node": "(e) TF.js in Node, cpu backend: jpeg-js + resizeBilinear + CenterNet",
     "tfjs-node-wasm": "TF.js in Node, wasm backend (1 thread): same",
-    "detector-bench": "`tandem bench`, CenterNet heads",
+    "detector-bench": "`tandem bench`, CenterNet as tag runs it (heads, peak mask, TopK)",
     "tfjs-bench": "TF.js cpu backend, CenterNet heads",
     "tfjs-bench-wasm": "TF.js wasm backend (1 thread), CenterNet heads",
     "tandem-tag": "(b) `tandem tag --model resnet50.onnx`, catalog",
@@ -326,7 +326,8 @@ def bench_row(r, batch):
 def run_bench(name, a, cuda, timeout):
     batch = BENCH_BATCH["gpu" if cuda else "cpu"]
     if name == "detector-bench":
-        cmd = [a.tandem, "bench", "--batch", str(batch), "--outputs", DETECTOR_HEADS, *device_args(cuda)]
+        # What `tandem tag` runs: the network and its in-graph peak ranking.
+        cmd = [a.tandem, "bench", "--batch", str(batch), *device_args(cuda)]
         return {"command": " ".join(cmd), **bench_row(run_json(cmd, timeout), batch)}
     why = tfjs_missing(cuda)
     if why:
@@ -432,7 +433,7 @@ def report_lines(rows, checks, machine, env, a, corpus):
               env["pillow_libjpeg_turbo"], machine["node"] or "absent", a.directory, corpus["files"],
               corpus["bytes"] / corpus["files"] / 1e6, a.limit_slow or "all", a.limit_tfjs or "all")]
     sections = [("Default model (CenterNet): `tandem tag` and its peers", DETECTOR_PEERS, "detector-tag", tag_table),
-                ("Default model: the network alone on random batches (heads %s)" % DETECTOR_HEADS, BENCH_PEERS, None,
+                ("Default model: the network alone on random batches (TF.js: heads %s)" % DETECTOR_HEADS, BENCH_PEERS, None,
                  bench_table),
                 ("ResNet-50 (seeded random weights): `tandem tag --model` and its peers", RESNET_PEERS, "tandem-tag",
                  tag_table)]

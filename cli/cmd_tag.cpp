@@ -148,8 +148,8 @@ int tag_command(TagOptions& o) {
   bool on_cpu = mo.device.is_cpu();
   const pipeline::TagRunFacts facts{on_cpu, mo.precision == Precision::fp16 || mo.precision == Precision::bf16};
   trace.set_verdict([facts](const profile::ProfileSummary& s) { return pipeline::tag_profile_verdict(s, facts); });
-  if (on_cpu && o.common.threads == 0)  // decoders take the other cores
-    mo.threads = std::max(1, int(std::thread::hardware_concurrency()) - pipeline::default_decoders(true));
+  if (on_cpu && o.common.threads == 0)  // the decoders run on every core too (default_decoders)
+    mo.threads = std::max(1, int(std::thread::hardware_concurrency()) / 2);
   // The GPU's context and libraries open while the model file is parsed.
   std::future<void> gpu_open;
   if (!on_cpu)
@@ -174,7 +174,7 @@ int tag_command(TagOptions& o) {
   }
   pipeline::TaggerOptions to;
   to.decoders = o.decoders;
-  to.batch = o.batch > 0 ? o.batch : (on_cpu ? 8 : 128);
+  to.batch = o.batch > 0 ? o.batch : (on_cpu ? 4 : 128);
   // On a GPU, the model's preparation (~1 s: weights, algorithm choice) runs
   // while the decoders fill batches: three buffers of 128 filled in 0.6 s
   // and the decoders then waited (H200 machine, 16 decoders). Five hold them
@@ -234,9 +234,9 @@ void add_tag_command(CLI::App& app) {
                   fmt::format("An installed model's name, a TF.js detector or an ImageNet .onnx classifier "
                               "(default: {})",
                               pipeline::kDefaultModel));
-  sub->add_option("--decoders", o->decoders, "Decoder threads (default: every core with a GPU, half without)")
+  sub->add_option("--decoders", o->decoders, "Decoder threads (default: every core)")
       ->check(CLI::NonNegativeNumber);
-  sub->add_option("--batch", o->batch, "Images per network run (default: 128 on a GPU, 8 on the CPU)")
+  sub->add_option("--batch", o->batch, "Images per network run (default: 128 on a GPU, 4 on the CPU)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--top", o->top, "At most this many tags per photo")->check(CLI::PositiveNumber);
   sub->add_option("--min-score", o->min_score, "Drop tags scoring below (default 0.25 detector, 0.05 classifier)")

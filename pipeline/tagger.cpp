@@ -438,16 +438,19 @@ class GpuDecoderThread {
 
 }  // namespace
 
-int default_decoders(bool inference_on_cpu) {
-  int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  return inference_on_cpu ? std::max(1, cores / 2) : cores;
+int default_decoders() {
+  // Every core, also when inference runs on the CPU: a decoder and the
+  // network then share cores, and the decoders fill the time inference
+  // waits between batches (2-core machine, the default detector: decoders
+  // on every core and inference on half of them tag 19.7 img/s, against
+  // 16.1 with the cores split between them).
+  return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 Tagger::Tagger(TagModel& model, const TaggerOptions& options) : model_(model), options_(options) {
   check(options_.batch >= 1, "tag: batch must be at least 1");
   check(options_.buffers >= 2, "tag: at least two batch buffers (one filling while one runs)");
-  if (options_.decoders <= 0)  // without inference the decoders have every core
-    options_.decoders = default_decoders(model.backend().device().is_cpu() && !options_.decode_only);
+  if (options_.decoders <= 0) options_.decoders = default_decoders();
 }
 
 TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<void(std::vector<TagRecord>&)>& sink) {

@@ -106,8 +106,8 @@ class Tagger {
   TagProgress progress_;
 };
 
-// Decoder threads by default: every core when inference runs on a GPU; on
-// the CPU, inference needs cores too, so half of them (at least one).
-int default_decoders(bool inference_on_cpu);
+// Decoder threads by default: every core, whether inference runs on a GPU
+// or shares the cores.
+int default_decoders();
 
 }  // namespace tandem::pipeline
