@@ -19,6 +19,9 @@
 // cuDNN pads symmetrically only: unequal begin/end pads (TF SAME with stride
 // 2 on an even input) are applied by copying X into a zero-bordered scratch
 // tensor and convolving that without padding.
+// Depthwise convs (group == C == M) do not come here: make_conv sends them
+// to the own kernel of cuda/depthwise_conv.cu, as cuDNN's grouped
+// convolution runs them far below memory bandwidth.
 // fp32 runs with CUDNN_FMA_MATH (no TF32) and without the FFT and Winograd
 // algorithms, whose transforms round differently from a direct sum: fp32 is
 // the path that must match the CPU to 1e-5. f16 and bf16 accumulate in f32
@@ -34,6 +37,7 @@
 #include "cuda/check.h"
 #include "cuda/conv_epilogue.h"
 #include "cuda/cudnn_utils.h"
+#include "cuda/depthwise_conv.h"
 #include "cuda/float_types.h"
 #include "cuda/registry.h"
 #include "ops/conv.h"
@@ -408,6 +412,7 @@ class CudnnConvKernel final : public Kernel {
 };
 
 KernelPlan make_conv(const OpDesc& op, Context& c) {
+  if (is_depthwise_conv(op)) return make_depthwise_conv(op, c);
   KernelPlan plan;
   auto kernel = std::make_unique<CudnnConvKernel>(op, c);
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/half.h"
 #include "cuda/context.h"
@@ -77,6 +78,38 @@ inline const char* precision_name(Precision p) {
   return "?";
 }
 
+// A tandem.FusedConv epilogue (ops/conv.h): activation and parameters
+// (ops/activation.h), and whether a residual is added.
+struct FusedEpilogue {
+  std::string activation;
+  std::vector<float> params;
+  bool residual = false;
+};
+
+// Every FusedConv activation, a few with a residual: the epilogues each CUDA
+// convolution path is checked with.
+inline std::vector<FusedEpilogue> fused_conv_epilogues() {
+  return {{"", {}, false},
+          {"Relu", {}, false},
+          {"Relu", {}, true},
+          {"", {}, true},
+          {"HardSwish", {0.99976f}, false},
+          {"HardSwish", {0.99976f}, true},
+          {"HardSigmoid", {0.2f, 0.5f, 0.99976f}, false},
+          {"SiLU", {}, false},
+          {"Clip", {0.f, 6.f}, false},
+          {"LeakyRelu", {0.1f}, true},
+          {"Sigmoid", {}, false},
+          {"Tanh", {}, false}};
+}
+
+// Sets a FusedConv node's epilogue attributes, replacing earlier ones.
+inline void set_fused_epilogue(Attributes& a, const FusedEpilogue& e) {
+  a.set("activation", e.activation);
+  if (!e.params.empty()) a.set("activation_params", e.params);
+  else a.erase("activation_params");
+  a.set("has_residual", int64_t(e.residual));
+}
 
 // Exact agreement of any dtype (bool masks, integer casts, data movement).
 inline void expect_identical(const Tensor& gpu, const Tensor& cpu, const std::string& what) {

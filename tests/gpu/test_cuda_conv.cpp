@@ -1,4 +1,5 @@
-// CUDA Conv, tandem.FusedConv and pooling (cuDNN, NHWC) vs the CPU backend.
+// CUDA Conv, tandem.FusedConv and pooling (cuDNN, NHWC) vs the CPU backend;
+// the depthwise cases run cuda/depthwise_conv.cu (test_cuda_depthwise.cpp).
 // fp32: relative error <= 1e-5 of the reference norm. The CPU reference is
 // forced to oneDNN's direct convolution (TANDEM_CONV_ALGO=direct): its
 // Winograd, which it may otherwise pick for 3x3 stride 1, rounds differently
@@ -116,23 +117,6 @@ TEST_F(CudaConv, ConvShapesInHalfPrecisionMatchTheCpuToOnePercent) {
 // precision p: cuDNN's fused call where it accepts the case, else the
 // epilogue kernel.
 void expect_fused_convs_match(Precision p) {
-  struct Act {
-    std::string name;
-    std::vector<float> params;
-    bool residual;
-  };
-  std::vector<Act> acts = {{"", {}, false},
-                           {"Relu", {}, false},
-                           {"Relu", {}, true},
-                           {"", {}, true},
-                           {"HardSwish", {0.99976f}, false},
-                           {"HardSwish", {0.99976f}, true},
-                           {"HardSigmoid", {0.2f, 0.5f, 0.99976f}, false},
-                           {"SiLU", {}, false},
-                           {"Clip", {0.f, 6.f}, false},
-                           {"LeakyRelu", {0.1f}, true},
-                           {"Sigmoid", {}, false},
-                           {"Tanh", {}, false}};
   std::vector<ConvCase> shapes = {
       {"3x3 32->48", {2, 32, 14, 14}, {48, 32, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1})},
       {"depthwise s1", {1, 40, 12, 12}, {40, 1, 3, 3}, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 40)},
@@ -140,13 +124,10 @@ void expect_fused_convs_match(Precision p) {
   };
   uint32_t seed = 500;
   for (ConvCase c : shapes)
-    for (const Act& a : acts) {
-      c.attrs.set("activation", a.name);
-      if (!a.params.empty()) c.attrs.set("activation_params", a.params);
-      else c.attrs.erase("activation_params");
-      c.attrs.set("has_residual", int64_t(a.residual));
-      EXPECT_LE(conv_error(ops::kFusedConvOp, c, seed += 10, a.residual, p), tolerance(p))
-          << c.name << " " << a.name << " residual " << a.residual << " " << precision_name(p);
+    for (const FusedEpilogue& e : fused_conv_epilogues()) {
+      set_fused_epilogue(c.attrs, e);
+      EXPECT_LE(conv_error(ops::kFusedConvOp, c, seed += 10, e.residual, p), tolerance(p))
+          << c.name << " " << e.activation << " residual " << e.residual << " " << precision_name(p);
     }
 }
 
