@@ -97,6 +97,11 @@ def main():
                 sys.exit(0)
         with open(os.path.join(ref_dir, "outputs.json")) as f:
             refs = json.load(f)
+        if a.outputs:  # a saved reference may hold more outputs than this comparison asks for
+            wanted = a.outputs.split(",")
+            refs = {k: v for k, v in refs.items() if k in wanted or k.split(":")[0] in wanted}
+            if not refs:
+                sys.exit(f"none of --outputs {a.outputs} is in the reference")
         out_dir = os.path.join(tmp, "tandem")
         cmd = [a.tandem, "run", a.model, "-i", inp, "--save-outputs", out_dir,
                "--device", a.device, "--precision", a.precision]
