@@ -6,6 +6,22 @@
 
 namespace tandem::pipeline {
 
+namespace {
+
+// What to try when the decoders limit the run.
+std::string decode_advice(const TagStats& s, bool inference_on_cpu) {
+  if (inference_on_cpu) return "inference shares the cores; more --decoders trades inference speed";
+  if (s.gpu_decoders == 0) return "add decoders (--decoders) or let the GPU decode too (--nvjpeg)";
+  if (s.gpu_refused == 0) return "add decoders (--decoders, --gpu-decoders)";
+  // The GPU's engines take baseline JPEGs only; what they refuse decodes on
+  // the CPU, and a progressive 12-MP file costs a whole Huffman decode there.
+  return fmt::format("the CPU decoders took the {} files the GPU's JPEG engines refuse (progressive JPEGs, "
+                     "other formats): more cores, or fewer such files, go faster",
+                     s.gpu_refused);
+}
+
+}  // namespace
+
 void diagnose(TagStats& s, const TagRunFacts& facts) {
   const bool inference_on_cpu = facts.inference_on_cpu;
   const StageTimes& t = s.time;
@@ -26,8 +42,7 @@ void diagnose(TagStats& s, const TagRunFacts& facts) {
     s.limiting_stage = "decode";
     s.verdict = fmt::format("decoders busy {:.0f}% of the run, inference waited {:.0f}% of it for images: ",
                             100 * decode_busy, 100 * t.batch_wait / wall) +
-                (inference_on_cpu ? "inference shares the cores; more --decoders trades inference speed"
-                                  : "add decoders (--decoders) or let the GPU decode too");
+                decode_advice(s, inference_on_cpu);
   } else {
     s.limiting_stage = "write";
     s.verdict = fmt::format("writing busy {:.0f}% of the run: put the catalog on a faster disk", 100 * write_busy);

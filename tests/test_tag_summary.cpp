@@ -1,0 +1,50 @@
+// The end-of-run verdict of `tandem tag`: which stage limited the run, and
+// advice that fits the run (the figures are the H200 host's detector run of
+// 3,500 photos, decode-bound by the progressive files its JPEG engines refuse).
+#include <gtest/gtest.h>
+
+#include "pipeline/tag_summary.h"
+
+using namespace tandem::pipeline;
+
+namespace {
+
+TagStats decode_bound_gpu_run(int gpu_decoders, int64_t refused) {
+  TagStats s;
+  s.files = s.tagged = 3500;
+  s.batches = 28;
+  s.decoders = 16;
+  s.gpu_decoders = gpu_decoders;
+  s.gpu_refused = refused;
+  s.wall_s = 13.1;
+  s.time.decode = 182.7;
+  s.time.infer = 2.8;
+  s.time.batch_wait = 8.5;
+  return s;
+}
+
+TEST(TagSummary, DecodeBoundGpuRunNamesTheFilesTheEnginesRefused) {
+  TagStats s = decode_bound_gpu_run(2, 824);
+  diagnose(s, {false, true});
+  EXPECT_EQ(s.limiting_stage, "decode");
+  EXPECT_NE(s.verdict.find("824 files the GPU's JPEG engines refuse"), std::string::npos) << s.verdict;
+}
+
+TEST(TagSummary, DecodeBoundWithoutGpuDecodersSuggestsThem) {
+  TagStats s = decode_bound_gpu_run(0, 0);
+  diagnose(s, {false, true});
+  EXPECT_NE(s.verdict.find("--nvjpeg"), std::string::npos) << s.verdict;
+}
+
+TEST(TagSummary, InferenceBoundFp16RunDoesNotSuggestFp16) {
+  TagStats s = decode_bound_gpu_run(2, 0);
+  s.time.decode = 10;
+  s.time.infer = 12;
+  diagnose(s, {false, true});
+  EXPECT_EQ(s.limiting_stage, "inference");
+  EXPECT_EQ(s.verdict.find("fp16"), std::string::npos) << s.verdict;
+  diagnose(s, {false, false});
+  EXPECT_NE(s.verdict.find("--precision fp16"), std::string::npos) << s.verdict;
+}
+
+}  // namespace
