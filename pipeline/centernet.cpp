@@ -50,12 +50,14 @@ std::vector<Detection> boxes_of_peaks(const PeakList& peaks, const float* wh, in
   for (int j = 0; j < peaks.count; ++j) {
     // A zero is a masked non-peak that TopK ranked when there were fewer than k peaks.
     if (!(peaks.score[j] >= min_score) || !(peaks.score[j] > 0.f)) continue;
-    int64_t cell = peaks.index[j] / classes;
-    if (peaks.index[j] < 0 || cell >= cells) continue;
+    const int64_t i = peaks.index[j];
+    if (i < 0 || i >= cells * classes) continue;
+    const int64_t cell = peaks.class_major ? i % cells : i / classes;
+    const int class_id = int(peaks.class_major ? i / cells : i % classes);
     float x = float(cell % width) * stride, y = float(cell / width) * stride;
     const float* d = wh + cell * 4;
     Detection det;
-    det.class_id = int(peaks.index[j] % classes);
+    det.class_id = class_id;
     det.score = peaks.score[j];
     det.box = {x - d[0], y - d[1], x + d[2], y + d[3]};
     dets.push_back(det);

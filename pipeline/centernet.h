@@ -31,6 +31,9 @@ struct PeakList {
   const float* score = nullptr;
   const int64_t* index = nullptr;
   int count = 0;
+  // Flat indices of a [classes, h, w] map (class * h * w + cell) rather than
+  // of an [h, w, classes] one (cell * classes + class).
+  bool class_major = false;
 };
 
 // Boxes of the peaks with score >= min_score; wh is [height, width, 4].

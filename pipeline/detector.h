@@ -75,6 +75,7 @@ class Detector {
   DetectorOptions options_;
   // Set while session_'s graph is loaded, so declared (initialised) first.
   int heat_height_ = 0, heat_width_ = 0, classes_ = 0;
+  bool class_major_ = false;  // the peaks ranked in [classes, h, w] order
   Session session_;
   int width_ = 0, height_ = 0;
   std::vector<std::string> labels_;
