@@ -96,7 +96,6 @@ class DeviceInputs {
   std::vector<void*> held_;
 };
 
-// Where the time of one run goes: op types by total, then the slowest steps.
 // One step of a plan's part, with its time when run alone.
 struct TimedStep {
   const Step* step;
@@ -105,6 +104,7 @@ struct TimedStep {
   double ms;
 };
 
+// Where the time of one run goes: op types by total, then the slowest steps.
 void print_per_op(const StepTimes& t, int top) {
   std::vector<TimedStep> steps;
   for (size_t p = 0; p < t.plan->parts().size(); ++p) {
@@ -225,7 +225,7 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--batch,-b", o->batch, "Batch size")->check(CLI::PositiveNumber);
   sub->add_option("--outputs", o->outputs,
                   "TF.js models: tensors to compute (e.g. the network heads without batch-1 "
-                  "post-processing; the default model: its two heads, what tag computes)")
+                  "post-processing; without it the default model runs as tag runs it)")
       ->delimiter(',');
   sub->add_option("--iterations,-n", o->iterations, "Timed runs")->check(CLI::PositiveNumber);
   sub->add_option("--warmup", o->warmup, "Untimed runs first (the first compiles)")->check(CLI::PositiveNumber);

@@ -45,16 +45,17 @@ int list_model_ops(const std::string& model, const Device& device) {
   std::map<std::string, int> count;
   for (const Node& n : g.nodes)
     if (!n.dead) ++count[n.op_type];
-  int fallback = 0, missing = 0;
+  int nodes = 0, fallback = 0, missing = 0;
   fmt::print("{:<28} {:>5}  runs on {}\n", "op", "nodes", device.str());
   for (const auto& [op, n] : count) {
     bool on_device = device_has(device, op), on_cpu = cpu::find_kernel(op) != nullptr;
     std::string where = on_device ? device.str() : on_cpu ? "cpu (fallback)" : "NO KERNEL";
+    nodes += n;
     fallback += !on_device && on_cpu ? n : 0;
     missing += !on_device && !on_cpu ? n : 0;
     fmt::print("{:<28} {:>5}  {}\n", op, n, where);
   }
-  fmt::print("{} nodes; {} fall back to the CPU; {} have no kernel\n", g.nodes.size(), fallback, missing);
+  fmt::print("{} nodes; {} fall back to the CPU; {} have no kernel\n", nodes, fallback, missing);
   return missing ? 1 : 0;
 }
 

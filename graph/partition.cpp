@@ -6,17 +6,22 @@
 
 namespace tandem {
 
+OpDesc placement_desc(const Graph& g, const Node& node) {
+  OpDesc d;
+  d.op_type = node.op_type;
+  d.node = node.name;
+  d.attrs = &node.attrs;
+  d.opset = g.opset;
+  return d;
+}
+
 std::vector<bool> place_on_fallback(const Graph& g, const Backend& primary, const std::vector<std::string>& refused) {
   std::vector<bool> fallback(g.nodes.size(), false);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     if (node.dead) continue;
-    OpDesc d;
-    d.op_type = node.op_type;
-    d.node = node.name;
-    d.attrs = &node.attrs;
-    d.opset = g.opset;
-    fallback[n] = !primary.supports(d) || std::find(refused.begin(), refused.end(), node.name) != refused.end();
+    fallback[n] = !primary.supports(placement_desc(g, node)) ||
+                  std::find(refused.begin(), refused.end(), node.name) != refused.end();
   }
   return fallback;
 }

@@ -14,6 +14,10 @@
 
 namespace tandem {
 
+// A node as a backend's supports() sees it when placing: op type, name,
+// attributes and opset; no shapes yet.
+OpDesc placement_desc(const Graph& g, const Node& node);
+
 // Where each node of `g` runs: true for the fallback (the CPU). A node goes
 // to the fallback when `primary` does not support its op type or it is in
 // `refused` (nodes whose kernel the primary refused at prepare for their

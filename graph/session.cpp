@@ -9,6 +9,7 @@
 #include "cuda/cuda_backend.h"
 #endif
 #include "graph/batch_split.h"
+#include "graph/partition.h"
 #include "graph/passes.h"
 #include "ops/schema.h"
 #include "profile/zone.h"
@@ -97,8 +98,7 @@ void Session::check_kernels_exist() const {
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     const Node& node = graph_.nodes[n];
     if (node.dead) continue;
-    OpDesc d;
-    d.op_type = node.op_type;
+    const OpDesc d = placement_desc(graph_, node);
     if (!backend_->supports(d) && !cpu::cpu_backend().supports(d))
       throw Error::unsupported("no backend has a kernel for this op", graph_.context(NodeId(n)));
   }

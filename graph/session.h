@@ -46,10 +46,12 @@ struct SessionOptions {
   // caller converts, as PyTorch's half model takes a half tensor): no float32
   // copy of the batch on the device and no cast step. input_descs() says so.
   bool low_precision_inputs = false;
-  // The options most callers set: where, in what arithmetic, on how many threads.
-  static SessionOptions on(Device device, Precision precision = Precision::fp32, int threads = 0) {
+  // The options most callers set: where, in what arithmetic, on how many
+  // threads, and whether a CPU fallback is an error (strict_device below).
+  static SessionOptions on(Device device, Precision precision = Precision::fp32, int threads = 0,
+                           bool strict_device = false) {
     SessionOptions o;
-    o.device = device, o.precision = precision, o.threads = threads;
+    o.device = device, o.precision = precision, o.threads = threads, o.strict_device = strict_device;
     return o;
   }
   // Runs on this backend instead of the device's (not owned; must outlive

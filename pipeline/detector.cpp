@@ -1,11 +1,8 @@
 #include "pipeline/detector.h"
 
 #include <algorithm>
-#include <map>
 
-#include "cpu/cpu_backend.h"
 #include "formats/load_model.h"
-#include "graph/passes.h"
 #include "pipeline/centernet.h"
 #include "pipeline/model_store.h"
 #include "profile/zone.h"
@@ -14,17 +11,19 @@ namespace tandem::pipeline {
 
 namespace {
 
+// Appends a node whose outputs have the dtypes `outputs` (their shapes are
+// inferred when a plan is compiled).
 std::vector<ValueId> add_node(Graph& g, const std::string& op, const std::string& name, std::vector<ValueId> inputs,
-                              Attributes attrs, int outputs = 1) {
+                              Attributes attrs, const std::vector<DType>& outputs) {
   Node n;
   n.op_type = op;
   n.name = name;
   n.inputs = std::move(inputs);
   n.attrs = std::move(attrs);
-  for (int i = 0; i < outputs; ++i) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
     Value v;
     v.name = name + (i ? ":" + std::to_string(i) : "");
-    v.dtype = i ? DType::i64 : DType::f32;
+    v.dtype = outputs[i];
     n.outputs.push_back(g.add_value(std::move(v)));
   }
   std::vector<ValueId> out = n.outputs;
@@ -34,31 +33,19 @@ std::vector<ValueId> add_node(Graph& g, const std::string& op, const std::string
 
 // The graph's own decoding ranks peaks over the whole batch (the converter
 // fixed batch 1 into its Reshape); this ranks each image's: Reshape to
-// [N, h * w * classes], TopK k. Outputs: scores [N, k], flat indices [N, k],
-// and the size head.
+// [N, map size], TopK k. Outputs: scores [N, k], flat indices [N, k], the
+// size head [N, h, w, 4], and the flattened map's shape [N, map size], a
+// constant once the plan's shapes are known, from which the class count
+// follows (map size / (h * w)).
 void append_peak_ranking(Graph& g, ValueId peaks, ValueId sizes, int k) {
   ValueId shape = g.add_constant("tandem/peaks/shape", Tensor::from_vector<int64_t>({0, -1}, {2}));
-  ValueId flat = add_node(g, "Reshape", "tandem/peaks/flatten", {peaks, shape}, {})[0];
+  ValueId flat = add_node(g, "Reshape", "tandem/peaks/flatten", {peaks, shape}, {}, {DType::f32})[0];
   ValueId kv = g.add_constant("tandem/peaks/k", Tensor::from_vector<int64_t>({k}, {1}));
   Attributes a;
   a.set("axis", int64_t(-1));
-  std::vector<ValueId> best = add_node(g, "TopK", "tandem/peaks/top_k", {flat, kv}, a, 2);
-  g.outputs = {best[0], best[1], sizes};
-}
-
-// The peak map's extents for one image: the loader leaves intermediate
-// shapes open until the input's batch is bound, so infer them on a copy.
-Shape peak_map_shape(const Graph& g) {
-  Graph one = g;
-  std::map<std::string, Shape> shapes;
-  for (ValueId in : one.inputs) {
-    Shape s = one.value(in).shape;
-    if (!s.empty() && s[0] < 0) s[0] = 1;
-    shapes[one.value(in).name] = s;
-  }
-  bind_input_shapes(one, shapes);
-  infer_and_fold(one, cpu::cpu_backend());
-  return one.value(one.outputs.at(0)).shape;
+  std::vector<ValueId> best = add_node(g, "TopK", "tandem/peaks/top_k", {flat, kv}, a, {DType::f32, DType::i64});
+  ValueId map_size = add_node(g, "Shape", "tandem/peaks/map_size", {flat}, {}, {DType::i64})[0];
+  g.outputs = {best[0], best[1], sizes, map_size};
 }
 
 // The importer's NCHW -> NHWC Transpose that ends at the peak map, or null.
@@ -72,44 +59,32 @@ const Node* nhwc_transpose_of(const Graph& g, ValueId v) {
   return n.attrs.get_ints("perm", {}) == std::vector<int64_t>{0, 2, 3, 1} ? &n : nullptr;
 }
 
-Graph load_detector_graph(const DetectorOptions& o, int& heat_height, int& heat_width, int& classes,
-                          bool& class_major) {
+// class_major: the peaks are ranked in the map's [classes, h, w] order.
+Graph load_detector_graph(const DetectorOptions& o, bool& class_major) {
   ModelLoadOptions lo;
   lo.tfjs.outputs = {o.peaks_output, o.size_output};
   lo.tfjs.dynamic_batch = true;  // the converter fixed batch 1; the heads do not care
   Graph g = load_model(o.model, lo);
-  const Shape heat = peak_map_shape(g);
-  check(heat.size() == 4 && heat[1] > 0 && heat[2] > 0 && heat[3] > 0,
-        "the detector's peak map '" + o.peaks_output + "' is not [N, h, w, classes] with fixed h, w, classes",
-        {o.model, "", "", shape_str(heat)});
-  heat_height = int(heat[1]), heat_width = int(heat[2]), classes = int(heat[3]);
-  ValueId peaks = g.outputs[0];
+  ValueId peaks = g.outputs.at(0);
   const Node* t = nhwc_transpose_of(g, peaks);
   class_major = t != nullptr;
   if (t) peaks = t->inputs[0];
-  append_peak_ranking(g, peaks, g.outputs[1], std::max(1, o.max_detections));
+  append_peak_ranking(g, peaks, g.outputs.at(1), std::max(1, o.max_detections));
   g.remove_unused_nodes();
   return g;
-}
-
-SessionOptions detector_session_options(const DetectorOptions& o) {
-  SessionOptions so = SessionOptions::on(o.device, o.precision, o.threads);
-  so.strict_device = o.strict_device;
-  return so;
 }
 
 }  // namespace
 
 Graph detector_graph(const DetectorOptions& options) {
-  int h = 0, w = 0, c = 0;
   bool class_major = false;
-  return load_detector_graph(options, h, w, c, class_major);
+  return load_detector_graph(options, class_major);
 }
 
 Detector::Detector(const DetectorOptions& options)
     : options_(options),
-      session_(load_detector_graph(options, heat_height_, heat_width_, classes_, class_major_),
-               detector_session_options(options)) {
+      session_(load_detector_graph(options, class_major_),
+               SessionOptions::on(options.device, options.precision, options.threads, options.strict_device)) {
   std::vector<TensorDesc> in = session_.input_descs();
   ErrorContext ctx{options.model, "", "", ""};
   check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[3] == 3,
@@ -128,20 +103,25 @@ std::vector<std::vector<Detection>> Detector::detect(const Tensor& batch,
     out = session_.run({batch});
   }
   TANDEM_ZONE_CAT("detector decode", "pipeline");
-  const Tensor &score = out.at(0), &index = out.at(1), &wh = out.at(2);
+  const Tensor &score = out.at(0), &index = out.at(1), &wh = out.at(2), &map_size = out.at(3);
   ErrorContext ctx{options_.model, "", "", score.desc().str() + ", " + index.desc().str() + ", " + wh.desc().str()};
   const int64_t n = int64_t(sizes.size());
   check(score.rank() == 2 && score.dim(0) == n && index.shape() == score.shape() && index.dtype() == DType::i64 &&
-            wh.rank() == 4 && wh.dim(0) == n && wh.dim(1) == heat_height_ && wh.dim(2) == heat_width_ && wh.dim(3) == 4,
+            wh.rank() == 4 && wh.dim(0) == n && wh.dim(1) > 0 && wh.dim(2) > 0 && wh.dim(3) == 4 &&
+            map_size.dtype() == DType::i64 && map_size.numel() == 2,
         "detector outputs are not ranked peaks [N,k] and a CenterNet size head [N,h,w,4]", ctx);
+  const int heat_height = int(wh.dim(1)), heat_width = int(wh.dim(2));
+  const int64_t cells = int64_t(heat_height) * heat_width, flat = map_size.data<int64_t>()[1];
+  check(flat > 0 && flat % cells == 0, "the detector's peak map is not classes x the size head's h x w", ctx);
+  const int classes = int(flat / cells);
   const int k = int(score.dim(1));
-  const float stride = float(height_) / float(heat_height_);
-  const size_t wh_floats = size_t(heat_height_) * size_t(heat_width_) * 4;
+  const float stride = float(height_) / float(heat_height);
+  const size_t wh_floats = size_t(cells) * 4;
   std::vector<std::vector<Detection>> result;
   for (size_t i = 0; i < sizes.size(); ++i) {
     PeakList peaks{score.data<float>() + i * size_t(k), index.data<int64_t>() + i * size_t(k), k, class_major_};
-    std::vector<Detection> dets = boxes_of_peaks(peaks, wh.data<float>() + i * wh_floats, heat_height_, heat_width_,
-                                                 classes_, stride, options_.min_score);
+    std::vector<Detection> dets = boxes_of_peaks(peaks, wh.data<float>() + i * wh_floats, heat_height, heat_width,
+                                                 classes, stride, options_.min_score);
     const float sx = float(sizes[i].first) / float(width_), sy = float(sizes[i].second) / float(height_);
     for (Detection& d : dets) {
       d.box = {std::clamp(d.box.x1 * sx, 0.f, float(sizes[i].first)), std::clamp(d.box.y1 * sy, 0.f, float(sizes[i].second)),

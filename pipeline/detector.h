@@ -73,9 +73,9 @@ class Detector {
 
  private:
   DetectorOptions options_;
-  // Set while session_'s graph is loaded, so declared (initialised) first.
-  int heat_height_ = 0, heat_width_ = 0, classes_ = 0;
-  bool class_major_ = false;  // the peaks ranked in [classes, h, w] order
+  // The peaks are ranked in the map's [classes, h, w] order; set while
+  // session_'s graph is loaded, so declared (initialised) first.
+  bool class_major_ = false;
   Session session_;
   int width_ = 0, height_ = 0;
   std::vector<std::string> labels_;

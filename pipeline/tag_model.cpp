@@ -36,12 +36,6 @@ Graph parse_model_file(const std::string& path) {
   return load_model(path);
 }
 
-SessionOptions session_options(const TagModelOptions& o) {
-  SessionOptions so = SessionOptions::on(o.device, o.precision, o.threads);
-  so.strict_device = o.strict_device;
-  return so;
-}
-
 // Either model's writer: its preprocessing into the batch slot.
 class PreprocessWriter final : public SlotWriter {
  public:
@@ -57,7 +51,7 @@ class Classifier final : public TagModel {
  public:
   explicit Classifier(const TagModelOptions& o)
       : o_(o),
-        session_(parse_model_file(o.model), session_options(o)) {
+        session_(parse_model_file(o.model), SessionOptions::on(o.device, o.precision, o.threads, o.strict_device)) {
     ErrorContext where{o.model, "", "", ""};
     std::vector<TensorDesc> in = session_.input_descs();
     check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[1] == 3 && in[0].shape[2] > 0 &&
