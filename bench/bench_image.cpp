@@ -78,16 +78,17 @@ const std::string& progressive_camera_jpeg_path() {
 
 // Seconds per image for torchvision's classification transform on PIL
 // (Image.open + convert + Resize(256) + CenterCrop(224) + ToTensor +
-// Normalize) or, with `draft`, for PIL's draft-mode decode alone (libjpeg's
-// DCT scaling to the smallest scale >= 256x256, then convert), the best of 3
-// timed runs, measured once per file and kind.
-double pil_seconds(const std::string& path, bool draft = false) {
+// Normalize) or, with `draft` > 0, for PIL's draft-mode decode alone
+// (libjpeg's DCT scaling to the smallest scale >= draft x draft, then
+// convert), the best of 3 timed runs, measured once per file and kind.
+double pil_seconds(const std::string& path, int draft = 0) {
   static std::map<std::string, double> cache;
-  const std::string key = path + (draft ? "#draft" : "");
+  const std::string key = path + "#" + std::to_string(draft);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::string side = std::to_string(draft);
   const std::string decode =
-      draft ? "(lambda im: (im.draft('RGB', (256, 256)), im.convert('RGB')))(Image.open('" + path +
-                  "'))"
+      draft ? "(lambda im: (im.draft('RGB', (" + side + ", " + side +
+                  ")), im.convert('RGB')))(Image.open('" + path + "'))"
             : "t(Image.open('" + path + "').convert('RGB'))";
   const std::string code =
       "import time, torch, torchvision.transforms as T\nfrom PIL import Image\n"
@@ -120,7 +121,7 @@ double pil_seconds(const std::string& path, bool draft = false) {
 // Both sides in wall-clock seconds per image (the PIL side cannot report
 // CPU time), so a loaded machine slows both alike. `draft`: against PIL's
 // draft-mode decode (counter x_vs_PIL_draft), else its classification transform.
-void set_ratio(benchmark::State& state, const std::string& path, uint64_t elapsed_ns, bool draft = false) {
+void set_ratio(benchmark::State& state, const std::string& path, uint64_t elapsed_ns, int draft = 0) {
   const double pil = pil_seconds(path, draft);
   const double ours = double(elapsed_ns) * 1e-9 / double(state.iterations());
   if (pil > 0 && ours > 0) state.counters[draft ? "x_vs_PIL_draft" : "x_vs_PIL"] = pil / ours;
@@ -157,14 +158,16 @@ void run_decode(benchmark::State& state, const std::string& path, bool scaled) {
   state.SetLabel(std::to_string(img.width) + "x" + std::to_string(img.height));
 }
 
-// A progressive photo decoded DCT-scaled, with or without skipping the scans
-// that scale does not read; ratio against PIL's draft mode on the same file.
-void run_progressive_decode(benchmark::State& state, bool skip_unread_scans) {
+// A progressive photo decoded DCT-scaled to cover min x min, with or without
+// skipping scans (at 1/8 those the scale does not read, at 1/4 luma's
+// refinement scans); ratio against PIL's draft mode on the same file.
+void run_progressive_decode(benchmark::State& state, int min, bool skip) {
   const std::string& path = progressive_camera_jpeg_path();
   const std::vector<uint8_t> bytes = read_all(path);
   DecodeOptions opt;
-  opt.min_width = opt.min_height = 256;
-  opt.skip_unread_scans = skip_unread_scans;
+  opt.min_width = opt.min_height = min;
+  opt.skip_unread_scans = skip;
+  opt.coarse_progressive = skip;
   Image img;
   const uint64_t start = tandem::profile::now_ns();
   for (auto _ : state) {
@@ -173,7 +176,7 @@ void run_progressive_decode(benchmark::State& state, bool skip_unread_scans) {
   }
   const uint64_t elapsed = tandem::profile::now_ns() - start;
   state.SetLabel(std::to_string(img.width) + "x" + std::to_string(img.height));
-  set_ratio(state, path, elapsed, /*draft=*/true);
+  set_ratio(state, path, elapsed, /*draft=*/min);
 }
 
 void run_preprocess(benchmark::State& state, const std::string& path, bool scaled) {
@@ -196,7 +199,11 @@ void BM_Pipeline_12MP_Scaled(benchmark::State& s) { run_pipeline(s, camera_jpeg_
 void BM_Decode_12MP_Full(benchmark::State& s) { run_decode(s, camera_jpeg_path(), false); }
 void BM_Decode_12MP_Scaled(benchmark::State& s) { run_decode(s, camera_jpeg_path(), true); }
 void BM_Decode_12MP_Progressive_Scaled(benchmark::State& s) {
-  run_progressive_decode(s, s.range(0) != 0);
+  run_progressive_decode(s, 256, s.range(0) != 0);
+}
+// The detector's input (512x512): 1/4 scale for a 12-MP photo.
+void BM_Decode_12MP_Progressive_Quarter(benchmark::State& s) {
+  run_progressive_decode(s, 512, s.range(0) != 0);
 }
 void BM_Preprocess_12MP_Full(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), false); }
 void BM_Preprocess_12MP_Scaled(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), true); }
@@ -215,6 +222,8 @@ BENCHMARK(BM_Decode_12MP_Full)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Decode_12MP_Scaled)->Unit(benchmark::kMillisecond);
 // Argument: skip the scans 1/8 scale does not read (1) or decode them all (0).
 BENCHMARK(BM_Decode_12MP_Progressive_Scaled)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
+// Argument: skip luma's refinement scans (1, coarse_progressive) or not (0).
+BENCHMARK(BM_Decode_12MP_Progressive_Quarter)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
 BENCHMARK(BM_Preprocess_12MP_Full)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Preprocess_12MP_Scaled)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -5,6 +5,9 @@
 // same photo at 1/8, 504x378, then stretched up to 512x512), exactly as
 // `tandem tag` decodes (image::decode_image_into, EXIF upright, progressive
 // files at 1/8 reading only the scans that scale needs), and compares:
+// a candidate "512c" decodes to cover 512 with progressive files' luma
+// refinement scans skipped (DecodeOptions::coarse_progressive); the
+// reference decodes every scan.
 //   labels: the tags (classes with a detection >= --min-score) are the same;
 //   objects: every detection >= --min-score on either side has one of the
 //     same class on the other (the best IoU >= 0.5, counterpart down to
@@ -12,7 +15,7 @@
 //     IoU >= --iou and |score difference| <= --score.
 // Prints a table per candidate, the photos that differ, and one JSON line.
 //
-//   build/bench/detector_dct_scale [--model M] [--min 512,378] [--batch 4]
+//   build/bench/detector_dct_scale [--model M] [--min 512,512c,378] [--batch 4]
 //       [--threads N] [--limit N] [--min-score 0.25] [--floor 0.15]
 //       [--iou 0.9] [--score 0.02] PATH...
 //
@@ -40,20 +43,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A decode to compare: the minimum side it covers, and whether progressive
+// files skip luma's refinement scans.
+struct Decode {
+  int min = 0;
+  bool coarse = false;
+  std::string name() const { return std::to_string(min) + (coarse ? "c" : ""); }
+};
+
 struct Options {
   std::string model;
-  std::vector<int> mins{512, 378};
+  std::vector<Decode> mins{{512}, {378}};
   int batch = 4, threads = 0, limit = 0;
   float min_score = 0.25f, floor = 0.15f, iou = 0.9f, score = 0.02f;
   std::vector<std::string> paths;
 };
 
-std::vector<int> parse_ints(const std::string& s) {
-  std::vector<int> r;
+std::vector<Decode> parse_decodes(const std::string& s) {
+  std::vector<Decode> r;
   size_t at = 0;
   while (at <= s.size()) {
     const size_t comma = std::min(s.find(',', at), s.size());
-    r.push_back(std::stoi(s.substr(at, comma - at)));
+    const std::string item = s.substr(at, comma - at);
+    const bool coarse = !item.empty() && item.back() == 'c';
+    r.push_back({std::stoi(coarse ? item.substr(0, item.size() - 1) : item), coarse});
     at = comma + 1;
   }
   return r;
@@ -70,7 +83,7 @@ Options parse(int argc, char** argv) {
     if (a == "--model")
       o.model = value();
     else if (a == "--min")
-      o.mins = parse_ints(value());
+      o.mins = parse_decodes(value());
     else if (a == "--batch")
       o.batch = std::stoi(value());
     else if (a == "--threads")
@@ -124,12 +137,14 @@ struct Seen {
 
 // Decodes files [first, first + n) covering min x min, runs the detector.
 std::vector<Seen> detect(pipeline::Detector& det, pipeline::DetectorInput& input,
-                         const std::vector<std::string>& files, size_t first, size_t n, int min) {
+                         const std::vector<std::string>& files, size_t first, size_t n,
+                         const Decode& how) {
   Tensor batch = Tensor::empty(DType::f32, {int64_t(n), det.input_height(), det.input_width(), 3});
   std::vector<std::pair<int, int>> sizes(n);
   std::vector<Seen> seen(n);
   image::DecodeOptions opt;  // the tagger's defaults, its DCT-scaling target set
-  opt.min_width = opt.min_height = min;
+  opt.min_width = opt.min_height = how.min;
+  opt.coarse_progressive = how.coarse;
   image::Image img;
   for (size_t i = 0; i < n; ++i) {
     const std::vector<uint8_t> bytes = image::read_file_bytes(files[first + i], opt.max_file_bytes);
@@ -249,14 +264,14 @@ int main(int argc, char** argv) {
           t.label_sets += d.notes.front().rfind("labels:", 0) == 0;
           std::string all;
           for (const auto& note : d.notes) all += (all.empty() ? "" : "; ") + note;
-          fmt::print("min {}: {}: {} -> {}: {}\n", o.mins[c], files[first + i], ref[i].scale,
+          fmt::print("min {}: {}: {} -> {}: {}\n", o.mins[c].name(), files[first + i], ref[i].scale,
                      cand[i].scale, all);
         }
       }
       std::fflush(stdout);
     }
     std::string json = "{\"photos\": " + std::to_string(files.size()) +
-                       ", \"reference_min\": " + std::to_string(o.mins[0]) + ", \"candidates\": [";
+                       ", \"reference_min\": \"" + o.mins[0].name() + "\"" + ", \"candidates\": [";
     fmt::print(
         "\n| min | photos | differing | label sets | objects | unmatched | IoU < {} | |d score| > "
         "{} | worst IoU | worst |d score| |\n",
@@ -264,17 +279,17 @@ int main(int argc, char** argv) {
     fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (size_t c = 1; c < o.mins.size(); ++c) {
       const Totals& t = totals[c];
-      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f} | {:.3f} |\n", o.mins[c],
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f} | {:.3f} |\n", o.mins[c].name(),
                  t.images, t.differing, t.label_sets, t.objects, t.unmatched, t.low_iou,
                  t.score_off, t.worst_iou, t.worst_delta);
       for (const auto& [sizes, count] : t.decodes)
-        fmt::print("  min {}: {} photos decoded {}\n", o.mins[c], count, sizes);
+        fmt::print("  min {}: {} photos decoded {}\n", o.mins[c].name(), count, sizes);
       json += fmt::format(
-          "{}{{\"min\": {}, \"photos\": {}, \"differing\": {}, \"label_sets\": {}, \"objects\": "
+          "{}{{\"min\": \"{}\", \"photos\": {}, \"differing\": {}, \"label_sets\": {}, \"objects\": "
           "{}, "
           "\"unmatched\": {}, \"low_iou\": {}, \"score_off\": {}, \"worst_iou\": {:.4f}, "
           "\"worst_score_delta\": {:.4f}}}",
-          c > 1 ? ", " : "", o.mins[c], t.images, t.differing, t.label_sets, t.objects, t.unmatched,
+          c > 1 ? ", " : "", o.mins[c].name(), t.images, t.differing, t.label_sets, t.objects, t.unmatched,
           t.low_iou, t.score_off, t.worst_iou, t.worst_delta);
     }
     fmt::print("{}]}}\n", json);

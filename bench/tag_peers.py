@@ -7,6 +7,9 @@ run, the shipped CenterNet COCO detector (`tandem tag` with no --model):
                     default model, fp16 on a GPU, fp32 on the CPU
   detector-decode   the same with --decode-only: decoders + the detector's
                     512x512 input, no inference
+  detector-tag-exact, detector-decode-exact
+                    the two above with --exact-progressive (progressive
+                    files decode every scan, not the default)
   torch-ssdlite     (c) what a PyTorch user writes for object tags: PIL
                     Dataset resizing to 320x320 + ToTensor, DataLoader(cores
                     workers), torchvision's ssdlite320_mobilenet_v3_large
@@ -68,7 +71,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_TOOLS = os.path.join(os.path.dirname(HERE), "tools", "node")
 
-DETECTOR_PEERS = ["detector-tag", "detector-decode", "torch-ssdlite", "tfjs-node", "tfjs-node-wasm"]
+DETECTOR_PEERS = ["detector-tag", "detector-decode", "detector-tag-exact", "detector-decode-exact",
+                  "torch-ssdlite", "tfjs-node", "tfjs-node-wasm"]
 BENCH_PEERS = ["detector-bench", "tfjs-bench", "tfjs-bench-wasm"]
 RESNET_PEERS = ["tandem-decode", "tandem-decode-cpu", "tandem-tag", "tandem-tag-cpu-decode", "tandem-tag-profile",
                 "torch-dataloader", "torch-nvjpeg", "pillow-draft", "pillow-full"]
@@ -85,6 +89,8 @@ BENCH_BATCH = {"gpu": 64, "cpu": 4}
 WHAT = {
     "detector-tag": "`tandem tag`, default model (CenterNet 512x512), catalog",
     "detector-decode": "`tandem tag --decode-only`, default model's input",
+    "detector-tag-exact": "`tandem tag --exact-progressive`, default model, catalog",
+    "detector-decode-exact": "`tandem tag --decode-only --exact-progressive`",
     "torch-ssdlite": "(c) PyTorch: PIL Dataset + DataLoader(%d workers), ssdlite320_mobilenet_v3_large",
     "tfjs-node": "(e) TF.js in Node, cpu backend: jpeg-js + resizeBilinear + CenterNet",
     "tfjs-node-wasm": "TF.js in Node, wasm backend (1 thread): same",
@@ -234,6 +240,8 @@ def tandem_tag_command(name, a, cuda, tmp):
     cmd = [a.tandem, "tag", a.directory, "--json", *model_args(name, a), *device_args(cuda)]
     decode_only = name.startswith(("tandem-decode", "detector-decode"))
     cmd += ["--decode-only"] if decode_only else ["--catalog", os.path.join(tmp, "cat.sqlite")]
+    if name.endswith("-exact"):
+        cmd += ["--exact-progressive"]
     if name == "tandem-tag-profile":
         cmd += ["--profile", os.path.join(tmp, "profile")]
     if name in ("tandem-decode-cpu", "tandem-tag-cpu-decode"):

@@ -44,6 +44,7 @@ struct TagOptions {
   std::string nvjpeg = "auto";  // GPU JPEG decoding: auto, on, off
   int gpu_decoders = 2;
   bool decode_only = false;
+  bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
   CommonOptions common;
 };
 
@@ -182,6 +183,7 @@ int tag_command(TagOptions& o) {
   if (!on_cpu && !o.decode_only) to.buffers = 5;
   for (auto& d : gpu) to.gpu_decoders.push_back(d.get());
   to.decode_only = o.decode_only;
+  to.decode.coarse_progressive = !o.exact_progressive;
   to.gpu_decoders_required = o.nvjpeg == "on";
   pipeline::Tagger tagger(*model, to);
   // Per-file lines on stdout unless the results go to files only.
@@ -262,6 +264,10 @@ void add_tag_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--decode-only", o->decode_only,
                 "Read, decode and fill batches, run no network and store nothing: the decoders' ceiling");
+  sub->add_flag("--exact-progressive", o->exact_progressive,
+                "Decode every scan of progressive JPEGs. By default the detector's input skips luma's "
+                "refinement scans at 1/4 scale: 2-3x faster on such files, detections as close as "
+                "CPU and GPU decodes are to each other (docs/BENCHMARKS.md)");
   // Photos want labels fast: fp16 on a GPU unless asked otherwise (the
   // shipped models agree with TF.js within fp16 tolerance; tests/tfjs).
   o->common.precision = "auto";

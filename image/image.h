@@ -94,6 +94,13 @@ struct DecodeOptions {
   // goes unnoticed, as it cannot change the pixels. Off: every scan is
   // decoded (for comparisons).
   bool skip_unread_scans = true;
+  // JPEG only: a progressive file decoded at 1/4 scale or less (and not
+  // served by the exact 1/8 skip above) skips luma's AC refinement scans,
+  // the last bits of its AC coefficients: most of a noisy photo's bytes and
+  // Huffman work, for pixels within about 53 dB of the exact decode once
+  // resized to a network's input (image/jpeg_scans.h). Off by default: an
+  // approximation, for callers that measured it harmless (the detector).
+  bool coarse_progressive = false;
 };
 
 }  // namespace tandem::image

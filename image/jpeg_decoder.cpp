@@ -3,12 +3,13 @@
 #include <turbojpeg.h>
 
 #include <climits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "image/exif_orientation.h"
-#include "image/jpeg_eighth_decoder.h"
+#include "image/jpeg_scan_decoder.h"
 #include "image/jpeg_scans.h"
 #include "image/orientation.h"
 #include "image/pixel_limit.h"
@@ -110,16 +111,24 @@ JpegScale choose_jpeg_scale(int width, int height, int min_width, int min_height
 
 namespace {
 
-// A progressive file at 1/8 scale: decodes only the scans that scale reads
-// (jpeg_scans.h; luma's DC, not its AC), the same pixels for a fraction of
+// Which scans a progressive file decoded at `s` may skip (jpeg_scans.h):
+// at 1/8 those the scale never reads (the same pixels); at 1/4 or less, on
+// request, luma's refinement scans (approximate pixels). None otherwise.
+std::optional<ScanCut> scan_cut(const JpegScale& s, const DecodeOptions& opt) {
+  if (s.num == 1 && s.denom == 8 && opt.skip_unread_scans) return ScanCut::eighth;
+  if (4 * s.num <= s.denom && opt.coarse_progressive) return ScanCut::luma_coarse;
+  return std::nullopt;
+}
+
+// A progressive file decoded from the scans `cut` keeps, for a fraction of
 // the Huffman work. False for any other file.
-bool decode_read_scans_only(uint8_t* dst, std::span<const uint8_t> bytes, const JpegScale& s,
-                            int format, int pitch, const DecodeOptions& opt,
-                            std::string_view name) {
+bool decode_kept_scans(uint8_t* dst, std::span<const uint8_t> bytes, const JpegScale& s,
+                       ScanCut cut, int format, int pitch, const DecodeOptions& opt,
+                       std::string_view name) {
   thread_local std::vector<uint8_t> kept;
-  if (!copy_scans_for_eighth(bytes, kept)) return false;
-  decode_eighth_scans(kept, dst, s.width, s.height, tjPixelSize[format], pitch,
-                      opt.accept_jpeg_warnings, name);
+  if (!copy_scans(bytes, kept, cut)) return false;
+  decode_cut_scans(kept, s.num, s.denom, dst, s.width, s.height, tjPixelSize[format], pitch,
+                   opt.accept_jpeg_warnings, name);
   return true;
 }
 
@@ -143,8 +152,8 @@ void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& i
     format = TJPF_CMYK;
   }
   const int pitch = s.width * tjPixelSize[format];
-  if (s.num == 1 && s.denom == 8 && opt.skip_unread_scans &&
-      decode_read_scans_only(dst, bytes, s, format, pitch, opt, name)) {
+  const std::optional<ScanCut> cut = scan_cut(s, opt);
+  if (cut && decode_kept_scans(dst, bytes, s, *cut, format, pitch, opt, name)) {
     if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));
     return;
   }

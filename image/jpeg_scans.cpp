@@ -33,13 +33,18 @@ size_t entropy_end(std::span<const uint8_t> b, size_t pos) {
   return kNone;
 }
 
-// Reads a frame header (P, Y, X, Nf, then Nf times id, HiVi, Tq) and marks
-// the components whose 1/8-scale decode reads AC coefficients. libjpeg
+// What a cut keeps of each component (by id), from the frame header.
+struct Components {
+  std::array<bool, 256> needs_ac{};     // a 1/8 decode reads its AC coefficients
+  std::array<bool, 256> full_size{};    // not subsampled: luma (or gray, or CMYK's Y and K)
+};
+
+// Reads a frame header (P, Y, X, Nf, then Nf times id, HiVi, Tq). libjpeg
 // (jdmaster.c) gives a subsampled component a larger IDCT instead of
-// upsampling it: with factors h, v of maxima H, V its IDCT grows from 1x1 to
-// 2x2 while H % 2h == 0 and V % 2v == 0 (4:2:0 chroma does, 4:2:2 does not),
-// and the 2x2 IDCT reads coefficients up to (7, 7).
-bool read_frame(std::span<const uint8_t> f, std::array<bool, 256>& needs_ac) {
+// upsampling it: with factors h, v of maxima H, V its 1/8-scale IDCT grows
+// from 1x1 to 2x2 while H % 2h == 0 and V % 2v == 0 (4:2:0 chroma does,
+// 4:2:2 does not), and the 2x2 IDCT reads coefficients up to (7, 7).
+bool read_frame(std::span<const uint8_t> f, Components& c) {
   if (f.size() < 6) return false;
   const size_t n = f[5];
   if (n == 0 || f.size() != 6 + 3 * n) return false;
@@ -51,7 +56,8 @@ bool read_frame(std::span<const uint8_t> f, std::array<bool, 256>& needs_ac) {
   for (size_t k = 0; k < n; ++k) {
     const int h = f[6 + 3 * k + 1] >> 4, v = f[6 + 3 * k + 1] & 15;
     if (h == 0 || v == 0) return false;
-    needs_ac[f[6 + 3 * k]] = max_h % (2 * h) == 0 && max_v % (2 * v) == 0;
+    c.needs_ac[f[6 + 3 * k]] = max_h % (2 * h) == 0 && max_v % (2 * v) == 0;
+    c.full_size[f[6 + 3 * k]] = h == max_h && v == max_v;
   }
   return true;
 }
@@ -60,14 +66,29 @@ void append(std::vector<uint8_t>& out, std::span<const uint8_t> b, size_t from, 
   out.insert(out.end(), b.begin() + std::ptrdiff_t(from), b.begin() + std::ptrdiff_t(to));
 }
 
+// Whether `cut` keeps the scan whose header (after the length) is `sos`:
+// Ns, Ns (selector, tables) pairs, Ss, Se, Ah/Al.
+bool keeps(std::span<const uint8_t> sos, const Components& c, ScanCut cut) {
+  const size_t n = sos[0];
+  const uint8_t spectral_start = sos[1 + 2 * n], high_bit = sos[3 + 2 * n] >> 4;
+  if (spectral_start == 0) return true;  // DC: every scale reads it
+  for (size_t k = 0; k < n; ++k) {
+    const uint8_t id = sos[1 + 2 * k];
+    const bool drop = cut == ScanCut::eighth ? !c.needs_ac[id] : c.full_size[id] && high_bit > 0;
+    if (!drop) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-bool copy_scans_for_eighth(std::span<const uint8_t> b, std::vector<uint8_t>& out, int max_scans) {
+bool copy_scans(std::span<const uint8_t> b, std::vector<uint8_t>& out, ScanCut cut,
+                int max_scans) {
   out.clear();
   if (b.size() < 4 || b[0] != 0xFF || b[1] != kSoi) return false;
   out.push_back(0xFF), out.push_back(kSoi);
   bool progressive = false;
-  std::array<bool, 256> needs_ac{};  // by component id
+  Components components;
   int scans = 0, dropped = 0;
   size_t pos = 2;
   while (pos < b.size()) {
@@ -90,7 +111,7 @@ bool copy_scans_for_eighth(std::span<const uint8_t> b, std::vector<uint8_t>& out
     if (is_sof(marker)) {
       if (marker != kSof2 || progressive)
         return false;  // baseline, lossless, arithmetic: not this path's
-      if (!read_frame(b.subspan(pos + 2, length - 2), needs_ac)) return false;
+      if (!read_frame(b.subspan(pos + 2, length - 2), components)) return false;
       progressive = true;
     }
     if (marker != kSos) {
@@ -100,11 +121,8 @@ bool copy_scans_for_eighth(std::span<const uint8_t> b, std::vector<uint8_t>& out
     }
     // SOS: Ns, Ns component selectors, Ss, Se, Ah/Al.
     if (!progressive || length < 6) return false;
-    const size_t components = b[pos + 2];
-    if (length != 6 + 2 * components) return false;
-    const uint8_t spectral_start = b[pos + 2 + 1 + 2 * components];
-    bool keep = spectral_start == 0;
-    for (size_t k = 0; k < components && !keep; ++k) keep = needs_ac[b[pos + 3 + 2 * k]];
+    if (length != 6 + 2 * size_t(b[pos + 2])) return false;
+    const bool keep = keeps(b.subspan(pos + 2, length - 2), components, cut);
     const size_t end = entropy_end(b, segment_end);
     if (end == kNone) return false;  // truncated: the decoder says so
     if (++scans > max_scans) return false;

@@ -1,5 +1,5 @@
 #pragma once
-// The scans of a progressive JPEG that a 1/8-scale decode reads.
+// The scans of a progressive JPEG that a DCT-scaled decode needs.
 //
 // At 1/8 scale libjpeg's IDCT turns each 8x8 block of the full-resolution
 // component (luma) into one pixel from its DC coefficient alone. A baseline
@@ -9,21 +9,36 @@
 // AC scans of the components that need only DC (luma: most of the bytes and
 // of the Huffman work) leaves a valid progressive JPEG whose 1/8 decode is
 // the original's, pixel for pixel (with block smoothing off: see
-// jpeg_eighth_decoder.h). 4:2:0 chroma keeps its AC scans: libjpeg scales it with
+// jpeg_scan_decoder.h). 4:2:0 chroma keeps its AC scans: libjpeg scales it with
 // a 2x2 IDCT rather than upsampling it.
+//
+// At 1/4 scale libjpeg's 2x2 IDCT reads luma coefficients up to (7, 7), so
+// no scan can be dropped without changing pixels. What can go are luma's AC
+// refinement scans (successive approximation, Ah > 0): the last one or two
+// bits of each AC coefficient, which in a photo with sensor noise are most
+// of the file's bytes and of its Huffman work (a 12-MP phone photo: 2.0 of
+// 2.5 MB; decode time down 2-3x). The pixels then differ from a decode of
+// every scan by what the detector's 512x512 input barely sees (about 53 dB
+// PSNR there); bench/detector_dct_scale measures whether its findings stay
+// the same. An approximation, so only on request.
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace tandem::image {
 
-// Writes to `out` (reusing its capacity) `jpeg` without the AC scans a 1/8
-// decode does not read: every other marker segment, in order, from SOI to
-// EOI. False, `out` unspecified, unless the file is a well-formed
-// progressive Huffman JPEG (SOF2) ending in EOI with at most `max_scans`
-// scans, some of which could be dropped: the caller then decodes the
-// original, whose decoder reports what is wrong with it.
-bool copy_scans_for_eighth(std::span<const uint8_t> jpeg, std::vector<uint8_t>& out,
-                           int max_scans = 500);
+enum class ScanCut {
+  eighth,         // the AC scans a 1/8 decode does not read: same pixels
+  luma_coarse,    // luma's AC refinement scans: approximate pixels
+};
+
+// Writes to `out` (reusing its capacity) `jpeg` without the scans `cut`
+// names: every other marker segment, in order, from SOI to EOI. False, `out`
+// unspecified, unless the file is a well-formed progressive Huffman JPEG
+// (SOF2) ending in EOI with at most `max_scans` scans, some of which could
+// be dropped: the caller then decodes the original, whose decoder reports
+// what is wrong with it.
+bool copy_scans(std::span<const uint8_t> jpeg, std::vector<uint8_t>& out, ScanCut cut,
+                int max_scans = 500);
 
 }  // namespace tandem::image

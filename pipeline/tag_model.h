@@ -49,6 +49,11 @@ class TagModel {
   // The smallest decode that still covers the input (JPEG DCT scaling).
   virtual int decode_min_width() const = 0;
   virtual int decode_min_height() const = 0;
+  // Whether progressive JPEGs may skip luma's refinement scans
+  // (image::DecodeOptions::coarse_progressive) for this model's input: true
+  // only where measured to change its results no more than tandem's own
+  // two decoders (CPU and GPU) differ from each other.
+  virtual bool coarse_progressive_ok() const { return false; }
   // The network's input for n images.
   virtual Shape batch_shape(int64_t n) const = 0;
   size_t slot_floats() const;

@@ -165,6 +165,7 @@ class DecoderThread {
       : model_(model), run_(run), buffers_(buffers), files_(files), writer_(model.make_writer()), opt_(o.decode) {
     opt_.min_width = model.decode_min_width();
     opt_.min_height = model.decode_min_height();
+    opt_.coarse_progressive = opt_.coarse_progressive && model.coarse_progressive_ok();
   }
 
   void operator()(int index) {

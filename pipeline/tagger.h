@@ -41,7 +41,14 @@ struct TaggerOptions {
   int batch = 32;    // images per network run
   int buffers = 3;   // batch buffers in flight (filling, ready, running)
   std::chrono::milliseconds stall{200};  // flush a partial batch after this long without a new image
-  image::DecodeOptions decode;           // limits; the model sets the DCT-scaling target
+  // Limits. The model sets the DCT-scaling target, and whether progressive
+  // files skip luma's refinement scans where coarse_progressive allows it
+  // (by default; off: every scan decoded, for any model).
+  image::DecodeOptions decode = [] {
+    image::DecodeOptions d;
+    d.coarse_progressive = true;
+    return d;
+  }();
   // GPU JPEG decoders (not owned), one thread each, sharing the files with
   // the CPU decoders: each takes the next files when it is free, in groups
   // sized by its measured rate, so the GPU takes what it can and never holds

@@ -1,4 +1,4 @@
-#include "image/jpeg_eighth_decoder.h"
+#include "image/jpeg_scan_decoder.h"
 
 // jpeglib.h needs FILE and size_t declared first.
 #include <jpeglib.h>
@@ -48,8 +48,8 @@ J_COLOR_SPACE color_space(int channels) {
 
 // The C part: false with e.message set on any failure. Keeps to plain data,
 // as longjmp skips destructors.
-bool decode(const uint8_t* data, size_t size, uint8_t* dst, int width, int height, int channels,
-            int pitch, ErrorJump& e) {
+bool decode(const uint8_t* data, size_t size, int scale_num, int scale_denom, uint8_t* dst,
+            int width, int height, int channels, int pitch, ErrorJump& e) {
   jpeg_decompress_struct cinfo;
   cinfo.err = jpeg_std_error(&e.mgr);
   e.mgr.error_exit = on_error;
@@ -61,17 +61,17 @@ bool decode(const uint8_t* data, size_t size, uint8_t* dst, int width, int heigh
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
-  cinfo.scale_num = 1;
-  cinfo.scale_denom = 8;
+  cinfo.scale_num = unsigned(scale_num);
+  cinfo.scale_denom = unsigned(scale_denom);
   cinfo.dct_method = JDCT_ISLOW;
   cinfo.do_block_smoothing = FALSE;
   cinfo.out_color_space = color_space(channels);
   jpeg_start_decompress(&cinfo);
   if (int(cinfo.output_width) != width || int(cinfo.output_height) != height ||
       cinfo.output_components != channels) {
-    std::snprintf(e.message, sizeof e.message, "1/8-scale decode gives %ux%ux%d, expected %dx%dx%d",
-                  cinfo.output_width, cinfo.output_height, cinfo.output_components, width, height,
-                  channels);
+    std::snprintf(e.message, sizeof e.message, "%d/%d-scale decode gives %ux%ux%d, expected %dx%dx%d",
+                  scale_num, scale_denom, cinfo.output_width, cinfo.output_height,
+                  cinfo.output_components, width, height, channels);
     jpeg_destroy_decompress(&cinfo);
     return false;
   }
@@ -89,11 +89,13 @@ bool decode(const uint8_t* data, size_t size, uint8_t* dst, int width, int heigh
 
 }  // namespace
 
-void decode_eighth_scans(std::span<const uint8_t> dc_only, uint8_t* dst, int width, int height,
-                         int channels, int pitch, bool accept_warnings, std::string_view name) {
+void decode_cut_scans(std::span<const uint8_t> cut, int scale_num, int scale_denom, uint8_t* dst,
+                      int width, int height, int channels, int pitch, bool accept_warnings,
+                      std::string_view name) {
   ErrorJump e;
   e.stop_on_warning = !accept_warnings;
-  if (!decode(dc_only.data(), dc_only.size(), dst, width, height, channels, pitch, e))
+  if (!decode(cut.data(), cut.size(), scale_num, scale_denom, dst, width, height, channels, pitch,
+              e))
     throw Error(
         std::string(e.warning ? "corrupt or truncated JPEG: " : "cannot decode JPEG: ") + e.message,
         ErrorContext{std::string(name), {}, {}, {}});

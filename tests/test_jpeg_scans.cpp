@@ -1,5 +1,5 @@
-// Progressive JPEGs decoded at 1/8 scale from the scans that scale reads
-// (image/jpeg_scans.h, image/jpeg_eighth_decoder.h). References:
+// Progressive JPEGs decoded from some of their scans (image/jpeg_scans.h,
+// image/jpeg_scan_decoder.h): at 1/8 scale the scans that scale reads. References:
 // libjpeg-turbo decoding every scan of the same file (TurboJPEG, the skip
 // off) and PIL's draft mode (libjpeg's own 1/8 scaling) on it. Tolerance 0:
 // the skipped coefficients are ones the scaled IDCTs never read.
@@ -7,6 +7,7 @@
 #include <jpeglib.h>
 #include <turbojpeg.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <random>
@@ -74,7 +75,7 @@ DecodeOptions eighth(bool dc_only) {
 void expect_same_pixels(const std::vector<uint8_t>& jpeg, const std::string& what) {
   SCOPED_TRACE(what);
   std::vector<uint8_t> dc;
-  ASSERT_TRUE(copy_scans_for_eighth(jpeg, dc));
+  ASSERT_TRUE(copy_scans(jpeg, dc, ScanCut::eighth));
   EXPECT_LT(dc.size(), jpeg.size() / 2) << "the AC scans were not dropped";
   const Image fast = decode_image(jpeg, eighth(true), what);
   const Image whole = decode_image(jpeg, eighth(false), what);
@@ -120,7 +121,7 @@ TEST(JpegEighthScans, MatchesPilDraftOnPilProgressiveFiles) {
                              ".raw', 'wb').write(im.convert('RGB').tobytes())\n";
     ASSERT_TRUE(run_python(dir, code));
     std::vector<uint8_t> dc;
-    ASSERT_TRUE(copy_scans_for_eighth(bytes, dc)) << f;
+    ASSERT_TRUE(copy_scans(bytes, dc, ScanCut::eighth)) << f;
     const Image ours = decode_image(bytes, eighth(true), f.string());
     const std::vector<uint8_t> ref = read_bytes(f.string() + ".raw");
     ASSERT_EQ(ref.size(), ours.bytes()) << f << ": " << ours.width << "x" << ours.height;
@@ -131,20 +132,20 @@ TEST(JpegEighthScans, MatchesPilDraftOnPilProgressiveFiles) {
 TEST(JpegEighthScans, OnlyWellFormedProgressiveFilesTakeThePath) {
   const Image photo = decode_image_file(photo_path("kite"), 169, 113);
   std::vector<uint8_t> out;
-  EXPECT_FALSE(copy_scans_for_eighth(encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, 0), out)) << "baseline";
+  EXPECT_FALSE(copy_scans(encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, 0), out, ScanCut::eighth)) << "baseline";
   const std::vector<uint8_t> prog = encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, TJFLAG_PROGRESSIVE);
-  ASSERT_TRUE(copy_scans_for_eighth(prog, out));
+  ASSERT_TRUE(copy_scans(prog, out, ScanCut::eighth));
   // Every prefix lacks EOI (a truncated file): the whole-file decoder must see it.
   for (size_t n = 0; n + 1 < prog.size(); n += 97)
-    EXPECT_FALSE(copy_scans_for_eighth(std::span(prog.data(), n), out)) << n;
+    EXPECT_FALSE(copy_scans(std::span(prog.data(), n), out, ScanCut::eighth)) << n;
   std::vector<uint8_t> junk = prog;
   junk.insert(junk.begin() + 2, {0x12, 0x34});  // bytes where a marker belongs
-  EXPECT_FALSE(copy_scans_for_eighth(junk, out));
-  EXPECT_FALSE(copy_scans_for_eighth(prog, out, 2)) << "more scans than allowed";
+  EXPECT_FALSE(copy_scans(junk, out, ScanCut::eighth));
+  EXPECT_FALSE(copy_scans(prog, out, ScanCut::eighth, 2)) << "more scans than allowed";
   // The result is itself a progressive JPEG with nothing left to drop.
-  ASSERT_TRUE(copy_scans_for_eighth(prog, out));
+  ASSERT_TRUE(copy_scans(prog, out, ScanCut::eighth));
   std::vector<uint8_t> again;
-  EXPECT_FALSE(copy_scans_for_eighth(out, again));
+  EXPECT_FALSE(copy_scans(out, again, ScanCut::eighth));
 }
 
 // Truncations and byte flips of a progressive file decoded at 1/8: each
@@ -181,4 +182,84 @@ TEST(JpegEighthScans, MutatedProgressiveFilesDecodeOrThrow) {
   EXPECT_GT(refused, 0);
   const Image after = decode_image(prog, eighth(true), "good again");
   EXPECT_EQ(max_abs_diff(after.data(), good.data(), good.bytes()), 0);
+}
+
+namespace {
+
+// Peak signal-to-noise ratio of `a` against `b`, in dB (8-bit samples).
+double psnr(const Image& a, const Image& b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.bytes(); ++i) {
+    const double d = double(a.data()[i]) - double(b.data()[i]);
+    sum += d * d;
+  }
+  return sum == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 * double(a.bytes()) / sum);
+}
+
+DecodeOptions quarter(bool coarse) {
+  DecodeOptions o;
+  o.min_width = o.min_height = 1;  // the smallest scale...
+  o.skip_unread_scans = false;     // ...but not the exact 1/8 cut
+  o.apply_orientation = false;
+  o.coarse_progressive = coarse;
+  return o;
+}
+
+}  // namespace
+
+// The coarse cut at 1/4 (luma's AC refinement scans dropped) against
+// libjpeg-turbo decoding every scan at the same scale, on darknet's photos
+// made progressive by PIL (libjpeg's standard progression: two luma
+// refinement scans). A floor on PSNR, not equality: the cut is lossy by design.
+TEST(JpegCoarseScans, QuarterDecodeStaysCloseToEveryScanDecoded) {
+  const ScratchDir scratch;
+  for (const std::string& name : kDarknetPhotos) {
+    SCOPED_TRACE(name);
+    const fs::path f = scratch.path / (name + ".jpg");
+    ASSERT_TRUE(run_python(scratch.path, "from PIL import Image\nImage.open('" + photo_path(name) +
+                                             "').save('" + f.string() +
+                                             "', quality=92, progressive=True)\n"));
+    const std::vector<uint8_t> bytes = read_bytes(f);
+    std::vector<uint8_t> cut;
+    ASSERT_TRUE(copy_scans(bytes, cut, ScanCut::luma_coarse));
+    EXPECT_LT(cut.size(), bytes.size() * 3 / 4) << "the refinement scans were not dropped";
+    const JpegInfo info = read_jpeg_info(bytes);
+    DecodeOptions coarse = quarter(true), exact = quarter(false);
+    coarse.min_width = exact.min_width = (info.width + 3) / 4;  // 1/4 covers it, 1/8 does not
+    const Image fast = decode_image(bytes, coarse, name);
+    const Image whole = decode_image(bytes, exact, name);
+    ASSERT_EQ(fast.width, (info.width + 3) / 4);
+    ASSERT_EQ(fast.bytes(), whole.bytes());
+    const double db = psnr(fast, whole);
+    EXPECT_GT(db, 36.0);
+    EXPECT_LT(db, 99.0) << "the same pixels: nothing was approximated";
+  }
+}
+
+// Off by default; never above 1/4 scale; a baseline file has no scans to cut.
+TEST(JpegCoarseScans, OnlyOnRequestAndAtQuarterScaleOrLess) {
+  const Image photo = decode_image_file(photo_path("horses"));
+  const std::vector<uint8_t> prog = encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 90, TJFLAG_PROGRESSIVE);
+  const int w = (photo.width + 3) / 4;
+  DecodeOptions def = quarter(false), on = quarter(true);
+  def.coarse_progressive = DecodeOptions{}.coarse_progressive;
+  def.min_width = on.min_width = w;
+  const Image a = decode_image(prog, def, "default"), b = decode_image(prog, on, "coarse");
+  ASSERT_EQ(a.bytes(), b.bytes());
+  EXPECT_GT(max_abs_diff(a.data(), b.data(), a.bytes()), 0) << "the cut was not taken";
+  DecodeOptions exact = quarter(false);
+  exact.min_width = w;
+  EXPECT_EQ(psnr(a, decode_image(prog, exact, "")), 99.0) << "default is every scan";
+  DecodeOptions half = on;
+  half.min_width = w + 8;  // needs 1/2 or 3/8: exact decode
+  DecodeOptions half_exact = half;
+  half_exact.coarse_progressive = false;
+  const Image h1 = decode_image(prog, half, ""), h2 = decode_image(prog, half_exact, "");
+  EXPECT_EQ(max_abs_diff(h1.data(), h2.data(), h1.bytes()), 0);
+  std::vector<uint8_t> out;
+  EXPECT_FALSE(copy_scans(encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 90, 0), out, ScanCut::luma_coarse));
+  // A file already cut has nothing left to drop.
+  ASSERT_TRUE(copy_scans(prog, out, ScanCut::luma_coarse));
+  std::vector<uint8_t> again;
+  EXPECT_FALSE(copy_scans(out, again, ScanCut::luma_coarse));
 }
