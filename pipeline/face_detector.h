@@ -1,0 +1,73 @@
+#pragma once
+// Faces in photos: BlazeFace (the model @vladmandic/human ships, 256x256
+// input, 896 anchors) run on a batch, decoded on the host as human decodes
+// it (anchor offsets, sigmoid scores, greedy NMS), boxes and six landmarks
+// in the pixels of the upright photo.
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/device.h"
+#include "graph/session.h"
+#include "image/preprocess.h"
+#include "pipeline/detection.h"
+
+namespace tandem::pipeline {
+
+struct Point2 {
+  float x = 0, y = 0;
+};
+
+// The order of BlazeFace's landmarks (the person's own left and right).
+enum FaceLandmark { kLeftEye = 0, kRightEye, kNose, kMouth, kLeftEar, kRightEar, kFaceLandmarks };
+
+struct Face {
+  Box box;    // the detector's box, clamped to the photo
+  // The square the recognition model sees: the box enlarged 1.4x about its
+  // centre and squared (human's enlargeBox + squarifyBox); may reach past
+  // the photo's edges, where the crop is black, as in TF.js's cropAndResize.
+  Box crop;
+  std::array<Point2, kFaceLandmarks> landmarks{};
+  float score = 0;
+};
+
+struct FaceDetectorOptions {
+  std::string model = "blazeface";  // installed name or model.json path
+  Device device = Device::cpu();
+  Precision precision = Precision::fp32;
+  int threads = 0;
+  float min_score = 0.2f;  // human's minConfidence
+  float iou = 0.1f;        // human's iouThreshold: faces barely overlap
+  int max_faces = 200;
+  float crop_scale = 1.4f;  // human's detector.scale
+  bool strict_device = false;
+};
+
+// The anchor centres of BlazeFace's 896 outputs for an input of `size`
+// pixels: strides size/16 (2 anchors a cell) then size/8 (6 a cell), rows
+// then columns, as human's generateAnchors makes them.
+std::vector<Point2> blazeface_anchors(int size);
+
+class FaceDetector {
+ public:
+  explicit FaceDetector(const FaceDetectorOptions& options);
+
+  int input_size() const { return size_; }
+  // The input one photo becomes: stretched to size x size, x / 127.5 - 1.
+  image::PreprocessConfig input_config() const;
+  const Session& session() const { return session_; }
+  void prepare(const Tensor& batch) { session_.prepare({batch}); }
+
+  // `batch`: [N, size, size, 3] as input_config() makes it; sizes[i] is
+  // photo i's upright (width, height). Faces per photo, best first.
+  std::vector<std::vector<Face>> detect(const Tensor& batch, const std::vector<std::pair<int, int>>& sizes);
+
+ private:
+  FaceDetectorOptions options_;
+  Session session_;
+  int size_ = 0;
+  std::vector<Point2> anchors_;
+};
+
+}  // namespace tandem::pipeline
