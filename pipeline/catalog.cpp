@@ -70,6 +70,44 @@ CREATE TABLE objects (
 ) WITHOUT ROWID;
 CREATE INDEX objects_by_label ON objects (label, score);
 )sql",
+    // Version 3: faces and the people they belong to. A person's centroid
+    // is the sum of its faces' unit descriptors (float32 BLOB), kept so that
+    // a new face finds its person without reading every face. A name is
+    // unique; a person with a name is kept when it has no faces left.
+    // `confirmed`: a person put the face there by hand, so re-clustering
+    // leaves it; `ignored`: its person was forgotten, so clustering skips it.
+    R"sql(
+CREATE TABLE people (
+  id INTEGER PRIMARY KEY,
+  name TEXT UNIQUE,
+  centroid BLOB NOT NULL,
+  faces INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE faces (
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  score REAL NOT NULL,
+  x1 REAL NOT NULL,
+  y1 REAL NOT NULL,
+  x2 REAL NOT NULL,
+  y2 REAL NOT NULL,
+  landmarks TEXT NOT NULL,
+  descriptor BLOB NOT NULL,
+  age REAL NOT NULL,
+  gender_score REAL NOT NULL,
+  person_id INTEGER REFERENCES people (id) ON DELETE SET NULL,
+  confirmed INTEGER NOT NULL DEFAULT 0,
+  ignored INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (file_id, rank)
+);
+CREATE INDEX faces_by_person ON faces (person_id);
+CREATE VIEW photo_people AS
+  SELECT f.path, f.model_id, p.id AS person_id, p.name, count(*) AS faces
+  FROM faces x JOIN files f ON f.id = x.file_id JOIN people p ON p.id = x.person_id
+  GROUP BY f.id, p.id;
+)sql",
 };
 static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
@@ -101,6 +139,16 @@ constexpr const char* kSelectObjects = R"sql(
 SELECT o.file_id, o.label, o.score, o.x1, o.y1, o.x2, o.y2
 FROM objects o JOIN files f ON f.id = o.file_id
 WHERE f.model_id = ?1 ORDER BY o.file_id, o.rank
+)sql";
+
+constexpr const char* kOldFaces = R"sql(
+SELECT id, x1, y1, x2, y2, descriptor, person_id, confirmed, ignored FROM faces WHERE file_id = ?1
+)sql";
+
+constexpr const char* kInsertFace = R"sql(
+INSERT INTO faces (file_id, rank, score, x1, y1, x2, y2, landmarks, descriptor, age, gender_score,
+                   person_id, confirmed, ignored)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
 )sql";
 
 std::unique_ptr<Statement> prepare(sqlite::Database& db, const char* sql, const char* step) {
@@ -174,6 +222,14 @@ Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Databas
                        "look up file");
   select_records_ = prepare(*db_, kSelectRecords, "read records");
   select_objects_ = prepare(*db_, kSelectObjects, "read objects");
+  old_faces_ = prepare(*db_, kOldFaces, "read old faces");
+  delete_faces_ = prepare(*db_, "DELETE FROM faces WHERE file_id = ?1", "delete old faces");
+  insert_face_ = prepare(*db_, kInsertFace, "write face");
+  insert_person_ = prepare(*db_,
+                           "INSERT INTO people (centroid, faces, created_at) VALUES "
+                           "(x'', 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING id",
+                           "add a person");
+  update_person_ = prepare(*db_, "UPDATE people SET centroid = ?1, faces = ?2 WHERE id = ?3", "update a person");
   count_status_ = prepare(*db_,
                           "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status",
                           "count files");
@@ -221,9 +277,12 @@ void Catalog::write(std::span<const FileRecord> batch) {
   run(*begin_);
   try {
     for (const FileRecord& r : batch) write_one(r);
+    flush_people();
     run(*commit_);
   } catch (...) {
     db_->rollback_if_open();
+    people_data_version_ = -1;  // the index may hold what was rolled back
+    dirty_people_.clear();
     throw;
   }
 }
@@ -231,8 +290,8 @@ void Catalog::write(std::span<const FileRecord> batch) {
 void Catalog::write_one(const FileRecord& r) {
   check(!r.path.empty() && !r.model_id.empty(), "a catalog record needs a path and a model id",
         ErrorContext{path(), "", "", ""});
-  check(r.ok || (r.tags.empty() && r.objects.empty()),
-        "the record of a failed file carries tags or objects: " + r.path,
+  check(r.ok || (r.tags.empty() && r.objects.empty() && r.faces.empty()),
+        "the record of a failed file carries tags, objects or faces: " + r.path,
         ErrorContext{path(), "", "", ""});
   int64_t id = 0;
   {
@@ -268,6 +327,7 @@ void Catalog::write_one(const FileRecord& r) {
     insert_tag_->run();
   }
   write_objects(id, r);
+  write_faces(id, r);
 }
 
 void Catalog::write_objects(int64_t file_id, const FileRecord& r) {
@@ -341,6 +401,7 @@ std::vector<FileRecord> Catalog::read_records(const std::string& model_id) {
     Box box{float(o.real(3)), float(o.real(4)), float(o.real(5)), float(o.real(6))};
     out[index.at(o.int64(0))].objects.push_back({o.text(1), float(o.real(2)), box});
   }
+  read_faces(model_id, out, index);
   return out;
 }
 

@@ -18,8 +18,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "pipeline/people.h"
 #include "pipeline/tag_score.h"
 
 namespace tandem::pipeline {
@@ -40,6 +42,7 @@ struct FileRecord {
   std::string error;       // when !ok: the message shown to the user
   std::vector<TagScore> tags;  // best first
   std::vector<DetectedObject> objects;  // a detector's, best first; a failed file has none
+  std::vector<FaceRecord> faces;        // best first; a failed file has none
   double decode_ms = 0, infer_ms = 0;
   int width = 0, height = 0;  // decoded size; 0 when decoding failed
 };
@@ -51,6 +54,16 @@ struct FileStamp {
   int64_t mtime_ns = 0;
 };
 FileStamp file_stamp(const std::string& path);
+
+// One person as `tandem people` lists it: its representative face is its
+// best-scoring one (photo and box).
+struct PersonSummary {
+  int64_t id = 0;
+  std::string name;  // empty: unnamed
+  int64_t faces = 0;
+  std::string photo;
+  Box box;
+};
 
 struct CatalogCounts {
   int64_t ok = 0;
@@ -64,7 +77,7 @@ class Catalog {
  public:
   // Schema version kept in PRAGMA user_version; opening an older catalog
   // migrates it, a newer one is an Error.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
   // files) if missing. Throws Error if the file is not a tandem catalog.
@@ -91,16 +104,46 @@ class Catalog {
 
   CatalogCounts counts(const std::string& model_id);
 
+  // People (pipeline/people.h). Every call is one transaction. Names are
+  // unique; an id or a face id that does not exist is an Error.
+  std::vector<PersonSummary> people();
+  void name_person(int64_t person, const std::string& name);  // "" removes the name
+  // Moves every face of `from` into `into` (confirmed) and deletes `from`;
+  // two different names refuse to merge.
+  void merge_people(int64_t into, int64_t from);
+  // Moves the faces into a new person (confirmed there); returns its id.
+  int64_t split_faces(std::span<const int64_t> face_ids);
+  // Deletes the person (its name too); its faces are ignored from now on.
+  void forget_person(int64_t person);
+  // Assigns every face again that no person confirmed, in file order, to
+  // the people that keep confirmed faces or to new ones; returns how many
+  // people have faces afterwards. Named people keep their names.
+  int64_t recluster();
+
  private:
   void migrate();
   void write_one(const FileRecord& r);
   void write_objects(int64_t file_id, const FileRecord& r);
+  void write_faces(int64_t file_id, const FileRecord& r);
+  void read_faces(const std::string& model_id, std::vector<FileRecord>& out,
+                  const std::unordered_map<int64_t, size_t>& index);
+  void load_people();
+  int64_t new_person();
+  void flush_people();
+  template <typename Body>
+  auto in_transaction(const char* what, Body body);
   std::vector<FileRecord> read_records(const std::string& model_id);
 
   std::unique_ptr<sqlite::Database> db_;
   // Prepared once, used for every file (declared after db_: destroyed first).
   std::unique_ptr<sqlite::Statement> begin_, commit_, upsert_file_, delete_tags_, insert_tag_,
-      delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_;
+      delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_,
+      old_faces_, delete_faces_, insert_face_, insert_person_, update_person_;
+  // The people, loaded at the first write with faces and again whenever
+  // another connection changed the file (PRAGMA data_version).
+  PeopleIndex people_;
+  int64_t people_data_version_ = -1;
+  std::vector<int64_t> dirty_people_;  // centroids to write back before commit
 };
 
 }  // namespace tandem::pipeline

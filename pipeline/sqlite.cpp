@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <bit>
+#include <cstring>
+
 #include "core/error.h"
 
 namespace tandem::pipeline::sqlite {
@@ -70,6 +73,15 @@ void Statement::bind(int index, std::string_view text) {
             step_);
 }
 
+static_assert(std::endian::native == std::endian::little, "descriptor BLOBs are little-endian float32");
+
+void Statement::bind(int index, std::span<const float> values) {
+  // SQLite stores a null pointer as NULL: an empty vector is an empty BLOB.
+  static const float none = 0;
+  const void* p = values.empty() ? &none : values.data();
+  db_.check(sqlite3_bind_blob64(stmt_, index, p, values.size_bytes(), SQLITE_TRANSIENT), step_);
+}
+
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -85,6 +97,16 @@ std::string Statement::text(int column) const {
   // Read the pointer before the size: the SQLite docs' safe order.
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
   return p ? std::string(p, size_t(sqlite3_column_bytes(stmt_, column))) : std::string();
+}
+
+std::vector<float> Statement::floats(int column) const {
+  const void* p = sqlite3_column_blob(stmt_, column);
+  const size_t bytes = size_t(sqlite3_column_bytes(stmt_, column));
+  check(bytes % sizeof(float) == 0, "a float vector BLOB of " + std::to_string(bytes) + " bytes",
+        ErrorContext{db_.path(), "", "", step_});
+  std::vector<float> out(bytes / sizeof(float));
+  if (bytes) std::memcpy(out.data(), p, bytes);
+  return out;
 }
 
 bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }

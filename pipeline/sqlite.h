@@ -5,8 +5,10 @@
 //   tags.sqlite: sqlite: insert tag: database or disk is full (code 13)
 // Not thread-safe: one thread uses a Database and its statements at a time.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -51,6 +53,9 @@ class Statement {
   void bind(int index, int64_t value);
   void bind(int index, double value);
   void bind(int index, std::string_view text);
+  // A float vector as a BLOB of little-endian float32 (the byte order of
+  // every machine tandem builds for; a static_assert in sqlite.cpp says so).
+  void bind(int index, std::span<const float> values);
   // Advances: true when a row is ready, false when the statement is done.
   bool step();
   // Runs a statement that returns no rows to completion.
@@ -59,6 +64,9 @@ class Statement {
   int64_t int64(int column) const;
   double real(int column) const;
   std::string text(int column) const;
+  // A BLOB written by bind(span<const float>); an Error if its size is not
+  // a whole number of floats.
+  std::vector<float> floats(int column) const;
   bool is_null(int column) const;
 
   // Resets the statement and clears its bindings when it goes out of scope,

@@ -70,7 +70,7 @@ TEST(Catalog, Sqlite3ToolReadsTheSchema) {
     c.write(records);
   }
   EXPECT_EQ(sqlite3_cli(path, "PRAGMA journal_mode; PRAGMA user_version; PRAGMA integrity_check"),
-            "wal\n2\nok\n");
+            fmt::format("wal\n{}\nok\n", Catalog::kSchemaVersion));
   // Tags of every file, best first, as a user's query would list them.
   std::string want;
   for (const auto& r : sorted_by_path(records))
