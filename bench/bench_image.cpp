@@ -2,7 +2,9 @@
 // decode, with PIL + torchvision timed on the same files in the same run
 // (a /usr/bin/python3 subprocess, one thread) and printed as a ratio
 // counter `x_vs_PIL` (> 1: tandem is faster; with N threads, per-thread
-// throughput of tandem vs one PIL process).
+// throughput of tandem vs one PIL process). A 300x300 region of the 12-MP
+// photo (decode_region_into, a face crop) is timed against the whole
+// photo's full-scale decode (counter `x_vs_whole`).
 //
 // Inputs: darknet's kite.jpg (1352x900, a real photo) and a synthetic
 // 12-MP camera-sized JPEG (kite upscaled to 4032x3024 with sensor-like noise,
@@ -25,6 +27,7 @@
 #include "image/decode.h"
 #include "image/jpeg_decoder.h"
 #include "image/preprocess.h"
+#include "image/region_decode.h"
 #include "image/resize.h"
 #include "profile/clock.h"
 
@@ -179,6 +182,41 @@ void run_progressive_decode(benchmark::State& state, int min, bool skip) {
   set_ratio(state, path, elapsed, /*draft=*/min);
 }
 
+// Seconds of one whole-photo full-scale decode (the best of 3), measured
+// once per file, for the region decode's counter `x_vs_whole`.
+double whole_decode_seconds(const std::string& path) {
+  static std::map<std::string, double> cache;
+  if (auto it = cache.find(path); it != cache.end()) return it->second;
+  const std::vector<uint8_t> bytes = read_all(path);
+  Image img;
+  double best = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t start = tandem::profile::now_ns();
+    decode_image_into(img, bytes, {}, path);
+    best = std::min(best, double(tandem::profile::now_ns() - start) * 1e-9);
+  }
+  return cache[path] = best;
+}
+
+// A 300x300 face at full scale, at the top, middle or bottom of the photo
+// (`position` 0, 1, 2): libjpeg entropy-decodes the rows down to the
+// region's bottom (a progressive file: all of it) but runs the IDCT and
+// color conversion only on the region.
+void run_region_decode(benchmark::State& state, const std::string& path, int position) {
+  const std::vector<uint8_t> bytes = read_all(path);
+  const PixelRect region{1866, position * (3024 - 300) / 2, 300, 300};
+  Image img;
+  const uint64_t start = tandem::profile::now_ns();
+  for (auto _ : state) {
+    decode_region_into(img, bytes, region, 0, {}, path, nullptr, nullptr);
+    benchmark::DoNotOptimize(img.data());
+  }
+  const double ours = double(tandem::profile::now_ns() - start) * 1e-9 / double(state.iterations());
+  state.SetLabel(std::to_string(img.width) + "x" + std::to_string(img.height) + " at y " +
+                 std::to_string(region.y));
+  state.counters["x_vs_whole"] = whole_decode_seconds(path) / ours;
+}
+
 void run_preprocess(benchmark::State& state, const std::string& path, bool scaled) {
   DecodeOptions opt;
   if (scaled) opt.min_width = opt.min_height = 256;
@@ -205,6 +243,12 @@ void BM_Decode_12MP_Progressive_Scaled(benchmark::State& s) {
 void BM_Decode_12MP_Progressive_Quarter(benchmark::State& s) {
   run_progressive_decode(s, 512, s.range(0) != 0);
 }
+// Arguments: the region's position (0 top, 1 middle, 2 bottom) and the
+// file (0 baseline, 1 progressive).
+void BM_Decode_12MP_Region(benchmark::State& s) {
+  run_region_decode(s, s.range(1) ? progressive_camera_jpeg_path() : camera_jpeg_path(),
+                    int(s.range(0)));
+}
 void BM_Preprocess_12MP_Full(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), false); }
 void BM_Preprocess_12MP_Scaled(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), true); }
 
@@ -224,6 +268,7 @@ BENCHMARK(BM_Decode_12MP_Scaled)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Decode_12MP_Progressive_Scaled)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
 // Argument: skip luma's refinement scans (1, coarse_progressive) or not (0).
 BENCHMARK(BM_Decode_12MP_Progressive_Quarter)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
+BENCHMARK(BM_Decode_12MP_Region)->Unit(benchmark::kMillisecond)->ArgsProduct({{0, 1, 2}, {0, 1}});
 BENCHMARK(BM_Preprocess_12MP_Full)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Preprocess_12MP_Scaled)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -45,6 +45,7 @@ struct TagOptions {
   int gpu_decoders = 2;
   bool decode_only = false;
   bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
+  std::string faces = "auto";       // auto, on, off
   CommonOptions common;
 };
 
@@ -83,15 +84,24 @@ Inputs collect(const std::vector<std::string>& paths, pipeline::Catalog* catalog
 }
 
 // --json: `detect --json`'s form (path, width, height, objects, tags) with
-// ok, and the error when the file failed.
+// ok, faces (score, box, age, gender_score; the person each joins is the
+// catalog's, in its exports), and the error when the file failed.
 void print_record(const pipeline::TagRecord& r, bool json) {
   if (json) {
     nlohmann::json tags = nlohmann::json::array();
     for (const auto& t : r.tags) tags.push_back({{"label", t.label}, {"score", std::round(t.score * 1000.f) / 1000.f}});
     nlohmann::json objects = nlohmann::json::array();
     for (const auto& d : r.objects) objects.push_back(object_json(d.label, d.score, d.box));
+    nlohmann::json faces = nlohmann::json::array();
+    for (const auto& f : r.faces) {
+      nlohmann::json face = object_json("face", f.score, f.box);
+      face.erase("label");
+      face["age"] = f.age;
+      face["gender_score"] = std::round(f.gender_score * 1000.f) / 1000.f;
+      faces.push_back(std::move(face));
+    }
     nlohmann::json j = {{"path", r.path},     {"ok", r.ok},         {"width", r.width},
-                        {"height", r.height}, {"objects", objects}, {"tags", tags}};
+                        {"height", r.height}, {"objects", objects}, {"tags", tags}, {"faces", faces}};
     if (!r.ok) j["error"] = r.error, j["error_kind"] = r.error_kind;
     fmt::print("{}\n", j.dump());
     return;
@@ -131,6 +141,35 @@ std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> open_gpu_decoders(const T
   return r;
 }
 
+// The face stage for --faces: none with "off"; with "auto" when the face
+// models are installed and the model's batches hold whole photos (the
+// detector); "on" makes either missing an error.
+std::unique_ptr<pipeline::FaceStage> open_faces(const TagOptions& o, const pipeline::TagModelOptions& mo,
+                                                const pipeline::TagModel& model) {
+  check(o.faces == "auto" || o.faces == "on" || o.faces == "off", "--faces takes auto, on or off");
+  if (o.faces == "off" || o.decode_only) return nullptr;
+  const image::PreprocessConfig* input = model.preprocess_config();
+  const bool whole_photo = input && input->mode == image::ResizeMode::stretch && !input->normalize;
+  bool installed = true;
+  for (const char* m : {"blazeface", "faceres"}) {
+    try {
+      pipeline::resolve_model(m);
+    } catch (const Error&) {
+      installed = false;
+    }
+  }
+  if (o.faces == "auto" && (!installed || !whole_photo)) return nullptr;
+  check(installed, "--faces on: the face models are not installed (scripts/install-models)");
+  check(input != nullptr, "--faces on: this model's input is not a whole photo");
+  pipeline::FaceStageOptions fo;
+  fo.detector.device = fo.embedder.device = mo.device;
+  fo.detector.precision = fo.embedder.precision = mo.precision;
+  fo.detector.threads = fo.embedder.threads = mo.threads;
+  fo.detector.strict_device = fo.embedder.strict_device = mo.strict_device;
+  TANDEM_ZONE_CAT("load face models", "tag");
+  return std::make_unique<pipeline::FaceStage>(fo, *input);
+}
+
 int tag_command(TagOptions& o) {
   // Threads waiting on the GPU block rather than spin (unless the user set
   // TANDEM_CUDA_SYNC): the decoders need every core, and a spinning wait took
@@ -165,6 +204,7 @@ int tag_command(TagOptions& o) {
   }
   if (gpu_open.valid()) gpu_open.get();  // its error, if any, is the model load's too
   std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> gpu = open_gpu_decoders(o, mo.device, *model);
+  std::unique_ptr<pipeline::FaceStage> faces = open_faces(o, mo, *model);
   if (o.decode_only) o.catalog.clear(), o.jsonl.clear(), o.csv.clear(), o.xmp = false;
   std::unique_ptr<pipeline::Catalog> catalog;
   if (!o.catalog.empty()) catalog = std::make_unique<pipeline::Catalog>(o.catalog);
@@ -184,6 +224,7 @@ int tag_command(TagOptions& o) {
   for (auto& d : gpu) to.gpu_decoders.push_back(d.get());
   to.decode_only = o.decode_only;
   to.decode.coarse_progressive = !o.exact_progressive;
+  to.faces = faces.get();
   to.gpu_decoders_required = o.nvjpeg == "on";
   pipeline::Tagger tagger(*model, to);
   // Per-file lines on stdout unless the results go to files only.
@@ -264,6 +305,10 @@ void add_tag_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--decode-only", o->decode_only,
                 "Read, decode and fill batches, run no network and store nothing: the decoders' ceiling");
+  sub->add_option("--faces", o->faces,
+                  "Find faces and group them into people (`tandem people`): auto (when the face models are "
+                  "installed and the model is the detector), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   sub->add_flag("--exact-progressive", o->exact_progressive,
                 "Decode every scan of progressive JPEGs. By default the detector's input skips luma's "
                 "refinement scans at 1/4 scale: 2-3x faster on such files, detections as close as "

@@ -26,6 +26,7 @@ void add_bench_command(CLI::App& app);
 void add_classify_command(CLI::App& app);
 void add_detect_command(CLI::App& app);
 void add_faces_command(CLI::App& app);
+void add_people_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_tag_command(CLI::App& app);
 void add_profile_diff_command(CLI::App& app);
@@ -37,6 +38,7 @@ void add_all_commands(CLI::App& app) {
   add_classify_command(app);
   add_detect_command(app);
   add_faces_command(app);
+  add_people_command(app);
   add_tag_command(app);
   add_train_command(app);
   add_models_command(app);

@@ -10,37 +10,12 @@
 #include <string>
 
 #include "core/error.h"
+#include "image/libjpeg_error.h"
 
 namespace tandem::image {
 
 namespace {
 
-// libjpeg reports errors by calling error_exit, which must not return: it
-// jumps back to decode() (no C++ object lives between the two).
-struct ErrorJump {
-  jpeg_error_mgr mgr;
-  std::jmp_buf jump;
-  bool stop_on_warning = true;
-  bool warning = false;  // the failure was a warning made an error
-  char message[JMSG_LENGTH_MAX] = {};
-};
-
-[[noreturn]] void on_error(j_common_ptr c) {
-  auto* e = reinterpret_cast<ErrorJump*>(c->err);
-  (*c->err->format_message)(c, e->message);
-  std::longjmp(e->jump, 1);
-}
-
-// Level -1 is a warning (corrupt data); higher levels are trace messages.
-void on_message(j_common_ptr c, int level) {
-  if (level >= 0) return;
-  auto* e = reinterpret_cast<ErrorJump*>(c->err);
-  if (e->stop_on_warning) {
-    e->warning = true;
-    on_error(c);
-  }
-  ++c->err->num_warnings;
-}
 
 J_COLOR_SPACE color_space(int channels) {
   return channels == 1 ? JCS_GRAYSCALE : channels == 4 ? JCS_CMYK : JCS_RGB;
@@ -49,11 +24,9 @@ J_COLOR_SPACE color_space(int channels) {
 // The C part: false with e.message set on any failure. Keeps to plain data,
 // as longjmp skips destructors.
 bool decode(const uint8_t* data, size_t size, int scale_num, int scale_denom, uint8_t* dst,
-            int width, int height, int channels, int pitch, ErrorJump& e) {
+            int width, int height, int channels, int pitch, LibjpegError& e) {
   jpeg_decompress_struct cinfo;
-  cinfo.err = jpeg_std_error(&e.mgr);
-  e.mgr.error_exit = on_error;
-  e.mgr.emit_message = on_message;
+  use_libjpeg_error(cinfo, e);
   if (setjmp(e.jump)) {
     jpeg_destroy_decompress(&cinfo);
     return false;
@@ -92,7 +65,7 @@ bool decode(const uint8_t* data, size_t size, int scale_num, int scale_denom, ui
 void decode_cut_scans(std::span<const uint8_t> cut, int scale_num, int scale_denom, uint8_t* dst,
                       int width, int height, int channels, int pitch, bool accept_warnings,
                       std::string_view name) {
-  ErrorJump e;
+  LibjpegError e;
   e.stop_on_warning = !accept_warnings;
   if (!decode(cut.data(), cut.size(), scale_num, scale_denom, dst, width, height, channels, pitch,
               e))

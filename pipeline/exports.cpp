@@ -1,5 +1,6 @@
 #include "pipeline/exports.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -24,9 +25,38 @@ double shortest(float score) {
 // Timings to the microsecond: finer digits are noise.
 double milliseconds(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 
+// The model's tags, then "person:NAME" for each named person in the photo
+// (scored by their best face), as a photo manager's keyword list has them.
+std::vector<TagScore> tags_with_people(const FileRecord& r) {
+  std::vector<TagScore> out = r.tags;
+  for (const FaceRecord& f : r.faces) {
+    if (f.person_name.empty()) continue;
+    const std::string label = "person:" + f.person_name;
+    auto it = std::find_if(out.begin(), out.end(), [&](const TagScore& t) { return t.label == label; });
+    if (it == out.end()) out.push_back({label, f.score});
+    else it->score = std::max(it->score, f.score);
+  }
+  return out;
+}
+
+nlohmann::ordered_json faces_json(const FileRecord& r) {
+  nlohmann::ordered_json faces = nlohmann::ordered_json::array();
+  for (const FaceRecord& f : r.faces) {
+    nlohmann::ordered_json j = {
+        {"score", shortest(f.score)},
+        {"box", {shortest(f.box.x1), shortest(f.box.y1), shortest(f.box.x2), shortest(f.box.y2)}},
+        {"age", shortest(f.age)},
+        {"gender_score", shortest(f.gender_score)}};
+    j["person"] = f.person_id ? nlohmann::ordered_json(f.person_id) : nlohmann::ordered_json(nullptr);
+    j["name"] = f.person_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.person_name);
+    faces.push_back(std::move(j));
+  }
+  return faces;
+}
+
 nlohmann::ordered_json to_json(const FileRecord& r) {
   nlohmann::ordered_json tags = nlohmann::ordered_json::array();
-  for (const TagScore& t : r.tags) tags.push_back({{"label", t.label}, {"score", shortest(t.score)}});
+  for (const TagScore& t : tags_with_people(r)) tags.push_back({{"label", t.label}, {"score", shortest(t.score)}});
   nlohmann::ordered_json objects = nlohmann::ordered_json::array();
   for (const DetectedObject& o : r.objects) {
     nlohmann::ordered_json box = {shortest(o.box.x1), shortest(o.box.y1), shortest(o.box.x2),
@@ -40,6 +70,7 @@ nlohmann::ordered_json to_json(const FileRecord& r) {
   }
   j["tags"] = std::move(tags);
   j["objects"] = std::move(objects);
+  j["faces"] = faces_json(r);
   j["size"] = r.size;
   j["width"] = r.width;
   j["height"] = r.height;
@@ -92,7 +123,7 @@ std::string format_csv(std::span<const FileRecord> records) {
   for (const FileRecord& r : records) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}\r\n", csv_field(r.path),
                        csv_field(r.model_id), r.ok ? "ok" : "failed", csv_field(r.error_kind),
-                       csv_field(r.error), csv_field(csv_tags(r.tags)),
+                       csv_field(r.error), csv_field(csv_tags(tags_with_people(r))),
                        csv_field(csv_objects(r.objects)), r.size, r.width, r.height, r.decode_ms,
                        r.infer_ms, r.mtime_ns, csv_field(r.content_hash));
   }

@@ -2,11 +2,15 @@
 // Exports of catalog records (`tandem tag --jsonl F --csv F`), each written
 // atomically: a reader sees the previous export or the whole new one.
 //   JSONL: one object per file and line: path, model, ok, error_kind and
-//          error (when !ok), tags [{label, score}], objects [{label, score,
-//          box: [x1, y1, x2, y2]}] (a detector's; [] otherwise), size,
+//          error (when !ok), tags [{label, score}] (then "person:NAME" for
+//          each named person in the photo, scored by their best face),
+//          objects [{label, score, box: [x1, y1, x2, y2]}] (a detector's;
+//          [] otherwise), faces [{score, box, age, gender_score, person (id
+//          or null), name (or null)}], size,
 //          width, height, decode_ms, infer_ms, mtime_ns, content_hash.
 //   CSV:   RFC 4180 (quoted where needed, CRLF line ends), a header row, one
-//          row per file; tags as "label:score;label:score", objects (the
+//          row per file; tags as "label:score;label:score" (with the
+//          person:NAME tags), objects (the
 //          column after tags) as "label:score:x1:y1:x2:y2;..." (a label may
 //          hold spaces: its last five ':' fields are the numbers).
 // Scores and box corners (pixels of the upright full-size photo) are written

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "image/decode.h"
+#include "image/region_decode.h"
 #include "profile/zone.h"
 
 namespace tandem::pipeline {
@@ -18,11 +18,10 @@ void FaceCropper::crop(std::span<const uint8_t> bytes, const Face& face, const i
   // At a photo's edge the visible part is narrower than the square and the
   // scale it asks for a little larger than needed: a larger decode, not a
   // blurrier face.
-  // INTERIM: the whole photo at full size, then the square cut from it.
-  image::decode_image_into(whole_, bytes, opt, name);
-  const double scale = double(whole_.width) / double(std::max(1, whole_.full_width));
-  struct { int x, y; } origin{0, 0};
-  region_ = whole_;
+  const image::PixelRect want{x1, y1, side, side};
+  double scale = 1;
+  image::PixelRect origin;
+  image::decode_region_into(region_, bytes, want, size_, opt, name, &scale, &origin);
   // The square at the decoded scale, black where it leaves the photo.
   const int s = std::max(1, int(std::lround(side * scale)));
   square_.reshape(s, s, 3);

@@ -28,7 +28,7 @@ class FaceCropper {
 
  private:
   int size_;
-  image::Image whole_, region_, square_;
+  image::Image region_, square_;
   image::Resampler resampler_;
   std::vector<uint8_t> pixels_;
 };

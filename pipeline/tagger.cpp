@@ -511,6 +511,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
       if (!options_.decode_only) {
         TANDEM_ZONE_CAT(kPrepareModelZone, "tag");
         model_.prepare(Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[0]));
+        if (options_.faces) options_.faces->prepare(slots);
       }
       for (;;) {
         Clock::time_point i0 = Clock::now();
@@ -530,6 +531,16 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
                 "tag: the model gave " + std::to_string(found.size()) + " results for a batch of " +
                     std::to_string(b->count));
         }
+        std::vector<std::vector<FaceRecord>> faces(size_t(b->count));
+        if (options_.faces && !options_.decode_only) {
+          TANDEM_ZONE_CAT("faces", "tag");
+          std::vector<std::string> photos;
+          for (int s = 0; s < b->count; ++s) {
+            const SlotMeta& m = meta[size_t(s)];
+            photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
+          }
+          faces = options_.faces->run(batch, b->count, sizes, photos);
+        }
         double ms = 1e3 * seconds_since(i1) / b->count;
         std::vector<TagRecord> out;
         for (int s = 0; s < b->count; ++s) {
@@ -540,6 +551,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
             r.ok = true, r.infer_ms = options_.decode_only ? 0 : ms;
             r.tags = std::move(found[size_t(s)].tags);
             r.objects = std::move(found[size_t(s)].objects);
+            r.faces = faces_on_people(std::move(faces[size_t(s)]), r.objects);
           }
           out.push_back(std::move(r));
         }

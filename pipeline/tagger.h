@@ -22,6 +22,7 @@
 
 #include "image/image.h"
 #include "pipeline/catalog.h"
+#include "pipeline/face_stage.h"
 #include "pipeline/gpu_jpeg.h"
 #include "pipeline/tag_model.h"
 
@@ -59,6 +60,9 @@ struct TaggerOptions {
   bool gpu_decoders_required = false;
   // Decode and fill batches, but run no network: the decoders' ceiling.
   bool decode_only = false;
+  // Faces of every photo (not owned; null: none), found on each batch after
+  // the model ran (pipeline/face_stage.h).
+  FaceStage* faces = nullptr;
 };
 
 // Seconds of thread time per stage, summed over the stage's threads.

@@ -8,6 +8,7 @@
 
 #include "pipeline/face_detector.h"
 #include "pipeline/face_embedder.h"
+#include "pipeline/face_stage.h"
 
 using namespace tandem::pipeline;
 
@@ -49,4 +50,23 @@ TEST(Faces, SimilarityIsHumansWithItsDefaults) {
   b[0] = 20;  // beyond 16: 0
   EXPECT_FLOAT_EQ(descriptor_similarity(a, b), 0.0f);
   EXPECT_FLOAT_EQ(descriptor_similarity(a, {}), 0.0f);
+}
+
+TEST(Faces, AnAnimalsFaceIsNoPersons) {
+  auto face_at = [](float x) {
+    FaceRecord f;
+    f.box = {x, 10, x + 20, 30};
+    return f;
+  };
+  const std::vector<DetectedObject> objects = {{"dog", 0.9f, {0, 0, 100, 100}},
+                                               {"person", 0.8f, {50, 0, 150, 100}},
+                                               {"bicycle", 0.7f, {200, 0, 300, 100}}};
+  // In the dog only: dropped; in the dog and a person: kept; in a bicycle or
+  // in nothing detected: kept.
+  const std::vector<FaceRecord> kept =
+      faces_on_people({face_at(5), face_at(60), face_at(210), face_at(400)}, objects);
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_FLOAT_EQ(kept[0].box.x1, 60);
+  EXPECT_FLOAT_EQ(kept[1].box.x1, 210);
+  EXPECT_FLOAT_EQ(kept[2].box.x1, 400);
 }

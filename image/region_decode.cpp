@@ -1,0 +1,291 @@
+#include "image/region_decode.h"
+
+// jpeglib.h needs FILE and size_t declared first.
+// clang-format off
+#include <cstddef>
+#include <cstdio>
+#include <jpeglib.h>
+// clang-format on
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+#include "image/libjpeg_error.h"
+#include "image/decode.h"
+#include "image/exif_orientation.h"
+#include "image/jpeg_decoder.h"
+#include "image/orientation.h"
+#include "image/pixel_limit.h"
+
+namespace tandem::image {
+
+namespace {
+
+ErrorContext file_context(std::string_view name) {
+  return ErrorContext{std::string(name), {}, {}, {}};
+}
+
+// ---- Geometry -------------------------------------------------------------
+
+// Full-resolution pixels [begin, end) along one upright axis.
+struct Span {
+  int begin = 0, end = 0;
+  int size() const { return end - begin; }
+};
+
+// `start`, `length` clipped to [0, full); 64-bit because a caller's
+// rectangle may be anything.
+Span clip(int start, int length, int full) {
+  const int64_t b = std::max<int64_t>(start, 0);
+  const int64_t e = std::min<int64_t>(int64_t(start) + std::max(length, 0), full);
+  return e > b ? Span{int(b), int(e)} : Span{};
+}
+
+void check_inside(const Span& x, const Span& y, std::string_view name) {
+  check(x.size() > 0 && y.size() > 0, "region outside the photo", file_context(name));
+}
+
+// The scale num/8: only 8, 4, 2, 1 keep 8/num whole, so that every decoded
+// pixel starts on a full-resolution pixel and the origin is exact.
+int region_scale_num(const Span& x, const Span& y, int min_side) {
+  if (min_side <= 0) return 8;
+  const int64_t shorter = std::min(x.size(), y.size());
+  for (int num : {1, 2, 4}) {
+    if (shorter * num >= int64_t(8) * min_side) return num;
+  }
+  return 8;
+}
+
+// Upright x runs against the stored axis it comes from in 2, 3, 6, 7 and
+// upright y in 3, 4, 7, 8 (the walks in orientation.cpp).
+bool mirrors_x(int orientation) {
+  return orientation == 2 || orientation == 3 || orientation == 6 || orientation == 7;
+}
+bool mirrors_y(int orientation) {
+  return orientation == 3 || orientation == 4 || orientation == 7 || orientation == 8;
+}
+
+// The decoded pixels, `step` full-resolution pixels each, that cover one
+// upright span: [begin, end) in the stored image's order, and the upright
+// full-resolution coordinate where the first of them (once turned upright)
+// starts. Along a mirrored axis the stored image's partial last block comes
+// first, so that start lies below the span by up to step - 1.
+struct DecodedSpan {
+  int begin = 0, end = 0;
+  int origin = 0;
+};
+
+DecodedSpan decoded_span(const Span& upright, int full, bool mirrored, int step) {
+  const int s0 = mirrored ? full - upright.end : upright.begin;
+  const int s1 = mirrored ? full - upright.begin : upright.end;
+  DecodedSpan d;
+  d.begin = s0 / step;
+  d.end = (s1 + step - 1) / step;
+  d.origin = mirrored ? full - d.end * step : d.begin * step;
+  return d;
+}
+
+// Decoded pixels of the stored image at the chosen scale.
+struct StoredCrop {
+  int x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+  int width() const { return x1 - x0; }
+  int height() const { return y1 - y0; }
+};
+
+// Where the decoded pixels lie in the upright photo.
+struct Placement {
+  double scale = 1;
+  PixelRect origin;
+};
+
+// What to decode for `region`: the scale num/8, the crop of the stored
+// image at that scale, and where the crop lies once turned upright.
+struct RegionPlan {
+  int num = 8;
+  StoredCrop crop;
+  PixelRect origin;
+};
+
+RegionPlan plan_region(const PixelRect& region, int stored_w, int stored_h, int orientation,
+                       int min_side, std::string_view name) {
+  const bool swap = orientation_swaps_axes(orientation);
+  const int full_w = swap ? stored_h : stored_w;
+  const int full_h = swap ? stored_w : stored_h;
+  const Span sx = clip(region.x, region.width, full_w);
+  const Span sy = clip(region.y, region.height, full_h);
+  check_inside(sx, sy, name);
+  RegionPlan p;
+  p.num = region_scale_num(sx, sy, min_side);
+  const int step = 8 / p.num;
+  const DecodedSpan ux = decoded_span(sx, full_w, mirrors_x(orientation), step);
+  const DecodedSpan uy = decoded_span(sy, full_h, mirrors_y(orientation), step);
+  p.crop = swap ? StoredCrop{uy.begin, uy.end, ux.begin, ux.end}
+                : StoredCrop{ux.begin, ux.end, uy.begin, uy.end};
+  p.origin =
+      PixelRect{ux.origin, uy.origin, (ux.end - ux.begin) * step, (uy.end - uy.begin) * step};
+  return p;
+}
+
+// ---- libjpeg, the C part --------------------------------------------------
+
+// TurboJPEG's TJFLAG_LIMITSCANS, which the whole-image path uses: a
+// progressive file of thousands of tiny scans is a CPU bomb.
+constexpr int kMaxScans = 500;
+
+void limit_scans(j_common_ptr c) {
+  if (!c->is_decompressor) return;
+  if (reinterpret_cast<j_decompress_ptr>(c)->input_scan_number <= kMaxScans) return;
+  auto* e = reinterpret_cast<LibjpegError*>(c->err);
+  std::snprintf(e->message, sizeof e->message, "Progressive JPEG image has more than %d scans",
+                kMaxScans);
+  e->refused = true;
+  std::longjmp(e->jump, 1);
+}
+
+bool give_up(jpeg_decompress_struct& cinfo, LibjpegError& e, const char* message) {
+  std::snprintf(e.message, sizeof e.message, "%s", message);
+  jpeg_destroy_decompress(&cinfo);
+  return false;
+}
+
+// Decodes crop `c` of the stored image at scale num/8 into `dst` (rows
+// `stride` bytes apart). False with e.message set on any failure. Keeps to
+// plain data, as longjmp skips destructors.
+bool decode_crop(const uint8_t* data, size_t size, int num, const StoredCrop& c, int channels,
+                 uint8_t* dst, size_t stride, LibjpegError& e) {
+  jpeg_decompress_struct cinfo;
+  jpeg_progress_mgr progress{};
+  progress.progress_monitor = limit_scans;
+  use_libjpeg_error(cinfo, e);
+  if (setjmp(e.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
+  jpeg_create_decompress(&cinfo);
+  cinfo.progress = &progress;
+  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK)
+    return give_up(cinfo, e, "no image in the JPEG");
+  cinfo.scale_num = unsigned(num);
+  cinfo.scale_denom = 8;
+  cinfo.dct_method = JDCT_ISLOW;  // as the whole-image path (TJFLAG_ACCURATEDCT) and PIL
+  cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  if (!jpeg_start_decompress(&cinfo)) return give_up(cinfo, e, "jpeg_start_decompress suspended");
+  if (cinfo.output_components != channels || JDIMENSION(c.x1) > cinfo.output_width ||
+      JDIMENSION(c.y1) > cinfo.output_height)
+    return give_up(cinfo, e, "the scaled JPEG is not the size its header promised");
+
+  // Fancy upsampling of subsampled chroma treats the crop's first and last
+  // columns as the image's edges (up to 18 levels off the whole decode's,
+  // measured); one decoded column more on each side keeps them out of the
+  // region. libjpeg then moves xoffset down to an iMCU boundary.
+  JDIMENSION xoffset = JDIMENSION(std::max(c.x0 - 1, 0));
+  JDIMENSION width = std::min(JDIMENSION(c.x1 + 1), cinfo.output_width) - xoffset;
+  jpeg_crop_scanline(&cinfo, &xoffset, &width);
+  if (xoffset > JDIMENSION(c.x0) || xoffset + width < JDIMENSION(c.x1))
+    return give_up(cinfo, e, "jpeg_crop_scanline cropped off part of the region");
+
+  // Rows need no such margin: jpeg_skip_scanlines decodes the context rows
+  // that vertical upsampling reads, and the rows after it equal the whole
+  // decode's (tests/test_image_region.cpp).
+  const JDIMENSION skip = JDIMENSION(c.y0);
+  if (skip > 0 && jpeg_skip_scanlines(&cinfo, skip) != skip)
+    return give_up(cinfo, e, "jpeg_skip_scanlines skipped fewer rows than asked");
+
+  JSAMPARRAY row = (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE,
+                                              width * JDIMENSION(channels), 1);
+  const size_t from = size_t(JDIMENSION(c.x0) - xoffset) * size_t(channels);
+  const size_t bytes = size_t(c.width()) * size_t(channels);
+  while (cinfo.output_scanline < JDIMENSION(c.y1)) {
+    const int y = int(cinfo.output_scanline);
+    if (jpeg_read_scanlines(&cinfo, row, 1) != 1)
+      return give_up(cinfo, e, "a scanline did not come");
+    std::memcpy(dst + size_t(y - c.y0) * stride, row[0] + from, bytes);
+  }
+  // No jpeg_finish_decompress: it would read (and check) the rows below.
+  jpeg_destroy_decompress(&cinfo);
+  return true;
+}
+
+// ---- The two paths ----------------------------------------------------------
+
+// JPEG through libjpeg's crop and skip. False when this path cannot handle
+// the file (the caller falls back to the whole-image decode, which also
+// reports the file's errors as the other decoders word them).
+bool decode_jpeg_region(Image& out, std::span<const uint8_t> bytes, const PixelRect& region,
+                        int min_side, const DecodeOptions& opt, std::string_view name,
+                        Placement& where) {
+  const JpegInfo info = read_jpeg_info(bytes, name);
+  check_pixel_limit("JPEG", info.width, info.height, opt, name);
+  // PIL's CMYK -> RGB lives in the whole-image path.
+  if (info.colorspace == TJCS_CMYK || info.colorspace == TJCS_YCCK) return false;
+
+  const int orientation = opt.apply_orientation ? read_jpeg_orientation(bytes) : 1;
+  const RegionPlan plan = plan_region(region, info.width, info.height, orientation, min_side, name);
+  const int channels = info.colorspace == TJCS_GRAY ? 1 : 3;
+  Image& stored = stored_pixels_target(out, orientation);
+  stored.reshape(plan.crop.width(), plan.crop.height(), channels);
+  LibjpegError e;
+  e.stop_on_warning = !opt.accept_jpeg_warnings;
+  if (!decode_crop(bytes.data(), bytes.size(), plan.num, plan.crop, channels, stored.data(),
+                   stored.stride(), e)) {
+    if (e.warning)
+      throw Error(std::string("corrupt or truncated JPEG: ") + e.message, file_context(name));
+    if (e.refused) throw Error(std::string("cannot decode JPEG: ") + e.message, file_context(name));
+    return false;
+  }
+  if (orientation == 1)
+    out.orientation = 1;
+  else
+    orient_image(stored, orientation, out);
+  const bool swap = orientation_swaps_axes(orientation);
+  out.full_width = swap ? info.height : info.width;
+  out.full_height = swap ? info.width : info.height;
+  where = Placement{double(plan.num) / 8, plan.origin};
+  return true;
+}
+
+void copy_rect(const Image& src, const Span& x, const Span& y, Image& dst) {
+  dst.reshape(x.size(), y.size(), src.channels);
+  const size_t at = size_t(x.begin) * size_t(src.channels);
+  for (int r = 0; r < y.size(); ++r)
+    std::memcpy(dst.row(r), src.row(y.begin + r) + at, dst.stride());
+}
+
+// Any format: the whole photo upright at full resolution, then the crop.
+Placement decode_by_cropping(Image& out, std::span<const uint8_t> bytes, const PixelRect& region,
+                             const DecodeOptions& opt, std::string_view name) {
+  DecodeOptions full = opt;
+  full.min_width = full.min_height = 0;
+  // Not one per thread: this is the rare path, and a 12-MP buffer kept per
+  // thread for it would outweigh an allocation per call.
+  Image whole;
+  decode_image_into(whole, bytes, full, name);
+  const Span sx = clip(region.x, region.width, whole.width);
+  const Span sy = clip(region.y, region.height, whole.height);
+  check_inside(sx, sy, name);
+  copy_rect(whole, sx, sy, out);
+  out.orientation = whole.orientation;
+  out.full_width = whole.full_width;
+  out.full_height = whole.full_height;
+  return Placement{1.0, PixelRect{sx.begin, sy.begin, sx.size(), sy.size()}};
+}
+
+}  // namespace
+
+void decode_region_into(Image& out, std::span<const uint8_t> bytes, PixelRect region, int min_side,
+                        const DecodeOptions& opt, std::string_view name, double* scale_out,
+                        PixelRect* origin_out) {
+  Placement where;
+  const bool done = sniff_format(bytes) == ImageFormat::jpeg &&
+                    decode_jpeg_region(out, bytes, region, min_side, opt, name, where);
+  if (!done) where = decode_by_cropping(out, bytes, region, opt, name);
+  if (scale_out) *scale_out = where.scale;
+  if (origin_out) *origin_out = where.origin;
+}
+
+}  // namespace tandem::image

@@ -1,0 +1,65 @@
+#pragma once
+// Faces as a stage of `tandem tag`: after the detector's batch has run, the
+// same batch (the photos stretched to the detector's input) is scaled down
+// to BlazeFace's input, the faces found are cut from a fresh, sharper decode
+// of just their region (pipeline/face_crop.h), and their crops run through
+// FaceRes in one batch. No photo is decoded twice whole: the detector's
+// input serves the face detector, and only face regions are decoded again.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "image/image.h"
+#include "image/preprocess.h"
+#include "pipeline/face_detector.h"
+#include "pipeline/face_embedder.h"
+#include "pipeline/tag_score.h"
+
+namespace tandem::pipeline {
+
+struct FaceStageOptions {
+  FaceDetectorOptions detector;
+  FaceEmbedderOptions embedder;
+  image::DecodeOptions decode;  // limits for the region decodes
+  int crop_threads = 0;         // 0: half the cores
+};
+
+// The faces that are not an animal's: BlazeFace also finds the faces of
+// dogs, horses and birds (darknet's dog, eagle and horses photos, each at
+// >= 0.5), which must not become people. A face whose centre lies in a
+// detected animal (COCO's bird to giraffe) and in no detected person is
+// dropped; requiring a person around every face instead lost 2 of the 22
+// faces of face-api's demo group photos, where the detector missed people
+// that overlap.
+std::vector<FaceRecord> faces_on_people(std::vector<FaceRecord> faces, const std::vector<DetectedObject>& objects);
+
+class FaceStage {
+ public:
+  // `input`: what the tag model's batches hold; it must be the whole photo
+  // stretched, raw 0..255 (the detector's), else an Error saying so.
+  FaceStage(const FaceStageOptions& options, const image::PreprocessConfig& input);
+
+  // Compiles both networks for batches of `n` photos.
+  void prepare(int n);
+
+  // The faces of photos [0, count) of `batch` ([N, h, w, 3] floats of
+  // `input`); `photos[i]` is photo i's path, empty for a slot that holds
+  // no photo; sizes[i] its upright size. A face whose region cannot be
+  // decoded again (the file changed meanwhile) is left out.
+  std::vector<std::vector<FaceRecord>> run(const Tensor& batch, int count,
+                                           const std::vector<std::pair<int, int>>& sizes,
+                                           const std::vector<std::string>& photos);
+
+ private:
+  Tensor detector_input(const Tensor& batch, int count);
+
+  FaceStageOptions options_;
+  image::PreprocessConfig input_;
+  FaceDetector detector_;
+  FaceEmbedder embedder_;
+  int crop_threads_ = 1;
+  int batch_ = 0;  // the batch size prepare() compiled for
+};
+
+}  // namespace tandem::pipeline

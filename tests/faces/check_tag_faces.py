@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""`tandem tag` with faces, end to end, on face-api's demo group photos:
+
+  * a copy stored turned (EXIF Orientation 6, 3, 8) gives its faces in the
+    pixels of the upright photo: each pairs with the original's (IoU >=
+    0.8), and every copy's face joins the original's person;
+  * a photo without people (darknet's dog.jpg) has no faces;
+  * `tandem people` lists them; a name given there survives tagging the
+    photos again (--force) and a re-cluster, and shows as a person:NAME tag
+    in --jsonl and --csv;
+  * merge and forget do what they say, as read back with Python's sqlite3.
+
+Exit 77 (skipped) when the photos or the face models are missing.
+usage: check_tag_faces.py TANDEM_BIN
+"""
+import csv
+import glob
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+from PIL import Image
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLES = os.path.join(REPO, "tools", "node", "node_modules", "@vladmandic", "face-api", "demo")
+DOG = "/usr/share/darknet/data/dog.jpg"
+
+
+def models_dir():
+    return os.environ.get("TANDEM_MODELS") or os.path.join(os.path.expanduser("~"), ".cache", "tandem", "models")
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("FAILED: %s\n%s%s" % (" ".join(cmd), r.stdout[-3000:], r.stderr[-3000:]))
+    return r.stdout
+
+
+def turned_copy(src, dst, orientation):
+    """Stores the photo so that a viewer applying `orientation` shows `src`."""
+    im = Image.open(src)
+    stored = {6: im.transpose(Image.ROTATE_90), 3: im.transpose(Image.ROTATE_180),
+              8: im.transpose(Image.ROTATE_270)}[orientation]
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    stored.save(dst, quality=95, exif=exif.tobytes())
+
+
+def iou(a, b):
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    i = w * h
+    return i / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i)
+
+
+def main():
+    tandem = sys.argv[1]
+    photos = sorted(glob.glob(os.path.join(SAMPLES, "sample*.jpg")))[:3]
+    if not photos or not os.path.exists(DOG):
+        print("SKIP: face-api's demo photos (scripts/install-node-tools) or darknet's dog.jpg missing")
+        return 77
+    if not os.path.exists(os.path.join(models_dir(), "blazeface.json")):
+        print("SKIP: the face models are not installed (scripts/install-models)")
+        return 77
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="tag_faces_") as tmp:
+        lib = os.path.join(tmp, "photos")
+        os.makedirs(lib)
+        for p in photos:
+            shutil.copy(p, lib)
+        shutil.copy(DOG, lib)
+        turned = {}
+        for p, o in zip(photos, (6, 3, 8)):
+            name = os.path.basename(p)[:-4] + "_turned%d.jpg" % o
+            turned_copy(p, os.path.join(lib, name), o)
+            turned[os.path.join(lib, name)] = os.path.join(lib, os.path.basename(p))
+        cat = os.path.join(tmp, "c.sqlite")
+        jsonl, csvf = os.path.join(tmp, "t.jsonl"), os.path.join(tmp, "t.csv")
+        run([tandem, "tag", lib, "--catalog", cat, "--faces", "on", "--device", "cpu"])
+        rows = {j["path"]: j for j in map(json.loads, open(jsonl_of(tandem, lib, cat, jsonl)))}
+        if rows[os.path.join(lib, "dog.jpg")]["faces"]:
+            problems.append("dog.jpg has faces: %s" % rows[os.path.join(lib, "dog.jpg")]["faces"])
+        for copy, original in turned.items():
+            a, b = rows[original]["faces"], rows[copy]["faces"]
+            if len(a) != len(b) or not a:
+                problems.append("%s: %d faces, the original %d" % (copy, len(b), len(a)))
+            for f in a:
+                best = max(b, key=lambda g: iou(f["box"], g["box"]), default=None)
+                if best is None or iou(f["box"], best["box"]) < 0.8:
+                    problems.append("%s: no face where the original has %s" % (copy, f["box"]))
+                elif best["person"] != f["person"]:
+                    problems.append("%s: the face at %s is person %s, the original's %s" % (
+                        copy, f["box"], best["person"], f["person"]))
+        listing = run([tandem, "people", cat, "--json"])
+        people = [json.loads(line) for line in listing.splitlines() if line.startswith("{")]
+        if not people or people[0]["faces"] < 2:
+            problems.append("people: %s" % people[:3])
+        alice = people[0]["id"]
+        run([tandem, "people", cat, "name", str(alice), "Alice"])
+        run([tandem, "tag", lib, "--catalog", cat, "--faces", "on", "--device", "cpu", "--force"])
+        run([tandem, "people", cat, "recluster"])
+        db = sqlite3.connect(cat)
+        named = db.execute("SELECT count(*) FROM faces x JOIN people p ON p.id = x.person_id WHERE p.name = 'Alice'"
+                           ).fetchone()[0]
+        if named != people[0]["faces"]:
+            problems.append("Alice has %d faces after --force and recluster, %d before" % (named, people[0]["faces"]))
+        rows = [json.loads(line) for line in open(jsonl_of(tandem, lib, cat, jsonl))]
+        if not any(t["label"] == "person:Alice" for r in rows for t in r["tags"]):
+            problems.append("no person:Alice tag in the JSONL")
+        run([tandem, "tag", lib, "--catalog", cat, "--csv", csvf, "--device", "cpu"])
+        if not any("person:Alice:" in r["tags"] for r in csv.DictReader(open(csvf, newline=""))):
+            problems.append("no person:Alice tag in the CSV")
+        # A re-cluster numbers unnamed people afresh: list them again.
+        after = [json.loads(line) for line in run([tandem, "people", cat, "--json"]).splitlines()]
+        other = [p["id"] for p in after if p["name"] is None][-1]
+        run([tandem, "people", cat, "merge", str(alice), str(other)])
+        merged = db.execute("SELECT count(*) FROM people WHERE id = ?", (other,)).fetchone()[0]
+        if merged:
+            problems.append("person %d still there after the merge" % other)
+        run([tandem, "people", cat, "forget", str(alice)])
+        left = db.execute("SELECT count(*) FROM faces WHERE ignored = 1").fetchone()[0]
+        if left < 2:
+            problems.append("forget left %d faces ignored" % left)
+        print(json.dumps({"people": len(people), "faces": sum(p["faces"] for p in people)}))
+    for p in problems:
+        print("PROBLEM " + p)
+    return 1 if problems else 0
+
+
+def jsonl_of(tandem, lib, cat, out):
+    """The catalog's records as --jsonl writes them (a run that tags nothing new)."""
+    run([tandem, "tag", lib, "--catalog", cat, "--jsonl", out, "--device", "cpu"])
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
