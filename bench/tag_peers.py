@@ -7,6 +7,10 @@ run, the shipped CenterNet COCO detector (`tandem tag` with no --model):
                     default model, fp16 on a GPU, fp32 on the CPU
   detector-decode   the same with --decode-only: decoders + the detector's
                     512x512 input, no inference
+  detector-tag-nofaces
+                    `tandem tag --faces off`: the default run without the
+                    face stage (BlazeFace, region decodes, FaceRes), to
+                    price it
   detector-tag-exact, detector-decode-exact
                     the two above with --exact-progressive (progressive
                     files decode every scan, not the default)
@@ -71,7 +75,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_TOOLS = os.path.join(os.path.dirname(HERE), "tools", "node")
 
-DETECTOR_PEERS = ["detector-tag", "detector-decode", "detector-tag-exact", "detector-decode-exact",
+DETECTOR_PEERS = ["detector-tag", "detector-decode", "detector-tag-nofaces", "detector-tag-exact", "detector-decode-exact",
                   "torch-ssdlite", "tfjs-node", "tfjs-node-wasm"]
 BENCH_PEERS = ["detector-bench", "tfjs-bench", "tfjs-bench-wasm"]
 RESNET_PEERS = ["tandem-decode", "tandem-decode-cpu", "tandem-tag", "tandem-tag-cpu-decode", "tandem-tag-profile",
@@ -89,6 +93,7 @@ BENCH_BATCH = {"gpu": 64, "cpu": 4}
 WHAT = {
     "detector-tag": "`tandem tag`, default model (CenterNet 512x512), catalog",
     "detector-decode": "`tandem tag --decode-only`, default model's input",
+    "detector-tag-nofaces": "`tandem tag --faces off`, default model, catalog",
     "detector-tag-exact": "`tandem tag --exact-progressive`, default model, catalog",
     "detector-decode-exact": "`tandem tag --decode-only --exact-progressive`",
     "torch-ssdlite": "(c) PyTorch: PIL Dataset + DataLoader(%d workers), ssdlite320_mobilenet_v3_large",
@@ -113,6 +118,7 @@ DETECTOR_TARGETS = [
     ("default tag >= 450 img/s", "detector-tag", 450.0, 1.0, "gpu"),
     ("default tag >= 0.9 x its decode-only", "detector-tag", "detector-decode", 0.9, "gpu"),
     ("default tag >= 10 x PyTorch ssdlite DataLoader (c)", "detector-tag", "torch-ssdlite", 10.0, "gpu"),
+    ("tag with faces >= 0.8 x without", "detector-tag", "detector-tag-nofaces", 0.8, "gpu"),
     ("default tag >= 2 x 11.5 img/s", "detector-tag", 11.5, 2.0, "cpu"),
     ("default tag >= 5 x TF.js in Node (e)", "detector-tag", "tfjs-node", 5.0, "cpu"),
 ]
@@ -240,6 +246,8 @@ def tandem_tag_command(name, a, cuda, tmp):
     cmd = [a.tandem, "tag", a.directory, "--json", *model_args(name, a), *device_args(cuda)]
     decode_only = name.startswith(("tandem-decode", "detector-decode"))
     cmd += ["--decode-only"] if decode_only else ["--catalog", os.path.join(tmp, "cat.sqlite")]
+    if name.endswith("-nofaces"):
+        cmd += ["--faces", "off"]
     if name.endswith("-exact"):
         cmd += ["--exact-progressive"]
     if name == "tandem-tag-profile":

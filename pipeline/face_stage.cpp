@@ -92,17 +92,31 @@ Tensor FaceStage::detector_input(const Tensor& batch, int count) {
   const image::PreprocessConfig c = detector_.input_config();
   const float* src = batch.data<float>();
   float* dst = out.data<float>();
-  image::Image photo(w, h, 3);
-  image::Resampler resampler;
-  std::vector<uint8_t> small(size_t(s) * size_t(s) * 3);
-  for (int i = 0; i < count; ++i) {
-    const float* in = src + size_t(i) * size_t(w) * size_t(h) * 3;
+  const size_t in_floats = size_t(w) * size_t(h) * 3, out_floats = size_t(s) * size_t(s) * 3;
+  // On the inference thread's path: spread over the crop threads. The
+  // detector's 512x512 halves exactly to BlazeFace's 256x256, a 2x2 mean
+  // (on the H200 the general resampler here, one thread, took 25 of a 30 s
+  // run of 3,500 photos).
+  parallel_for(size_t(count), crop_threads_, [&](size_t i) {
+    const float* in = src + i * in_floats;
+    float* o = dst + i * out_floats;
+    if (w == 2 * s && h == 2 * s) {
+      for (int y = 0; y < s; ++y)
+        for (int x = 0; x < s; ++x)
+          for (int k = 0; k < 3; ++k) {
+            const size_t a = (size_t(2 * y) * size_t(w) + size_t(2 * x)) * 3 + size_t(k), row = size_t(w) * 3;
+            const float mean = (in[a] + in[a + 3] + in[a + row] + in[a + row + 3]) / 4.f;
+            o[(size_t(y) * size_t(s) + size_t(x)) * 3 + size_t(k)] = (mean / 255.f - c.mean[size_t(k)]) / c.std[size_t(k)];
+          }
+      return;
+    }
+    image::Image photo(w, h, 3);
     for (size_t k = 0; k < photo.bytes(); ++k) photo.data()[k] = uint8_t(std::clamp(std::lround(in[k]), 0L, 255L));
+    std::vector<uint8_t> small(out_floats);
+    image::Resampler resampler;
     resampler.resize_window(photo, s, s, 0, 0, s, s, small.data());
-    float* o = dst + size_t(i) * small.size();
-    for (size_t k = 0; k < small.size(); ++k)
-      o[k] = (float(small[k]) / 255.f - c.mean[k % 3]) / c.std[k % 3];
-  }
+    for (size_t k = 0; k < small.size(); ++k) o[k] = (float(small[k]) / 255.f - c.mean[k % 3]) / c.std[k % 3];
+  });
   return out;
 }
 

@@ -26,8 +26,10 @@ antialiased bilinear and a region decode for the crop), hence tolerances.
 Exit 77 (ctest: skipped) when Node, the Node tools, the photos or the
 models are missing.
 
-A GPU host has no Node: --save-reference FILE writes human's answer and
-stops; --reference FILE reads it instead of running Node.
+A GPU host has no Node: --save-reference FILE writes human's answer (the
+photos named by file name) and stops, and the photos are to be copied
+beside FILE; --reference FILE reads it instead of running Node, with the
+photos beside it.
 
 usage: compare_human.py TANDEM_BIN [--device cuda] [--precision fp16]
            [--save-reference FILE | --reference FILE] [PHOTO...]
@@ -171,17 +173,21 @@ def main():
     ap.add_argument("--reference")
     a = ap.parse_args()
     photos = a.photos or sorted(glob.glob(os.path.join(SAMPLES, "sample*.jpg")))
-    if not photos:
+    if not photos and not a.reference:
         skip("no photos: face-api's demo photos come with scripts/install-node-tools")
     if not os.path.exists(os.path.join(models_dir(), "blazeface.json")):
         skip("the face models are not installed (scripts/install-models)")
     if a.reference:
         with open(a.reference) as f:
             ref = json.load(f)
+        for r in ref:
+            r["path"] = os.path.join(os.path.dirname(os.path.abspath(a.reference)), r["path"])
         photos = [r["path"] for r in ref]
     else:
         ref = human_faces(photos, a.min_score)
         if a.save_reference:
+            for r in ref:
+                r["path"] = os.path.basename(r["path"])
             with open(a.save_reference, "w") as f:
                 json.dump(ref, f)
             print("saved human's faces of %d photos to %s" % (len(ref), a.save_reference))
