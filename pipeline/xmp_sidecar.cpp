@@ -1,6 +1,8 @@
 #include "pipeline/xmp_sidecar.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
 #include <filesystem>
 #include <mutex>
 #include <vector>
@@ -24,6 +26,11 @@ namespace {
 constexpr const char* kSubject = "Xmp.dc.subject";
 constexpr const char* kTandemKeywords = "Xmp.tandem.keywords";
 constexpr const char* kTandemModel = "Xmp.tandem.model";
+constexpr const char* kTandemRegions = "Xmp.tandem.regions";
+constexpr const char* kTandemPeople = "Xmp.tandem.people";
+constexpr const char* kDigikamTags = "Xmp.digiKam.TagsList";
+constexpr const char* kRegions = "Xmp.mwg-rs.Regions";
+constexpr const char* kRegionList = "Xmp.mwg-rs.Regions/mwg-rs:RegionList";
 
 // A sidecar is a few KB; anything this large is not one to parse.
 constexpr uint64_t kMaxSidecarBytes = uint64_t(16) << 20;
@@ -126,12 +133,132 @@ void update_keywords(Exiv2::XmpData& data, std::span<const std::string> keywords
   set_bag(data, kTandemKeywords, added);
 }
 
+// One region of the list: "<list>[i]/mwg-rs:<field>" and its Area's fields.
+std::string region_key(long i, const std::string& field) {
+  return std::string(kRegionList) + "[" + std::to_string(i) + "]/" + field;
+}
+
+// A region's identity for tandem: its area as written, "x,y,w,h".
+std::string area_text(Exiv2::XmpData& data, long i) {
+  std::string out;
+  for (const char* f : {"stArea:x", "stArea:y", "stArea:w", "stArea:h"}) {
+    auto it = data.findKey(Exiv2::XmpKey(region_key(i, std::string("mwg-rs:Area/") + f)));
+    out += (out.empty() ? "" : ",") + (it == data.end() ? std::string() : it->toString());
+  }
+  return out;
+}
+
+struct Region {
+  std::vector<std::pair<std::string, std::string>> fields;  // key suffix after [i]/, value
+};
+
+// The regions already in the sidecar, tandem's earlier ones left out.
+std::vector<Region> foreign_regions(Exiv2::XmpData& data) {
+  const std::vector<std::string> ours = bag_values(data, kTandemRegions);
+  std::vector<Region> out;
+  for (long i = 1;; ++i) {
+    const std::string prefix = std::string(kRegionList) + "[" + std::to_string(i) + "]/";
+    Region r;
+    for (const Exiv2::Xmpdatum& d : data)
+      if (d.key().rfind(prefix, 0) == 0) r.fields.push_back({d.key().substr(prefix.size()), d.toString()});
+    if (r.fields.empty()) break;
+    if (!contains(ours, area_text(data, i))) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void erase_prefix(Exiv2::XmpData& data, const std::string& prefix) {
+  for (auto it = data.begin(); it != data.end();)
+    it = it->key().rfind(prefix, 0) == 0 ? data.erase(it) : std::next(it);
+}
+
+std::string fraction(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+void add_struct(Exiv2::XmpData& data, const std::string& key) {
+  Exiv2::XmpTextValue v;
+  v.setXmpStruct();
+  data.add(Exiv2::XmpKey(key), &v);
+}
+
+// Rewrites mwg-rs:Regions: the foreign regions as they were, then tandem's.
+void update_regions(Exiv2::XmpData& data, std::span<const XmpFaceRegion> faces, int width, int height) {
+  std::vector<Region> keep = foreign_regions(data);
+  std::vector<std::string> ours;
+  if (keep.empty() && (faces.empty() || width <= 0 || height <= 0)) {
+    if (!bag_values(data, kTandemRegions).empty()) erase_prefix(data, kRegions);
+    set_bag(data, kTandemRegions, {});
+    return;
+  }
+  erase_prefix(data, kRegions);
+  add_struct(data, kRegions);
+  if (width > 0 && height > 0 && !faces.empty()) {
+    add_struct(data, std::string(kRegions) + "/mwg-rs:AppliedToDimensions");
+    data[std::string(kRegions) + "/mwg-rs:AppliedToDimensions/stDim:w"] = std::to_string(width);
+    data[std::string(kRegions) + "/mwg-rs:AppliedToDimensions/stDim:h"] = std::to_string(height);
+    data[std::string(kRegions) + "/mwg-rs:AppliedToDimensions/stDim:unit"] = "pixel";
+  }
+  Exiv2::XmpTextValue list;
+  list.setXmpArrayType(Exiv2::XmpValue::xaBag);
+  data.add(Exiv2::XmpKey(kRegionList), &list);
+  long i = 0;
+  for (const Region& r : keep) {
+    ++i;
+    add_struct(data, region_key(i, "").substr(0, region_key(i, "").size() - 1));
+    for (const auto& [suffix, value] : r.fields) {
+      if (suffix == "mwg-rs:Area") {
+        add_struct(data, region_key(i, suffix));
+        continue;
+      }
+      data[region_key(i, suffix)] = value;
+    }
+  }
+  if (width > 0 && height > 0)
+    for (const XmpFaceRegion& f : faces) {
+      ++i;
+      const double w = (f.box.x2 - f.box.x1) / width, h = (f.box.y2 - f.box.y1) / height;
+      const double x = (f.box.x1 + f.box.x2) / 2 / width, y = (f.box.y1 + f.box.y2) / 2 / height;
+      add_struct(data, region_key(i, "").substr(0, region_key(i, "").size() - 1));
+      data[region_key(i, "mwg-rs:Type")] = "Face";
+      if (!f.name.empty()) data[region_key(i, "mwg-rs:Name")] = f.name;
+      add_struct(data, region_key(i, "mwg-rs:Area"));
+      data[region_key(i, "mwg-rs:Area/stArea:x")] = fraction(x);
+      data[region_key(i, "mwg-rs:Area/stArea:y")] = fraction(y);
+      data[region_key(i, "mwg-rs:Area/stArea:w")] = fraction(w);
+      data[region_key(i, "mwg-rs:Area/stArea:h")] = fraction(h);
+      data[region_key(i, "mwg-rs:Area/stArea:unit")] = "normalized";
+      ours.push_back(area_text(data, i));
+    }
+  set_bag(data, kTandemRegions, ours);
+}
+
+// digiKam's hierarchical tags: "People/NAME" for the named people, tandem's
+// earlier ones replaced, the user's kept.
+void update_people_tags(Exiv2::XmpData& data, std::span<const XmpFaceRegion> faces) {
+  std::vector<std::string> previous = bag_values(data, kTandemPeople), tags, added;
+  for (std::string& t : bag_values(data, kDigikamTags))
+    if (!contains(previous, t)) tags.push_back(std::move(t));
+  for (const XmpFaceRegion& f : faces) {
+    const std::string t = "People/" + f.name;
+    if (!f.name.empty() && !contains(tags, t) && !contains(added, t)) added.push_back(t);
+  }
+  tags.insert(tags.end(), added.begin(), added.end());
+  Exiv2::XmpArrayValue seq(Exiv2::xmpSeq);
+  for (const std::string& t : tags) seq.read(t);
+  set_value(data, kDigikamTags, tags.empty() ? nullptr : &seq);
+  set_bag(data, kTandemPeople, added);
+}
+
 }  // namespace
 
 std::string xmp_sidecar_path(const std::string& image_path) { return image_path + ".xmp"; }
 
 void write_xmp_sidecar(const std::string& image_path, std::span<const std::string> keywords,
-                       const std::string& model_id) {
+                       const std::string& model_id, std::span<const XmpFaceRegion> faces, int width,
+                       int height) {
   std::string sidecar = xmp_sidecar_path(image_path);
   check(std::filesystem::is_regular_file(image_path), "no such photo for an XMP sidecar",
         ErrorContext{image_path, "", "", ""});
@@ -140,7 +267,12 @@ void write_xmp_sidecar(const std::string& image_path, std::span<const std::strin
   exiv2_log.clear();
   try {
     Exiv2::XmpData data = read_sidecar(sidecar);
-    update_keywords(data, keywords);
+    std::vector<std::string> words(keywords.begin(), keywords.end());
+    for (const XmpFaceRegion& f : faces)
+      if (!f.name.empty()) words.push_back(f.name);
+    update_keywords(data, words);
+    update_regions(data, faces, width, height);
+    update_people_tags(data, faces);
     Exiv2::XmpTextValue model(model_id);
     set_value(data, kTandemModel, &model);
     std::string packet;

@@ -14,6 +14,9 @@
 // toolkit has global state). Do not call after main() returns.
 #include <span>
 #include <string>
+#include <vector>
+
+#include "pipeline/detection.h"
 
 namespace tandem::pipeline {
 
@@ -24,9 +27,23 @@ std::string xmp_sidecar_path(const std::string& image_path);
 
 // Writes (or updates) the sidecar of `image_path`, replacing it atomically.
 // `keywords` are tandem's tags for the photo, best first; `model_id` is
-// recorded as Xmp.tandem.model. Throws Error naming the sidecar if an
+// recorded as Xmp.tandem.model; `faces` (with the photo's upright `width`
+// and `height`) become regions. Throws Error naming the sidecar if an
 // existing one cannot be parsed (it is then left as it is) or on I/O errors.
+// Face regions as the Metadata Working Group's region schema has them
+// (mwg-rs:Regions, Type Face, Area centre and size as fractions of the
+// upright photo, Name for a named person): what digiKam, Lightroom and
+// darktable read. Named people are also keywords (dc:subject "Alice") and
+// digiKam tags (digiKam:TagsList "People/Alice"). Regions tandem did not
+// write (a photo manager's) are kept; tandem's own, recorded in
+// Xmp.tandem.regions, are replaced.
+struct XmpFaceRegion {
+  Box box;           // pixels of the upright photo
+  std::string name;  // empty: an unnamed person
+};
+
 void write_xmp_sidecar(const std::string& image_path, std::span<const std::string> keywords,
-                       const std::string& model_id);
+                       const std::string& model_id, std::span<const XmpFaceRegion> faces = {},
+                       int width = 0, int height = 0);
 
 }  // namespace tandem::pipeline

@@ -164,3 +164,68 @@ TEST(XmpSidecar, ThreadsWriteTheirOwnSidecars) {
       EXPECT_EQ(exiv2_value(dir.file(fmt::format("t{}_{}.jpg.xmp", t, p)), "Xmp.dc.subject"),
                 fmt::format("label{}, shared\n", t));
 }
+
+namespace {
+
+// A face region as digiKam writes one (its own person, Bob), with a keyword.
+const char* kDigikamRegionSidecar = R"(<?xml version="1.0" encoding="UTF-8"?>
+<x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="XMP Core 4.4.0-Exiv2">
+ <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+  <rdf:Description rdf:about=""
+    xmlns:dc="http://purl.org/dc/elements/1.1/"
+    xmlns:digiKam="http://www.digikam.org/ns/1.0/"
+    xmlns:mwg-rs="http://www.metadataworkinggroup.com/schemas/regions/"
+    xmlns:stArea="http://ns.adobe.com/xmp/sType/Area#"
+    xmlns:stDim="http://ns.adobe.com/xap/1.0/sType/Dimensions#">
+   <dc:subject><rdf:Bag><rdf:li>Bob</rdf:li></rdf:Bag></dc:subject>
+   <digiKam:TagsList><rdf:Seq><rdf:li>People/Bob</rdf:li></rdf:Seq></digiKam:TagsList>
+   <mwg-rs:Regions rdf:parseType="Resource">
+    <mwg-rs:AppliedToDimensions stDim:w="768" stDim:h="576" stDim:unit="pixel"/>
+    <mwg-rs:RegionList><rdf:Bag><rdf:li rdf:parseType="Resource">
+      <mwg-rs:Type>Face</mwg-rs:Type>
+      <mwg-rs:Name>Bob</mwg-rs:Name>
+      <mwg-rs:Area stArea:x="0.1" stArea:y="0.2" stArea:w="0.05" stArea:h="0.07" stArea:unit="normalized"/>
+    </rdf:li></rdf:Bag></mwg-rs:RegionList>
+   </mwg-rs:Regions>
+  </rdf:Description>
+ </rdf:RDF>
+</x:xmpmeta>
+)";
+
+}  // namespace
+
+// Faces become MWG regions (digiKam's, Lightroom's and darktable's schema),
+// named people keywords and digiKam People/ tags; a region digiKam wrote
+// stays through tandem's rewrites, and tandem's own are replaced.
+TEST(XmpSidecar, FaceRegionsBesideTheUsersOwn) {
+  TempDir dir("xmp_regions");
+  const std::string photo = dir.file("dog.jpg");
+  fs::copy_file(kDarknetDog, photo);
+  const std::string sidecar = xmp_sidecar_path(photo);
+  std::ofstream(sidecar) << kDigikamRegionSidecar;
+  const std::vector<std::string> words = {"dog"};
+  const std::vector<XmpFaceRegion> faces = {{{384, 144, 460, 288}, "Alice"}, {{0, 0, 76.8f, 57.6f}, ""}};
+  write_xmp_sidecar(photo, words, "centernet", faces, 768, 576);
+  const std::string list = "Xmp.mwg-rs.Regions/mwg-rs:RegionList";
+  EXPECT_EQ(exiv2_value(sidecar, list + "[1]/mwg-rs:Name"), "Bob\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[1]/mwg-rs:Area/stArea:x"), "0.1\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[2]/mwg-rs:Type"), "Face\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[2]/mwg-rs:Name"), "Alice\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[2]/mwg-rs:Area/stArea:x"), "0.549479\n");  // centre, as MWG has it
+  EXPECT_EQ(exiv2_value(sidecar, list + "[2]/mwg-rs:Area/stArea:y"), "0.375000\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[2]/mwg-rs:Area/stArea:w"), "0.098958\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[3]/mwg-rs:Area/stArea:w"), "0.100000\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[3]/mwg-rs:Name"), "");
+  EXPECT_EQ(exiv2_value(sidecar, "Xmp.mwg-rs.Regions/mwg-rs:AppliedToDimensions/stDim:w"), "768\n");
+  EXPECT_EQ(exiv2_value(sidecar, "Xmp.dc.subject"), "Bob, dog, Alice\n");
+  EXPECT_EQ(exiv2_value(sidecar, "Xmp.digiKam.TagsList"), "People/Bob, People/Alice\n");
+  // Again, Alice's face now unnamed and moved: Bob's region stays, tandem's
+  // two are replaced by one, and her name leaves the keywords and tags.
+  const std::vector<XmpFaceRegion> later = {{{100, 100, 200, 200}, ""}};
+  write_xmp_sidecar(photo, words, "centernet", later, 768, 576);
+  EXPECT_EQ(exiv2_value(sidecar, list + "[1]/mwg-rs:Name"), "Bob\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[2]/mwg-rs:Area/stArea:w"), "0.130208\n");
+  EXPECT_EQ(exiv2_value(sidecar, list + "[3]/mwg-rs:Type"), "");
+  EXPECT_EQ(exiv2_value(sidecar, "Xmp.dc.subject"), "Bob, dog\n");
+  EXPECT_EQ(exiv2_value(sidecar, "Xmp.digiKam.TagsList"), "People/Bob\n");
+}
