@@ -235,13 +235,15 @@ int tag_command(TagOptions& o) {
   {
     ProgressPrinter progress(tagger.progress());
     stats = tagger.run(in.files, [&](std::vector<pipeline::TagRecord>& group) {
-      if (catalog) catalog->write(group);
+      if (catalog) catalog->write_and_assign(group);
       if (o.xmp)
         for (const auto& r : group) {
           if (!r.ok) continue;
           std::vector<std::string> words;
           for (const auto& t : r.tags) words.push_back(t.label);
-          pipeline::write_xmp_sidecar(r.path, words, r.model_id);
+          std::vector<pipeline::XmpFaceRegion> faces;
+          for (const auto& f : r.faces) faces.push_back({f.box, f.person_name});
+          pipeline::write_xmp_sidecar(r.path, words, r.model_id, faces, r.width, r.height);
         }
       if (print) {
         for (const auto& r : group) print_record(r, o.json);

@@ -272,22 +272,38 @@ bool Catalog::up_to_date(const std::string& path, int64_t size, int64_t mtime_ns
   return find_file_->step();
 }
 
-void Catalog::write(std::span<const FileRecord> batch) {
+void Catalog::write(std::span<const FileRecord> batch) { write_batch(batch, nullptr); }
+
+void Catalog::write_and_assign(std::span<FileRecord> batch) {
+  std::vector<std::vector<int64_t>> people;
+  write_batch(batch, &people);
+  for (size_t i = 0; i < batch.size(); ++i)
+    for (size_t k = 0; k < batch[i].faces.size() && k < people[i].size(); ++k) {
+      batch[i].faces[k].person_id = people[i][k];
+      batch[i].faces[k].person_name = people[i][k] ? person_name(people[i][k]) : std::string();
+    }
+}
+
+void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people) {
   if (batch.empty()) return;
   run(*begin_);
   try {
-    for (const FileRecord& r : batch) write_one(r);
+    for (const FileRecord& r : batch) {
+      std::vector<int64_t> assigned = write_one(r);
+      if (people) people->push_back(std::move(assigned));
+    }
     flush_people();
     run(*commit_);
   } catch (...) {
     db_->rollback_if_open();
     people_data_version_ = -1;  // the index may hold what was rolled back
     dirty_people_.clear();
+    if (people) people->clear();
     throw;
   }
 }
 
-void Catalog::write_one(const FileRecord& r) {
+std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
   check(!r.path.empty() && !r.model_id.empty(), "a catalog record needs a path and a model id",
         ErrorContext{path(), "", "", ""});
   check(r.ok || (r.tags.empty() && r.objects.empty() && r.faces.empty()),
@@ -327,7 +343,7 @@ void Catalog::write_one(const FileRecord& r) {
     insert_tag_->run();
   }
   write_objects(id, r);
-  write_faces(id, r);
+  return write_faces(id, r);
 }
 
 void Catalog::write_objects(int64_t file_id, const FileRecord& r) {

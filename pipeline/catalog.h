@@ -97,6 +97,9 @@ class Catalog {
   // record replaces the one for the same (path, model_id), tags and objects
   // included. A failed record (ok false) with tags or objects is an Error.
   void write(std::span<const FileRecord> batch);
+  // The same, then sets each face's person_id and person_name to the person
+  // the catalog put it in (for the XMP sidecars written after it).
+  void write_and_assign(std::span<FileRecord> batch);
 
   // Every record for `model_id`, ordered by path (bytewise), tags and
   // objects best first, read in one transaction.
@@ -122,9 +125,11 @@ class Catalog {
 
  private:
   void migrate();
-  void write_one(const FileRecord& r);
+  void write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people);
+  std::vector<int64_t> write_one(const FileRecord& r);
   void write_objects(int64_t file_id, const FileRecord& r);
-  void write_faces(int64_t file_id, const FileRecord& r);
+  std::vector<int64_t> write_faces(int64_t file_id, const FileRecord& r);
+  std::string person_name(int64_t person);
   void read_faces(const std::string& model_id, std::vector<FileRecord>& out,
                   const std::unordered_map<int64_t, size_t>& index);
   void load_people();

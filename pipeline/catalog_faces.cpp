@@ -115,8 +115,15 @@ void Catalog::flush_people() {
   people_data_version_ = db_->query_int("PRAGMA data_version", "read data version");
 }
 
-void Catalog::write_faces(int64_t file_id, const FileRecord& r) {
+std::string Catalog::person_name(int64_t person) {
+  Statement s(*db_, "SELECT name FROM people WHERE id = ?1", "read a name");
+  s.bind(1, person);
+  return s.step() ? s.text(0) : std::string();
+}
+
+std::vector<int64_t> Catalog::write_faces(int64_t file_id, const FileRecord& r) {
   load_people();
+  std::vector<int64_t> assigned;
   std::vector<OldFace> old;
   {
     Statement& s = *old_faces_;
@@ -147,6 +154,7 @@ void Catalog::write_faces(int64_t file_id, const FileRecord& r) {
     if (!person && !ignored) person = people_.nearest(unit);
     if (!person && !ignored) person = new_person();
     if (person) people_.add(person, unit), dirty_people_.push_back(person);
+    assigned.push_back(person);
     Statement& s = *insert_face_;
     Statement::Use use(s);
     s.bind(1, file_id);
@@ -165,6 +173,7 @@ void Catalog::write_faces(int64_t file_id, const FileRecord& r) {
     s.bind(14, int64_t(ignored));
     s.run();
   }
+  return assigned;
 }
 
 void Catalog::read_faces(const std::string& model_id, std::vector<FileRecord>& out,

@@ -8,6 +8,8 @@
   * `tandem people` lists them; a name given there survives tagging the
     photos again (--force) and a re-cluster, and shows as a person:NAME tag
     in --jsonl and --csv;
+  * with --xmp, a photo of Alice gets an MWG face region named Alice and a
+    digiKam People/Alice tag (read back with the exiv2 tool);
   * merge and forget do what they say, as read back with Python's sqlite3.
 
 Exit 77 (skipped) when the photos or the face models are missing.
@@ -104,7 +106,17 @@ def main():
             problems.append("people: %s" % people[:3])
         alice = people[0]["id"]
         run([tandem, "people", cat, "name", str(alice), "Alice"])
-        run([tandem, "tag", lib, "--catalog", cat, "--faces", "on", "--device", "cpu", "--force"])
+        run([tandem, "tag", lib, "--catalog", cat, "--faces", "on", "--device", "cpu", "--force", "--xmp"])
+        if shutil.which("exiv2"):
+            names = set()
+            for x in glob.glob(os.path.join(lib, "*.xmp")):
+                r = subprocess.run(["exiv2", "-q", "-Pkv", x], capture_output=True, text=True)
+                names |= {line.split(None, 1)[1].strip() for line in r.stdout.splitlines()
+                          if "/mwg-rs:Name" in line and len(line.split(None, 1)) == 2}
+                if "People/Alice" in r.stdout and "Alice" not in names:
+                    problems.append("%s: People/Alice without a region named Alice" % x)
+            if "Alice" not in names:
+                problems.append("no XMP face region named Alice (%s)" % sorted(names))
         run([tandem, "people", cat, "recluster"])
         db = sqlite3.connect(cat)
         named = db.execute("SELECT count(*) FROM faces x JOIN people p ON p.id = x.person_id WHERE p.name = 'Alice'"
