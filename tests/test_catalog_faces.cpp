@@ -108,8 +108,11 @@ TEST(CatalogFaces, NamesSurviveRetaggingAndReclustering) {
   EXPECT_EQ(p["/photos/faces/001.jpg"][0], alice);
   EXPECT_EQ(p["/photos/faces/002.jpg"][0], alice);
   for (const FileRecord& r : c.records("centernet"))
-    for (const FaceRecord& f : r.faces)
-      if (f.person_id == alice) EXPECT_EQ(f.person_name, "Alice");
+    for (const FaceRecord& f : r.faces) {
+      if (f.person_id == alice) {
+        EXPECT_EQ(f.person_name, "Alice");
+      }
+    }
   EXPECT_EQ(sqlite3_cli(c.path(), "SELECT DISTINCT name FROM photo_people WHERE name IS NOT NULL"), "Alice\n");
   EXPECT_THROW(c.name_person(p["/photos/faces/002.jpg"][1], "Alice"), Error);  // names are unique
 }
