@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -15,9 +16,9 @@
 #include "core/error.h"
 #include "image/decode.h"
 #include "image/preprocess.h"
-#include "pipeline/face_crop.h"
 #include "pipeline/face_detector.h"
 #include "pipeline/face_embedder.h"
+#include "pipeline/face_stage.h"
 #include "profile/session.h"
 #include "profile/zone.h"
 
@@ -74,32 +75,6 @@ std::vector<Photo> read_batch(const FacesOptions& o, const pipeline::FaceDetecto
   return photos;
 }
 
-struct FaceRef {
-  size_t photo, face;
-};
-
-// Crops every face on all cores into `crops`; a face whose photo fails to
-// decode again keeps a black crop and its error.
-void crop_faces(const FacesOptions& o, size_t first, const std::vector<Photo>& photos,
-                const std::vector<std::vector<pipeline::Face>>& faces, const std::vector<FaceRef>& refs, int size,
-                float* crops, std::vector<std::string>& errors) {
-  const size_t per = size_t(size) * size_t(size) * 3;
-  run_workers(refs.size(), [&](size_t w, size_t workers) {
-    pipeline::FaceCropper cropper(size);
-    image::DecodeOptions opt;
-    for (size_t k = w; k < refs.size(); k += workers) {
-      const FaceRef& r = refs[k];
-      const std::string& path = o.images[first + r.photo];
-      try {
-        cropper.crop(photos[r.photo].bytes, faces[r.photo][r.face], opt, path, crops + k * per);
-      } catch (const std::exception& e) {
-        errors[k] = message_naming(path, e);
-        std::fill(crops + k * per, crops + (k + 1) * per, 0.f);
-      }
-    }
-  });
-}
-
 float round_to(float v, float step) { return std::round(v / step) * step; }
 
 nlohmann::json face_json(const pipeline::Face& f, const pipeline::FaceTraits* t, bool descriptors) {
@@ -144,7 +119,7 @@ int faces_command(FacesOptions& o) {
   eopt.device = dopt.device, eopt.precision = dopt.precision, eopt.threads = dopt.threads;
   eopt.strict_device = dopt.strict_device;
   pipeline::FaceEmbedder embedder(eopt);
-  const int crop = embedder.input_size(), in = det.input_size();
+  const int in = det.input_size();
   int failures = 0;
   for (size_t first = 0; first < o.images.size(); first += size_t(o.batch)) {
     const size_t n = std::min(o.images.size() - first, size_t(o.batch));
@@ -153,19 +128,16 @@ int faces_command(FacesOptions& o) {
     std::vector<std::pair<int, int>> sizes;
     for (const Photo& p : photos) sizes.push_back(p.error.empty() ? p.size : std::pair<int, int>{1, 1});
     std::vector<std::vector<pipeline::Face>> faces = det.detect(batch, sizes);
-    std::vector<FaceRef> refs;
-    for (size_t i = 0; i < n; ++i) {
+    std::vector<std::string> names(o.images.begin() + std::ptrdiff_t(first),
+                                   o.images.begin() + std::ptrdiff_t(first + n));
+    for (size_t i = 0; i < n; ++i)
       if (!photos[i].error.empty()) faces[i].clear();
-      for (size_t f = 0; f < faces[i].size(); ++f) refs.push_back({i, f});
-    }
-    std::vector<pipeline::FaceTraits> traits;
-    std::vector<std::string> crop_errors(refs.size());
-    if (!refs.empty()) {
-      Tensor crops = Tensor::empty(DType::f32, {int64_t(refs.size()), crop, crop, 3});
-      crop_faces(o, first, photos, faces, refs, crop, crops.data<float>(), crop_errors);
-      traits = embedder.describe(crops);
-    }
-    size_t k = 0;
+    const pipeline::PhotoBytes bytes = [&](size_t i, std::vector<uint8_t>&) {
+      return std::span<const uint8_t>(photos[i].bytes);
+    };
+    const std::vector<std::vector<pipeline::DescribedFace>> described =
+        pipeline::describe_faces(embedder, faces, bytes, names, image::DecodeOptions{},
+                                 int(std::max(1u, std::thread::hardware_concurrency())));
     for (size_t i = 0; i < n; ++i) {
       const std::string& path = o.images[first + i];
       if (!photos[i].error.empty()) {
@@ -176,9 +148,10 @@ int faces_command(FacesOptions& o) {
       }
       std::vector<const pipeline::FaceTraits*> mine;
       nlohmann::json list = nlohmann::json::array();
-      for (size_t f = 0; f < faces[i].size(); ++f, ++k) {
-        if (!crop_errors[k].empty()) fmt::print(stderr, "tandem: {}\n", crop_errors[k]);
-        mine.push_back(crop_errors[k].empty() ? &traits[k] : nullptr);
+      for (size_t f = 0; f < faces[i].size(); ++f) {
+        const pipeline::DescribedFace& d = described[i][f];
+        if (!d.traits) fmt::print(stderr, "tandem: {}\n", d.error);
+        mine.push_back(d.traits ? &*d.traits : nullptr);
         list.push_back(face_json(faces[i][f], mine.back(), o.descriptors));
       }
       if (o.json)

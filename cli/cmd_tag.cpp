@@ -149,7 +149,7 @@ std::unique_ptr<pipeline::FaceStage> open_faces(const TagOptions& o, const pipel
   check(o.faces == "auto" || o.faces == "on" || o.faces == "off", "--faces takes auto, on or off");
   if (o.faces == "off" || o.decode_only) return nullptr;
   const image::PreprocessConfig* input = model.preprocess_config();
-  const bool whole_photo = input && input->mode == image::ResizeMode::stretch && !input->normalize;
+  const bool whole_photo = input && pipeline::FaceStage::serves(*input);
   bool installed = true;
   for (const char* m : {"blazeface", "faceres"}) {
     try {

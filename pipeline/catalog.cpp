@@ -288,6 +288,7 @@ void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::ve
   if (batch.empty()) return;
   run(*begin_);
   try {
+    load_people();  // once a batch: a PRAGMA when no one else wrote meanwhile
     for (const FileRecord& r : batch) {
       std::vector<int64_t> assigned = write_one(r);
       if (people) people->push_back(std::move(assigned));

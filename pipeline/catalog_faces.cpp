@@ -122,7 +122,6 @@ std::string Catalog::person_name(int64_t person) {
 }
 
 std::vector<int64_t> Catalog::write_faces(int64_t file_id, const FileRecord& r) {
-  load_people();
   std::vector<int64_t> assigned;
   std::vector<OldFace> old;
   {

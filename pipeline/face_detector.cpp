@@ -49,11 +49,12 @@ Heads find_heads(const std::vector<Tensor>& out, int64_t n, int64_t fine, int64_
   for (const Tensor& t : out) {
     if (t.rank() != 3 || t.dim(0) != n || t.dtype() != DType::f32) continue;
     const int64_t rows = t.dim(1), cols = t.dim(2);
-    if (cols == 1) (rows == fine ? h.score_fine : rows == coarse ? h.score_coarse : h.score_fine) = &t;
-    if (cols == kRegressors) (rows == fine ? h.reg_fine : rows == coarse ? h.reg_coarse : h.reg_fine) = &t;
+    const Tensor** slot = cols == 1            ? (rows == fine ? &h.score_fine : rows == coarse ? &h.score_coarse : nullptr)
+                          : cols == kRegressors ? (rows == fine ? &h.reg_fine : rows == coarse ? &h.reg_coarse : nullptr)
+                                                : nullptr;
+    if (slot) *slot = &t;
   }
-  check(h.score_fine && h.score_coarse && h.reg_fine && h.reg_coarse &&
-            h.score_fine->dim(1) == fine && h.score_coarse->dim(1) == coarse,
+  check(h.score_fine && h.score_coarse && h.reg_fine && h.reg_coarse,
         "BlazeFace outputs are not scores [N,512,1], [N,384,1] and regressors [N,512,16], [N,384,16]", ctx);
   return h;
 }
@@ -109,16 +110,25 @@ Face to_photo(const Candidate& c, float sx, float sy, float crop_scale, int widt
 
 }  // namespace
 
+namespace {
+
+// The two anchor grids: strides size/16 (2 anchors a cell) and size/8 (6).
+constexpr int kPerCell[2] = {2, 6};
+int grid_stride(int size, int grid) { return grid == 0 ? size / 16 : size / 8; }
+int grid_cells(int size, int grid) {
+  const int stride = grid_stride(size, grid);
+  return stride > 0 ? (size + stride - 1) / stride : 0;
+}
+
+}  // namespace
+
 std::vector<Point2> blazeface_anchors(int size) {
   std::vector<Point2> anchors;
-  const int strides[2] = {size / 16, size / 8}, per_cell[2] = {2, 6};
-  for (int s = 0; s < 2; ++s) {
-    const int stride = strides[s];
-    if (stride <= 0) continue;
-    const int cells = (size + stride - 1) / stride;
+  for (int g = 0; g < 2; ++g) {
+    const int stride = grid_stride(size, g), cells = grid_cells(size, g);
     for (int y = 0; y < cells; ++y)
       for (int x = 0; x < cells; ++x)
-        for (int n = 0; n < per_cell[s]; ++n) anchors.push_back({stride * (x + 0.5f), stride * (y + 0.5f)});
+        for (int n = 0; n < kPerCell[g]; ++n) anchors.push_back({stride * (x + 0.5f), stride * (y + 0.5f)});
   }
   return anchors;
 }
@@ -153,7 +163,7 @@ std::vector<std::vector<Face>> FaceDetector::detect(const Tensor& batch,
   }
   TANDEM_ZONE_CAT("face detector decode", "faces");
   const int64_t n = int64_t(sizes.size());
-  const int64_t fine = int64_t(size_ / (size_ / 16)) * (size_ / (size_ / 16)) * 2;
+  const int64_t fine = int64_t(grid_cells(size_, 0)) * grid_cells(size_, 0) * kPerCell[0];
   const int64_t coarse = int64_t(anchors_.size()) - fine;
   const Heads h = find_heads(out, n, fine, coarse, ErrorContext{options_.model, "", "", ""});
   std::vector<std::vector<Face>> result;

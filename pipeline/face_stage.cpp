@@ -68,9 +68,13 @@ std::vector<FaceRecord> faces_on_people(std::vector<FaceRecord> faces, const std
   return faces;
 }
 
+bool FaceStage::serves(const image::PreprocessConfig& input) {
+  return input.mode == image::ResizeMode::stretch && !input.normalize && input.layout == image::PixelLayout::interleaved;
+}
+
 FaceStage::FaceStage(const FaceStageOptions& options, const image::PreprocessConfig& input)
     : options_(options), input_(input), detector_(options.detector), embedder_(options.embedder) {
-  check(input.mode == image::ResizeMode::stretch && !input.normalize && input.layout == image::PixelLayout::interleaved,
+  check(serves(input),
         "faces need the whole photo in the batch (the detector's input, the default model); this model crops or "
         "normalizes it: run without --faces, or with the default model");
   crop_threads_ = options.crop_threads > 0 ? options.crop_threads
@@ -129,53 +133,71 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(const Tensor& batch, int cou
   all_sizes.resize(size_t(std::max(count, batch_)), {1, 1});
   std::vector<std::vector<Face>> faces = detector_.detect(detector_input(batch, count), all_sizes);
   faces.resize(size_t(count));
+  for (size_t i = 0; i < faces.size(); ++i)
+    if (photos[i].empty()) faces[i].clear();
+  const PhotoBytes read = [&](size_t i, std::vector<uint8_t>& scratch) {
+    image::read_file_into(scratch, photos[i], options_.decode.max_file_bytes);
+    return std::span<const uint8_t>(scratch);
+  };
+  std::vector<std::vector<DescribedFace>> described =
+      describe_faces(embedder_, faces, read, photos, options_.decode, crop_threads_);
+  for (size_t i = 0; i < faces.size(); ++i)
+    for (size_t k = 0; k < faces[i].size(); ++k)
+      if (described[i][k].traits) out[i].push_back(record_of(faces[i][k], std::move(*described[i][k].traits)));
+  return out;
+}
+
+std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
+                                                       const std::vector<std::vector<Face>>& faces,
+                                                       const PhotoBytes& bytes, const std::vector<std::string>& names,
+                                                       const image::DecodeOptions& opt, int threads) {
+  std::vector<std::vector<DescribedFace>> out;
   std::vector<FaceRef> refs;
+  std::vector<size_t> first_ref;  // where each photo's faces start in refs
   for (size_t i = 0; i < faces.size(); ++i) {
-    if (photos[i].empty()) continue;
+    out.emplace_back(faces[i].size());
+    if (!faces[i].empty()) first_ref.push_back(refs.size());
     for (size_t f = 0; f < faces[i].size(); ++f) refs.push_back({i, f});
   }
   if (refs.empty()) return out;
-  const int side = embedder_.input_size();
+  first_ref.push_back(refs.size());
+  const int side = embedder.input_size();
   const size_t per = size_t(side) * size_t(side) * 3;
-  // The crop batch is padded to a power of two (at least 8): a batch of
-  // every new size would compile FaceRes again (2.85 s of a 9.6 s run of 6
-  // photos on the 2-core machine went to that).
   int64_t padded = 8;
   while (padded < int64_t(refs.size())) padded *= 2;
   Tensor crops = Tensor::zeros(DType::f32, {padded, side, side, 3});
-  std::vector<char> ok(refs.size(), 0);
   {
     TANDEM_ZONE_CAT("face crops", "faces");
-    // One worker per photo: it reads the file once and cuts all its faces.
-    std::vector<size_t> first_ref;  // where each photo's faces start in refs
-    for (size_t k = 0; k < refs.size(); ++k)
-      if (k == 0 || refs[k].photo != refs[k - 1].photo) first_ref.push_back(k);
-    first_ref.push_back(refs.size());
-    parallel_for(first_ref.size() - 1, crop_threads_, [&](size_t p) {
+    parallel_for(first_ref.size() - 1, threads, [&](size_t p) {
+      const size_t photo = refs[first_ref[p]].photo;
       FaceCropper cropper(side);
-      std::vector<uint8_t> bytes;
-      const std::string& path = photos[refs[first_ref[p]].photo];
-      bool readable = true;
+      std::vector<uint8_t> scratch;
+      std::span<const uint8_t> data;
+      std::string unreadable;
       try {
-        image::read_file_into(bytes, path, options_.decode.max_file_bytes);
-      } catch (const std::exception&) {
-        readable = false;
+        data = bytes(photo, scratch);
+      } catch (const std::exception& e) {
+        unreadable = e.what();
       }
       for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
+        DescribedFace& d = out[photo][refs[k].face];
         float* slot = crops.data<float>() + k * per;
         try {
-          if (!readable) throw Error("unreadable");
-          cropper.crop(bytes, faces[refs[k].photo][refs[k].face], options_.decode, path, slot);
-          ok[k] = 1;
-        } catch (const std::exception&) {
+          if (!unreadable.empty()) throw Error(unreadable);
+          cropper.crop(data, faces[photo][refs[k].face], opt, names[photo], slot);
+          d.traits.emplace();  // filled from FaceRes below
+        } catch (const std::exception& e) {
+          d.error = e.what();
           std::fill(slot, slot + per, 0.f);
         }
       }
     });
   }
-  std::vector<FaceTraits> traits = embedder_.describe(crops);
-  for (size_t k = 0; k < refs.size(); ++k)
-    if (ok[k]) out[refs[k].photo].push_back(record_of(faces[refs[k].photo][refs[k].face], std::move(traits[k])));
+  std::vector<FaceTraits> traits = embedder.describe(crops);
+  for (size_t k = 0; k < refs.size(); ++k) {
+    DescribedFace& d = out[refs[k].photo][refs[k].face];
+    if (d.traits) d.traits = std::move(traits[k]);
+  }
   return out;
 }
 

@@ -27,6 +27,8 @@ import tempfile
 
 from PIL import Image
 
+from compare_human import iou  # the same IoU, beside this script
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLES = os.path.join(REPO, "tools", "node", "node_modules", "@vladmandic", "face-api", "demo")
 DOG = "/usr/share/darknet/data/dog.jpg"
@@ -51,15 +53,6 @@ def turned_copy(src, dst, orientation):
     exif = Image.Exif()
     exif[0x0112] = orientation
     stored.save(dst, quality=95, exif=exif.tobytes())
-
-
-def iou(a, b):
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    i = w * h
-    return i / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i)
 
 
 def main():
