@@ -137,7 +137,7 @@ int faces_command(FacesOptions& o) {
     };
     const std::vector<std::vector<pipeline::DescribedFace>> described =
         pipeline::describe_faces(embedder, faces, bytes, names, image::DecodeOptions{},
-                                 int(std::max(1u, std::thread::hardware_concurrency())));
+                                 pipeline::own_threads(int(std::max(1u, std::thread::hardware_concurrency()))));
     for (size_t i = 0; i < n; ++i) {
       const std::string& path = o.images[first + i];
       if (!photos[i].error.empty()) {

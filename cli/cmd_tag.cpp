@@ -46,6 +46,7 @@ struct TagOptions {
   bool decode_only = false;
   bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
   std::string faces = "auto";       // auto, on, off
+  int face_threads = 0;             // threads cutting face crops; 0: the stage's default
   CommonOptions common;
 };
 
@@ -166,6 +167,7 @@ std::unique_ptr<pipeline::FaceStage> open_faces(const TagOptions& o, const pipel
   fo.detector.precision = fo.embedder.precision = mo.precision;
   fo.detector.threads = fo.embedder.threads = mo.threads;
   fo.detector.strict_device = fo.embedder.strict_device = mo.strict_device;
+  fo.crop_threads = o.face_threads;
   TANDEM_ZONE_CAT("load face models", "tag");
   return std::make_unique<pipeline::FaceStage>(fo, *input);
 }
@@ -225,6 +227,7 @@ int tag_command(TagOptions& o) {
   to.decode_only = o.decode_only;
   to.decode.coarse_progressive = !o.exact_progressive;
   to.faces = faces.get();
+  to.face_threads_of_its_own = o.face_threads > 0;
   to.gpu_decoders_required = o.nvjpeg == "on";
   pipeline::Tagger tagger(*model, to);
   // Per-file lines on stdout unless the results go to files only.
@@ -311,6 +314,10 @@ void add_tag_command(CLI::App& app) {
                   "Find faces and group them into people (`tandem people`): auto (when the face models are "
                   "installed and the model is the detector), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  sub->add_option("--face-threads", o->face_threads,
+                  "Threads of their own decoding face regions for recognition (0 = none: the decoder threads "
+                  "take those decodes before their next file)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--exact-progressive", o->exact_progressive,
                 "Decode every scan of progressive JPEGs. By default the detector's input skips luma's "
                 "refinement scans at 1/4 scale: 2-3x faster on such files, detections as close as "

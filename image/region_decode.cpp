@@ -12,6 +12,7 @@
 #include <csetjmp>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "image/libjpeg_error.h"
@@ -110,16 +111,27 @@ struct RegionPlan {
   PixelRect origin;
 };
 
-RegionPlan plan_region(const PixelRect& region, int stored_w, int stored_h, int orientation,
-                       int min_side, std::string_view name) {
+// The upright photo's size.
+struct Upright {
+  int width = 0, height = 0;
+};
+
+Upright upright_size(int stored_w, int stored_h, int orientation) {
   const bool swap = orientation_swaps_axes(orientation);
-  const int full_w = swap ? stored_h : stored_w;
-  const int full_h = swap ? stored_w : stored_h;
+  return swap ? Upright{stored_h, stored_w} : Upright{stored_w, stored_h};
+}
+
+// The decode of `region` at scale num/8 (num 0: the region's own scale).
+RegionPlan plan_region(const PixelRect& region, int stored_w, int stored_h, int orientation,
+                       int min_side, std::string_view name, int num = 0) {
+  const bool swap = orientation_swaps_axes(orientation);
+  const Upright full = upright_size(stored_w, stored_h, orientation);
+  const int full_w = full.width, full_h = full.height;
   const Span sx = clip(region.x, region.width, full_w);
   const Span sy = clip(region.y, region.height, full_h);
   check_inside(sx, sy, name);
   RegionPlan p;
-  p.num = region_scale_num(sx, sy, min_side);
+  p.num = num > 0 ? num : region_scale_num(sx, sy, min_side);
   const int step = 8 / p.num;
   const DecodedSpan ux = decoded_span(sx, full_w, mirrors_x(orientation), step);
   const DecodedSpan uy = decoded_span(sy, full_h, mirrors_y(orientation), step);
@@ -152,11 +164,18 @@ bool give_up(jpeg_decompress_struct& cinfo, LibjpegError& e, const char* message
   return false;
 }
 
+// Rows [begin, end) of the stored image at the decode's scale.
+struct RowSpan {
+  int begin = 0, end = 0;
+};
+
 // Decodes crop `c` of the stored image at scale num/8 into `dst` (rows
-// `stride` bytes apart). False with e.message set on any failure. Keeps to
-// plain data, as longjmp skips destructors.
-bool decode_crop(const uint8_t* data, size_t size, int num, const StoredCrop& c, int channels,
-                 uint8_t* dst, size_t stride, LibjpegError& e) {
+// `stride` bytes apart), only the rows in `rows` (sorted, disjoint, inside
+// the crop's; the others are skipped and left as they are). False with
+// e.message set on any failure. Keeps to plain data, as longjmp skips
+// destructors.
+bool decode_crop(const uint8_t* data, size_t size, int num, const StoredCrop& c, const RowSpan* rows,
+                 size_t row_spans, int channels, uint8_t* dst, size_t stride, LibjpegError& e) {
   jpeg_decompress_struct cinfo;
   jpeg_progress_mgr progress{};
   progress.progress_monitor = limit_scans;
@@ -189,22 +208,23 @@ bool decode_crop(const uint8_t* data, size_t size, int num, const StoredCrop& c,
   if (xoffset > JDIMENSION(c.x0) || xoffset + width < JDIMENSION(c.x1))
     return give_up(cinfo, e, "jpeg_crop_scanline cropped off part of the region");
 
-  // Rows need no such margin: jpeg_skip_scanlines decodes the context rows
-  // that vertical upsampling reads, and the rows after it equal the whole
-  // decode's (tests/test_image_region.cpp).
-  const JDIMENSION skip = JDIMENSION(c.y0);
-  if (skip > 0 && jpeg_skip_scanlines(&cinfo, skip) != skip)
-    return give_up(cinfo, e, "jpeg_skip_scanlines skipped fewer rows than asked");
-
   JSAMPARRAY row = (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE,
                                               width * JDIMENSION(channels), 1);
   const size_t from = size_t(JDIMENSION(c.x0) - xoffset) * size_t(channels);
   const size_t bytes = size_t(c.width()) * size_t(channels);
-  while (cinfo.output_scanline < JDIMENSION(c.y1)) {
-    const int y = int(cinfo.output_scanline);
-    if (jpeg_read_scanlines(&cinfo, row, 1) != 1)
-      return give_up(cinfo, e, "a scanline did not come");
-    std::memcpy(dst + size_t(y - c.y0) * stride, row[0] + from, bytes);
+  for (size_t k = 0; k < row_spans; ++k) {
+    // Rows need no such margin: jpeg_skip_scanlines decodes the context rows
+    // that vertical upsampling reads, and the rows after it equal the whole
+    // decode's (tests/test_image_region.cpp).
+    const JDIMENSION skip = JDIMENSION(rows[k].begin) - cinfo.output_scanline;
+    if (skip > 0 && jpeg_skip_scanlines(&cinfo, skip) != skip)
+      return give_up(cinfo, e, "jpeg_skip_scanlines skipped fewer rows than asked");
+    while (cinfo.output_scanline < JDIMENSION(rows[k].end)) {
+      const int y = int(cinfo.output_scanline);
+      if (jpeg_read_scanlines(&cinfo, row, 1) != 1)
+        return give_up(cinfo, e, "a scanline did not come");
+      std::memcpy(dst + size_t(y - c.y0) * stride, row[0] + from, bytes);
+    }
   }
   // No jpeg_finish_decompress: it would read (and check) the rows below.
   jpeg_destroy_decompress(&cinfo);
@@ -213,26 +233,75 @@ bool decode_crop(const uint8_t* data, size_t size, int num, const StoredCrop& c,
 
 // ---- The two paths ----------------------------------------------------------
 
+// The sorted, merged stored rows that `plans` decode.
+std::vector<RowSpan> rows_of(const std::vector<RegionPlan>& plans) {
+  std::vector<RowSpan> rows;
+  for (const RegionPlan& p : plans) rows.push_back({p.crop.y0, p.crop.y1});
+  std::sort(rows.begin(), rows.end(), [](const RowSpan& a, const RowSpan& b) { return a.begin < b.begin; });
+  std::vector<RowSpan> merged;
+  for (const RowSpan& r : rows) {
+    if (!merged.empty() && r.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, r.end);
+    else
+      merged.push_back(r);
+  }
+  return merged;
+}
+
+// The regions with something inside the photo, clipped to it.
+std::vector<PixelRect> inside(std::span<const PixelRect> regions, const Upright& full, std::string_view name) {
+  std::vector<PixelRect> kept;
+  for (const PixelRect& r : regions) {
+    const Span sx = clip(r.x, r.width, full.width), sy = clip(r.y, r.height, full.height);
+    if (sx.size() > 0 && sy.size() > 0) kept.push_back({sx.begin, sy.begin, sx.size(), sy.size()});
+  }
+  check(!kept.empty(), "region outside the photo", file_context(name));
+  return kept;
+}
+
+// The bounding box of `regions` (not empty).
+PixelRect bounding_box(const std::vector<PixelRect>& regions) {
+  int x0 = regions[0].x, y0 = regions[0].y, x1 = x0 + regions[0].width, y1 = y0 + regions[0].height;
+  for (const PixelRect& r : regions) {
+    x0 = std::min(x0, r.x), y0 = std::min(y0, r.y);
+    x1 = std::max(x1, r.x + r.width), y1 = std::max(y1, r.y + r.height);
+  }
+  return {x0, y0, x1 - x0, y1 - y0};
+}
+
 // JPEG through libjpeg's crop and skip. False when this path cannot handle
 // the file (the caller falls back to the whole-image decode, which also
 // reports the file's errors as the other decoders word them).
-bool decode_jpeg_region(Image& out, std::span<const uint8_t> bytes, const PixelRect& region,
-                        int min_side, const DecodeOptions& opt, std::string_view name,
-                        Placement& where) {
+bool decode_jpeg_regions(Image& out, std::span<const uint8_t> bytes, std::span<const PixelRect> regions,
+                         int min_side, const DecodeOptions& opt, std::string_view name, Placement& where) {
   const JpegInfo info = read_jpeg_info(bytes, name);
   check_pixel_limit("JPEG", info.width, info.height, opt, name);
   // PIL's CMYK -> RGB lives in the whole-image path.
   if (info.colorspace == TJCS_CMYK || info.colorspace == TJCS_YCCK) return false;
 
   const int orientation = opt.apply_orientation ? read_jpeg_orientation(bytes) : 1;
-  const RegionPlan plan = plan_region(region, info.width, info.height, orientation, min_side, name);
+  const std::vector<PixelRect> kept = inside(regions, upright_size(info.width, info.height, orientation), name);
+  std::vector<RegionPlan> plans;
+  int num = 1;
+  for (const PixelRect& r : kept) {
+    plans.push_back(plan_region(r, info.width, info.height, orientation, min_side, name));
+    num = std::max(num, plans.back().num);
+  }
+  for (size_t k = 0; k < kept.size(); ++k)
+    if (plans[k].num != num) plans[k] = plan_region(kept[k], info.width, info.height, orientation, 0, name, num);
+  const RegionPlan plan = plan_region(bounding_box(kept), info.width, info.height, orientation, 0, name, num);
+  const std::vector<RowSpan> rows = rows_of(plans);
   const int channels = info.colorspace == TJCS_GRAY ? 1 : 3;
   Image& stored = stored_pixels_target(out, orientation);
   stored.reshape(plan.crop.width(), plan.crop.height(), channels);
+  // Black between the regions' rows; within their rows the columns between
+  // them are decoded all the same (libjpeg crops one span of columns).
+  if (rows.size() > 1 || rows[0].begin != plan.crop.y0 || rows[0].end != plan.crop.y1)
+    std::memset(stored.data(), 0, stored.bytes());
   LibjpegError e;
   e.stop_on_warning = !opt.accept_jpeg_warnings;
-  if (!decode_crop(bytes.data(), bytes.size(), plan.num, plan.crop, channels, stored.data(),
-                   stored.stride(), e)) {
+  if (!decode_crop(bytes.data(), bytes.size(), plan.num, plan.crop, rows.data(), rows.size(), channels,
+                   stored.data(), stored.stride(), e)) {
     if (e.warning)
       throw Error(std::string("corrupt or truncated JPEG: ") + e.message, file_context(name));
     if (e.refused) throw Error(std::string("cannot decode JPEG: ") + e.message, file_context(name));
@@ -257,7 +326,7 @@ void copy_rect(const Image& src, const Span& x, const Span& y, Image& dst) {
 }
 
 // Any format: the whole photo upright at full resolution, then the crop.
-Placement decode_by_cropping(Image& out, std::span<const uint8_t> bytes, const PixelRect& region,
+Placement decode_by_cropping(Image& out, std::span<const uint8_t> bytes, std::span<const PixelRect> regions,
                              const DecodeOptions& opt, std::string_view name) {
   DecodeOptions full = opt;
   full.min_width = full.min_height = 0;
@@ -265,9 +334,9 @@ Placement decode_by_cropping(Image& out, std::span<const uint8_t> bytes, const P
   // thread for it would outweigh an allocation per call.
   Image whole;
   decode_image_into(whole, bytes, full, name);
+  const PixelRect region = bounding_box(inside(regions, Upright{whole.width, whole.height}, name));
   const Span sx = clip(region.x, region.width, whole.width);
   const Span sy = clip(region.y, region.height, whole.height);
-  check_inside(sx, sy, name);
   copy_rect(whole, sx, sy, out);
   out.orientation = whole.orientation;
   out.full_width = whole.full_width;
@@ -280,10 +349,18 @@ Placement decode_by_cropping(Image& out, std::span<const uint8_t> bytes, const P
 void decode_region_into(Image& out, std::span<const uint8_t> bytes, PixelRect region, int min_side,
                         const DecodeOptions& opt, std::string_view name, double* scale_out,
                         PixelRect* origin_out) {
+  decode_regions_into(out, bytes, std::span<const PixelRect>(&region, 1), min_side, opt, name, scale_out,
+                      origin_out);
+}
+
+void decode_regions_into(Image& out, std::span<const uint8_t> bytes, std::span<const PixelRect> regions,
+                         int min_side, const DecodeOptions& opt, std::string_view name, double* scale_out,
+                         PixelRect* origin_out) {
+  check(!regions.empty(), "region outside the photo", file_context(name));
   Placement where;
   const bool done = sniff_format(bytes) == ImageFormat::jpeg &&
-                    decode_jpeg_region(out, bytes, region, min_side, opt, name, where);
-  if (!done) where = decode_by_cropping(out, bytes, region, opt, name);
+                    decode_jpeg_regions(out, bytes, regions, min_side, opt, name, where);
+  if (!done) where = decode_by_cropping(out, bytes, regions, opt, name);
   if (scale_out) *scale_out = where.scale;
   if (origin_out) *origin_out = where.origin;
 }

@@ -61,4 +61,19 @@ void decode_region_into(Image& out, std::span<const uint8_t> bytes, PixelRect re
                         const DecodeOptions& opt, std::string_view name,
                         double* scale_out = nullptr, PixelRect* origin_out = nullptr);
 
+// Several regions of one photo in one pass over the file: the faces of a
+// group photo each decoded on their own would read the rows above them
+// once per face. Decodes, at the finest scale any region asks for (the
+// scale rule above, per region), the smallest rectangle covering every
+// region; out, *scale_out and *origin_out describe that rectangle as
+// decode_region_into describes its one region. Within it, only the pixels
+// of the regions' own decodes (each as decode_region_into would decode it
+// at that scale) are decoded, equal to the whole decode's there; the rest
+// is black, its rows skipped (a JPEG's rows between the regions are read,
+// not transformed). Regions wholly outside the photo are ignored; throws
+// "region outside the photo" when every region is.
+void decode_regions_into(Image& out, std::span<const uint8_t> bytes, std::span<const PixelRect> regions,
+                         int min_side, const DecodeOptions& opt, std::string_view name,
+                         double* scale_out = nullptr, PixelRect* origin_out = nullptr);
+
 }  // namespace tandem::image

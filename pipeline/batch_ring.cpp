@@ -18,6 +18,17 @@ BatchRing::Claim BatchRing::claim() {
   return claim_locked();
 }
 
+std::optional<BatchRing::Claim> BatchRing::claim_for(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  check(!finished_, "batch ring: claim after finish");
+  if (!can_claim(1)) {
+    if (wait.count() <= 0) return std::nullopt;
+    TANDEM_ZONE_CAT("batch slot wait", "wait.queue");
+    if (!changed_.wait_for(lock, wait, [&] { return can_claim(1); })) return std::nullopt;
+  }
+  return claim_locked();
+}
+
 std::vector<BatchRing::Claim> BatchRing::claim(int n) {
   check(n >= 1 && n <= slots_, "batch ring: a claim of " + std::to_string(n) + " slots in batches of " +
                                    std::to_string(slots_));

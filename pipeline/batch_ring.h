@@ -30,6 +30,8 @@ class BatchRing {
   // A free slot; blocks while none is. Every claim must be committed, also
   // when filling it failed (the slot then holds garbage the caller ignores).
   Claim claim();
+  // A free slot if one comes within `wait` (zero: only one free now).
+  std::optional<Claim> claim_for(std::chrono::milliseconds wait);
   // `n` (1..slots_per_batch) slots at once: what is left of the filling
   // buffer and, when that is short, the next free buffer. Blocks holding
   // none until all n can be had: a caller that held some while waiting for

@@ -10,32 +10,72 @@
 
 namespace tandem::pipeline {
 
-void FaceCropper::crop(std::span<const uint8_t> bytes, const Face& face, const image::DecodeOptions& opt,
-                       std::string_view name, float* out) {
-  TANDEM_ZONE_CAT("face crop", "faces");
+namespace {
+
+// The square around a face that its crop reads, in upright photo pixels.
+image::PixelRect square_of(const Face& face) {
   const int x1 = int(std::floor(face.crop.x1)), y1 = int(std::floor(face.crop.y1));
   const int side = std::max(1, int(std::ceil(std::max(face.crop.x2 - face.crop.x1, face.crop.y2 - face.crop.y1))));
-  // At a photo's edge the visible part is narrower than the square and the
-  // scale it asks for a little larger than needed: a larger decode, not a
-  // blurrier face.
-  const image::PixelRect want{x1, y1, side, side};
-  double scale = 1;
-  image::PixelRect origin;
-  image::decode_region_into(region_, bytes, want, size_, opt, name, &scale, &origin);
+  return {x1, y1, side, side};
+}
+
+// The DCT scale num/8 a face's square would get alone (image::
+// decode_region_into's rule, before clipping): faces are decoded together
+// only with faces of the same scale, so that each crop is what it would be
+// alone, and a small face does not make a large one decode at full size.
+int scale_num(const image::PixelRect& square, int size) {
+  for (int num : {1, 2, 4})
+    if (int64_t(square.width) * num >= int64_t(8) * size) return num;
+  return 8;
+}
+
+}  // namespace
+
+void FaceCropper::crop(std::span<const uint8_t> bytes, const Face& face, const image::DecodeOptions& opt,
+                       std::string_view name, float* out) {
+  const Face* one = &face;
+  crop(bytes, std::span<const Face* const>(&one, 1), opt, name, std::span<float* const>(&out, 1));
+}
+
+void FaceCropper::crop(std::span<const uint8_t> bytes, std::span<const Face* const> faces,
+                       const image::DecodeOptions& opt, std::string_view name, std::span<float* const> out) {
+  TANDEM_ZONE_CAT("face crop", "faces");
+  check(faces.size() == out.size(), "FaceCropper::crop: one output per face");
+  std::vector<bool> done(faces.size(), false);
+  for (size_t first = 0; first < faces.size(); ++first) {
+    if (done[first]) continue;
+    // At a photo's edge the visible part is narrower than the square and the
+    // scale it asks for a little larger than needed: a larger decode, not a
+    // blurrier face.
+    const int num = scale_num(square_of(*faces[first]), size_);
+    std::vector<size_t> group;
+    std::vector<image::PixelRect> squares;
+    for (size_t k = first; k < faces.size(); ++k) {
+      if (done[k] || scale_num(square_of(*faces[k]), size_) != num) continue;
+      group.push_back(k);
+      squares.push_back(square_of(*faces[k]));
+      done[k] = true;
+    }
+    double scale = 1;
+    image::PixelRect origin;
+    image::decode_regions_into(region_, bytes, squares, size_, opt, name, &scale, &origin);
+    for (size_t k : group) cut(*faces[k], scale, origin, out[k]);
+  }
+}
+
+void FaceCropper::cut(const Face& face, double scale, const image::PixelRect& origin, float* out) {
+  const image::PixelRect sq = square_of(face);
   // The square at the decoded scale, black where it leaves the photo.
-  const int s = std::max(1, int(std::lround(side * scale)));
+  const int s = std::max(1, int(std::lround(sq.width * scale)));
   square_.reshape(s, s, 3);
   std::memset(square_.data(), 0, square_.bytes());
-  const int ox = int(std::lround((origin.x - x1) * scale)), oy = int(std::lround((origin.y - y1) * scale));
+  const int ox = int(std::lround((origin.x - sq.x) * scale)), oy = int(std::lround((origin.y - sq.y) * scale));
   const int channels = region_.channels;
-  for (int y = 0; y < region_.height; ++y) {
-    const int ty = oy + y;
-    if (ty < 0 || ty >= s) continue;
-    const uint8_t* src = region_.row(y);
+  for (int ty = std::max(0, oy); ty < std::min(s, oy + region_.height); ++ty) {
+    const uint8_t* src = region_.row(ty - oy);
     uint8_t* dst = square_.row(ty);
-    for (int x = 0; x < region_.width; ++x) {
-      const int tx = ox + x;
-      if (tx < 0 || tx >= s) continue;
+    for (int tx = std::max(0, ox); tx < std::min(s, ox + region_.width); ++tx) {
+      const int x = tx - ox;
       for (int c = 0; c < 3; ++c) dst[3 * tx + c] = src[channels == 1 ? x : channels * x + c];
     }
   }

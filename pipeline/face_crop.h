@@ -6,9 +6,11 @@
 // from about 200 of its pixels instead of the 25 a 1/8 decode leaves.
 #include <cstdint>
 #include <span>
+#include <vector>
 #include <string_view>
 
 #include "image/image.h"
+#include "image/region_decode.h"
 #include "image/resize.h"
 #include "pipeline/face_detector.h"
 
@@ -26,7 +28,18 @@ class FaceCropper {
   void crop(std::span<const uint8_t> bytes, const Face& face, const image::DecodeOptions& opt,
             std::string_view name, float* out);
 
+  // The same for several faces of one photo, out[k] for faces[k], each as
+  // crop() would write it: the faces that need the same DCT scale share
+  // one pass over the file (a group photo's faces, decoded one by one,
+  // each read the rows above them again).
+  void crop(std::span<const uint8_t> bytes, std::span<const Face* const> faces, const image::DecodeOptions& opt,
+            std::string_view name, std::span<float* const> out);
+
  private:
+  // Writes the face's square, cut from region_ (decoded at `scale`, its
+  // pixel (0, 0) at upright `origin`), to out.
+  void cut(const Face& face, double scale, const image::PixelRect& origin, float* out);
+
   int size_;
   image::Image region_, square_;
   image::Resampler resampler_;

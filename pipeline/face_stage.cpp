@@ -48,6 +48,10 @@ FaceRecord record_of(const Face& f, FaceTraits&& t) {
 
 }  // namespace
 
+ParallelFor own_threads(int threads) {
+  return [threads](size_t n, const std::function<void(size_t)>& body) { parallel_for(n, threads, body); };
+}
+
 std::vector<FaceRecord> faces_on_people(std::vector<FaceRecord> faces, const std::vector<DetectedObject>& objects) {
   static const std::set<std::string> kAnimals = {"bird", "cat",   "dog",  "horse", "sheep",
                                                  "cow",  "elephant", "bear", "zebra", "giraffe"};
@@ -87,12 +91,30 @@ void FaceStage::prepare(int n) {
   detector_.prepare(Tensor::empty(DType::f32, {int64_t(n), s, s, 3}));
 }
 
-Tensor FaceStage::detector_input(const Tensor& batch, int count) {
+Tensor FaceStage::take_buffer(int count) {
+  const int s = detector_.input_size();
+  const int64_t n = std::max(count, batch_);
+  Tensor t;
+  {
+    std::lock_guard<std::mutex> lock(spare_mutex_);
+    if (!spare_.empty() && spare_.back().dim(0) == n) {
+      t = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  if (!t.storage()) return Tensor::zeros(DType::f32, {n, s, s, 3});
+  // A partial batch's padding must be black, whatever a full one left there.
+  const size_t per = size_t(s) * size_t(s) * 3;
+  std::fill(t.data<float>() + size_t(count) * per, t.data<float>() + size_t(n) * per, 0.f);
+  return t;
+}
+
+Tensor FaceStage::input(const Tensor& batch, int count) {
   TANDEM_ZONE_CAT("face detector input", "faces");
   const int s = detector_.input_size(), w = input_.width, h = input_.height;
   // A partial batch is padded to the prepared size: another size would
   // compile the network again.
-  Tensor out = Tensor::zeros(DType::f32, {int64_t(std::max(count, batch_)), s, s, 3});
+  Tensor out = take_buffer(count);
   const image::PreprocessConfig c = detector_.input_config();
   const float* src = batch.data<float>();
   float* dst = out.data<float>();
@@ -124,14 +146,24 @@ Tensor FaceStage::detector_input(const Tensor& batch, int count) {
   return out;
 }
 
-std::vector<std::vector<FaceRecord>> FaceStage::run(const Tensor& batch, int count,
+std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
                                                     const std::vector<std::pair<int, int>>& sizes,
-                                                    const std::vector<std::string>& photos) {
+                                                    const std::vector<std::string>& photos, std::mutex& device,
+                                                    const ParallelFor* crops) {
   std::vector<std::vector<FaceRecord>> out(static_cast<size_t>(count));
   if (count <= 0) return out;
   std::vector<std::pair<int, int>> all_sizes = sizes;
-  all_sizes.resize(size_t(std::max(count, batch_)), {1, 1});
-  std::vector<std::vector<Face>> faces = detector_.detect(detector_input(batch, count), all_sizes);
+  all_sizes.resize(size_t(input.dim(0)), {1, 1});
+  std::vector<std::vector<Face>> faces;
+  {
+    std::lock_guard<std::mutex> lock(device);
+    TANDEM_ZONE_CAT("face detector", "faces");
+    faces = detector_.detect(input, all_sizes);
+  }
+  {
+    std::lock_guard<std::mutex> lock(spare_mutex_);
+    spare_.push_back(std::move(input));
+  }
   faces.resize(size_t(count));
   for (size_t i = 0; i < faces.size(); ++i)
     if (photos[i].empty()) faces[i].clear();
@@ -140,7 +172,8 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(const Tensor& batch, int cou
     return std::span<const uint8_t>(scratch);
   };
   std::vector<std::vector<DescribedFace>> described =
-      describe_faces(embedder_, faces, read, photos, options_.decode, crop_threads_);
+      describe_faces(embedder_, faces, read, photos, options_.decode, crops ? *crops : own_threads(crop_threads_),
+                     &device);
   for (size_t i = 0; i < faces.size(); ++i)
     for (size_t k = 0; k < faces[i].size(); ++k)
       if (described[i][k].traits) out[i].push_back(record_of(faces[i][k], std::move(*described[i][k].traits)));
@@ -150,7 +183,8 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(const Tensor& batch, int cou
 std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
                                                        const std::vector<std::vector<Face>>& faces,
                                                        const PhotoBytes& bytes, const std::vector<std::string>& names,
-                                                       const image::DecodeOptions& opt, int threads) {
+                                                       const image::DecodeOptions& opt, const ParallelFor& parallel,
+                                                       std::mutex* device) {
   std::vector<std::vector<DescribedFace>> out;
   std::vector<FaceRef> refs;
   std::vector<size_t> first_ref;  // where each photo's faces start in refs
@@ -168,7 +202,7 @@ std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
   Tensor crops = Tensor::zeros(DType::f32, {padded, side, side, 3});
   {
     TANDEM_ZONE_CAT("face crops", "faces");
-    parallel_for(first_ref.size() - 1, threads, [&](size_t p) {
+    parallel(first_ref.size() - 1, [&](size_t p) {
       const size_t photo = refs[first_ref[p]].photo;
       FaceCropper cropper(side);
       std::vector<uint8_t> scratch;
@@ -179,21 +213,35 @@ std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
       } catch (const std::exception& e) {
         unreadable = e.what();
       }
+      std::vector<const Face*> group;
+      std::vector<float*> slots;
       for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
-        DescribedFace& d = out[photo][refs[k].face];
-        float* slot = crops.data<float>() + k * per;
-        try {
-          if (!unreadable.empty()) throw Error(unreadable);
-          cropper.crop(data, faces[photo][refs[k].face], opt, names[photo], slot);
-          d.traits.emplace();  // filled from FaceRes below
-        } catch (const std::exception& e) {
-          d.error = e.what();
-          std::fill(slot, slot + per, 0.f);
+        group.push_back(&faces[photo][refs[k].face]);
+        slots.push_back(crops.data<float>() + k * per);
+      }
+      auto failed = [&](const std::string& why) {
+        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
+          out[photo][refs[k].face].error = why;
+          std::fill(slots[k - first_ref[p]], slots[k - first_ref[p]] + per, 0.f);
         }
+      };
+      if (!unreadable.empty()) return failed(unreadable);
+      try {
+        cropper.crop(data, group, opt, names[photo], slots);
+        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k)
+          out[photo][refs[k].face].traits.emplace();  // filled from FaceRes below
+      } catch (const std::exception& e) {
+        failed(e.what());
       }
     });
   }
-  std::vector<FaceTraits> traits = embedder.describe(crops);
+  std::vector<FaceTraits> traits;
+  {
+    std::unique_lock<std::mutex> lock;
+    if (device) lock = std::unique_lock<std::mutex>(*device);
+    TANDEM_ZONE_CAT("face descriptors", "faces");
+    traits = embedder.describe(crops);
+  }
   for (size_t k = 0; k < refs.size(); ++k) {
     DescribedFace& d = out[refs[k].photo][refs[k].face];
     if (d.traits) d.traits = std::move(traits[k]);

@@ -5,9 +5,15 @@
 // of just their region (pipeline/face_crop.h), and their crops run through
 // FaceRes in one batch. No photo is decoded twice whole: the detector's
 // input serves the face detector, and only face regions are decoded again.
+//
+// The stage is split in two so that it can run beside the detector: input()
+// copies what it needs out of the batch (the batch buffer can then take the
+// next photos), and run() does the rest on a thread of its own, taking the
+// device lock only while a network runs on it.
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -29,6 +35,13 @@ struct FaceStageOptions {
   int crop_threads = 0;         // 0: half the cores
 };
 
+// Runs body(k) for every k in [0, n) and returns when all have run; on
+// which threads is the caller's choice (tag lends its decoder threads).
+using ParallelFor = std::function<void(size_t n, const std::function<void(size_t)>& body)>;
+
+// A ParallelFor that starts up to `threads` threads of its own per call.
+ParallelFor own_threads(int threads);
+
 // The faces that are not an animal's: BlazeFace also finds the faces of
 // dogs, horses and birds (darknet's dog, eagle and horses photos, each at
 // >= 0.5), which must not become people. A face whose centre lies in a
@@ -48,16 +61,18 @@ struct DescribedFace {
   std::string error;
 };
 
-// Cuts every face from a fresh region decode of its photo (one worker per
-// photo, on up to `threads` threads, reading the photo once) and runs
+// Cuts every face from a fresh region decode of its photo (one task per
+// photo, run through `parallel`, reading the photo once) and runs
 // FaceRes on the crops in one batch padded to a power of two, at least 8,
 // so the network compiles once per size (a batch of every new size cost
 // 2.85 s of a 9.6 s tag of 6 photos on the 2-core machine). The result is
-// parallel to `faces`; `names[i]` names photo i in errors.
+// parallel to `faces`; `names[i]` names photo i in errors. `device`, when
+// given, is held while FaceRes runs (and not while the crops decode).
 std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
                                                        const std::vector<std::vector<Face>>& faces,
                                                        const PhotoBytes& bytes, const std::vector<std::string>& names,
-                                                       const image::DecodeOptions& opt, int threads);
+                                                       const image::DecodeOptions& opt, const ParallelFor& parallel,
+                                                       std::mutex* device = nullptr);
 
 class FaceStage {
  public:
@@ -71,16 +86,25 @@ class FaceStage {
   // Compiles both networks for batches of `n` photos.
   void prepare(int n);
 
-  // The faces of photos [0, count) of `batch` ([N, h, w, 3] floats of
-  // `input`); `photos[i]` is photo i's path, empty for a slot that holds
-  // no photo; sizes[i] its upright size. A face whose region cannot be
-  // decoded again (the file changed meanwhile) is left out.
-  std::vector<std::vector<FaceRecord>> run(const Tensor& batch, int count,
-                                           const std::vector<std::pair<int, int>>& sizes,
-                                           const std::vector<std::string>& photos);
+  // BlazeFace's input for photos [0, count) of `batch` ([N, h, w, 3] floats
+  // of the tag model's input), in a buffer of its own: after this the batch
+  // may be overwritten. Thread-safe.
+  Tensor input(const Tensor& batch, int count);
+
+  // The faces of photos [0, count) of `input` (from input()); `photos[i]` is
+  // photo i's path, empty for a slot that holds no photo; sizes[i] its
+  // upright size. `device` is held while a network runs: the tag model
+  // shares the device (its handles serve one thread at a time). A face
+  // whose region cannot be decoded again (the file changed meanwhile) is
+  // left out. `input`'s buffer is kept for a later input(). The region
+  // decodes run through `crops`, or on crop_threads threads of the stage's
+  // own when it is null.
+  std::vector<std::vector<FaceRecord>> run(Tensor input, int count, const std::vector<std::pair<int, int>>& sizes,
+                                           const std::vector<std::string>& photos, std::mutex& device,
+                                           const ParallelFor* crops = nullptr);
 
  private:
-  Tensor detector_input(const Tensor& batch, int count);
+  Tensor take_buffer(int count);
 
   FaceStageOptions options_;
   image::PreprocessConfig input_;
@@ -88,6 +112,10 @@ class FaceStage {
   FaceEmbedder embedder_;
   int crop_threads_ = 1;
   int batch_ = 0;  // the batch size prepare() compiled for
+  // Input buffers run() is done with: 50 MB each for 64 photos, and
+  // allocating them anew cost page faults on every batch.
+  std::mutex spare_mutex_;
+  std::vector<Tensor> spare_;
 };
 
 }  // namespace tandem::pipeline

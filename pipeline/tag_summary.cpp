@@ -29,9 +29,15 @@ void diagnose(TagStats& s, const TagRunFacts& facts) {
   double decode_busy = (t.read + t.decode + t.resize) / (wall * std::max(1, s.decoders));
   double infer_busy = t.infer / wall;
   double write_busy = t.write / wall;
+  double faces_busy = t.faces / wall;
   if (s.files == s.failed || s.batches == 0) {
     s.limiting_stage = "decode";
     s.verdict = "no image reached the network";
+  } else if (faces_busy > infer_busy && faces_busy >= decode_busy && faces_busy >= write_busy) {
+    s.limiting_stage = "faces";
+    s.verdict = fmt::format("the face stage busy {:.0f}% of the run, inference {:.0f}%, decoders {:.0f}%: "
+                            "--faces off tags without faces",
+                            100 * faces_busy, 100 * infer_busy, 100 * decode_busy);
   } else if (infer_busy >= decode_busy && infer_busy >= write_busy) {
     s.limiting_stage = "inference";
     s.verdict = fmt::format("inference busy {:.0f}% of the run, decoders {:.0f}%, waiting {:.1f} s for free batch slots: ",
@@ -70,6 +76,8 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) 
   out += fmt::format("thread time: read {:.1f} s, decode {:.1f} s, resize {:.1f} s, waiting for a batch slot {:.1f} s; "
                      "inference {:.1f} s (waiting for images {:.1f} s); write {:.1f} s\n",
                      t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);
+  if (t.faces > 0)
+    out += fmt::format("faces: {:.1f} s (waiting for a batch {:.1f} s)\n", t.faces, t.faces_wait);
   out += fmt::format("limited by {}: {}\n", s.limiting_stage, s.verdict);
   return out;
 }

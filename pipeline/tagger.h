@@ -61,8 +61,12 @@ struct TaggerOptions {
   // Decode and fill batches, but run no network: the decoders' ceiling.
   bool decode_only = false;
   // Faces of every photo (not owned; null: none), found on each batch after
-  // the model ran (pipeline/face_stage.h).
+  // the model ran (pipeline/face_stage.h), on a thread of their own while
+  // the model runs the next batch.
   FaceStage* faces = nullptr;
+  // The stage decodes face regions on threads of its own (FaceStageOptions::
+  // crop_threads) instead of the decoder threads' spare turns.
+  bool face_threads_of_its_own = false;
 };
 
 // Seconds of thread time per stage, summed over the stage's threads.
@@ -72,6 +76,7 @@ struct StageTimes {
   double gpu_decode = 0;                    // GPU decoder threads: reading, decoding on the GPU
   double infer = 0, batch_wait = 0;         // inference thread: running, waiting for a batch
   double write = 0, write_wait = 0;         // writer thread: in the sink, waiting for records
+  double faces = 0, faces_wait = 0;         // face thread: finding and describing faces, waiting for a batch
 };
 
 struct TagStats {
@@ -90,7 +95,7 @@ struct TagStats {
   bool decode_only = false;
   double wall_s = 0;
   StageTimes time;
-  // "decode", "inference" or "write": the stage whose threads were busiest
+  // "decode", "inference", "faces" or "write": the stage whose threads were busiest
   // relative to their number, with the reason in words.
   std::string limiting_stage, verdict;
 };

@@ -237,6 +237,90 @@ TEST(ImageRegion, ScaleChoice) {
   EXPECT_EQ(full.origin.y, 290);
 }
 
+// Several regions in one pass: the finest scale any region asks for; each
+// region's pixels equal the whole decode's at that scale, and the rows
+// between the regions' rows are black.
+void expect_regions_match_whole(const std::vector<uint8_t>& bytes, const std::vector<PixelRect>& regions,
+                                const std::vector<int>& min_sides, int orientation) {
+  for (int min_side : min_sides) {
+    SCOPED_TRACE("orientation " + std::to_string(orientation) + " min_side " + std::to_string(min_side));
+    Image multi;
+    double scale = 0;
+    PixelRect origin;
+    decode_regions_into(multi, bytes, regions, min_side, {}, "regions.jpg", &scale, &origin);
+    double finest = 0;
+    for (const PixelRect& r : regions) {
+      const int w = std::min(r.x + r.width, multi.full_width) - std::max(r.x, 0);
+      const int h = std::min(r.y + r.height, multi.full_height) - std::max(r.y, 0);
+      if (w > 0 && h > 0) finest = std::max(finest, decode_region(bytes, r, min_side).scale);
+    }
+    ASSERT_EQ(scale, finest);
+    const int num = int(scale * 8), step = 8 / num;
+    EXPECT_EQ(multi.orientation, orientation);
+    EXPECT_EQ(origin.width, multi.width * step);
+    EXPECT_EQ(origin.height, multi.height * step);
+    const Image whole = whole_at_scale(bytes, num, multi.full_width);
+    const int wx = whole_index(origin.x, whole.full_width, whole.width, mirrors_x(orientation), step);
+    const int wy = whole_index(origin.y, whole.full_height, whole.height, mirrors_y(orientation), step);
+    // Each region's own decode at this scale lies inside the union and
+    // equals it there.
+    std::vector<bool> covered(size_t(multi.width) * size_t(multi.height), false);
+    for (const PixelRect& r : regions) {
+      const int w = std::min(r.x + r.width, multi.full_width) - std::max(r.x, 0);
+      const int h = std::min(r.y + r.height, multi.full_height) - std::max(r.y, 0);
+      if (w <= 0 || h <= 0) continue;
+      const RegionResult one = decode_region(bytes, r, std::min(w, h) * num / 8 > 0 ? std::min(w, h) * num / 8 : 0);
+      if (one.scale != scale) continue;  // a region too small for min_side's rule at this scale
+      const int dx = (one.origin.x - origin.x) / step, dy = (one.origin.y - origin.y) / step;
+      ASSERT_GE(dx, 0);
+      ASSERT_GE(dy, 0);
+      ASSERT_LE(dx + one.img.width, multi.width);
+      ASSERT_LE(dy + one.img.height, multi.height);
+      for (int y = 0; y < one.img.height; ++y) {
+        EXPECT_EQ(max_abs_diff(one.img.row(y), multi.row(dy + y) + size_t(dx) * size_t(multi.channels),
+                               one.img.stride()),
+                  0);
+        for (int x = 0; x < one.img.width; ++x) covered[size_t(dy + y) * size_t(multi.width) + size_t(dx + x)] = true;
+      }
+      EXPECT_EQ(diff_vs_whole(one.img, whole, wx + dx, wy + dy), 0);
+    }
+    // Outside every region's pixels: the whole decode (columns between
+    // regions decoded on their rows) or black (rows skipped).
+    for (int y = 0; y < multi.height; ++y)
+      for (int x = 0; x < multi.width; ++x) {
+        if (covered[size_t(y) * size_t(multi.width) + size_t(x)]) continue;
+        const uint8_t* a = multi.row(y) + size_t(x) * size_t(multi.channels);
+        const uint8_t* b = whole.row(wy + y) + size_t(wx + x) * size_t(whole.channels);
+        const bool black = std::all_of(a, a + multi.channels, [](uint8_t v) { return v == 0; });
+        ASSERT_TRUE(black || std::equal(a, a + multi.channels, b)) << "pixel " << x << "," << y;
+      }
+  }
+}
+
+// Faces of a group photo: apart on one band, one above another, overlapping,
+// one partly outside, one wholly outside (ignored).
+TEST(ImageRegion, SeveralRegionsInOnePass) {
+  for (int o = 1; o <= 8; ++o) {
+    const std::vector<uint8_t> bytes = dog_jpeg(TJSAMP_420, 0, o);
+    const bool swap = orientation_swaps_axes(o);
+    const int full_w = swap ? dog().height : dog().width, full_h = swap ? dog().width : dog().height;
+    expect_regions_match_whole(bytes,
+                               {{20, 30, 60, 60}, {full_w - 90, 35, 70, 70}, {40, full_h - 80, 40, 40},
+                                {50, 50, 60, 60}, {-20, 150, 50, 50}, {full_w + 5, 0, 10, 10}},
+                               {0, 10, 20, 40}, o);
+  }
+  expect_regions_match_whole(dog_jpeg(TJSAMP_420, TJFLAG_PROGRESSIVE, 6), {{10, 10, 30, 30}, {200, 250, 80, 80}},
+                             {0, 30}, 6);
+  expect_regions_match_whole(gray_dog_jpeg(3), {{10, 10, 30, 30}, {200, 250, 80, 80}}, {0, 30}, 3);
+  // Every region outside: the single region's error.
+  const std::vector<PixelRect> outside = {{-50, 0, 50, 10}, {0, 1000, 10, 10}};
+  const std::string msg = error_of([&] {
+    Image out;
+    decode_regions_into(out, dog_jpeg(TJSAMP_420), outside, 0, {}, "regions.jpg");
+  });
+  EXPECT_NE(msg.find("region outside the photo"), std::string::npos) << msg;
+}
+
 // PNG (and the other non-JPEG formats) and CMYK JPEGs: the whole decode at
 // full resolution, cropped.
 TEST(ImageRegion, FallbacksCropTheWholeDecode) {

@@ -565,7 +565,9 @@ TEST(Tagger, GpuDecoderThatCannotOpenLeavesItsFilesToTheOthers) {
     EXPECT_EQ(r.stats.gpu_decoders_unopened, 1);
     EXPECT_EQ(r.stats.gpu_open_error, "fake GPU: no JPEG engines");
     EXPECT_EQ(by["cpu"] + by["gpu"], int(c.want.size()));
-    if (working == 0) EXPECT_EQ(by["gpu"], 0);
+    if (working == 0) {
+      EXPECT_EQ(by["gpu"], 0);
+    }
     for (const auto& f : fakes) EXPECT_EQ(f->open_calls, 1);
   }
   GpuProgress progress;

@@ -10,7 +10,12 @@
     in --jsonl and --csv;
   * with --xmp, a photo of Alice gets an MWG face region named Alice and a
     digiKam People/Alice tag (read back with the exiv2 tool);
-  * merge and forget do what they say, as read back with Python's sqlite3.
+  * merge and forget do what they say, as read back with Python's sqlite3;
+  * bad input: a crowd (the demo photos tiled 4 x 3, 88 faces, at a
+    quarter of their size), one face filling a whole photo, faces cut by
+    the photo's edge, tiny faces on a large canvas, a 1 x N panorama: the
+    run succeeds, every box lies in the upright photo, the huge face is
+    found.
 
 Exit 77 (skipped) when the photos or the face models are missing.
 usage: check_tag_faces.py TANDEM_BIN
@@ -53,6 +58,62 @@ def turned_copy(src, dst, orientation):
     exif = Image.Exif()
     exif[0x0112] = orientation
     stored.save(dst, quality=95, exif=exif.tobytes())
+
+
+def bad_input_photos(photos, lib):
+    """Photos that stress the face stage, written to lib; returns
+    {name: what to expect} (a minimum face count)."""
+    samples = [Image.open(p).convert("RGB") for p in photos]
+    tile = (640, 427)
+    crowd = Image.new("RGB", (tile[0] * 4, tile[1] * 3))
+    for k in range(12):
+        t = samples[k % len(samples)].resize(tile)
+        if k >= len(samples):
+            t = t.transpose(Image.FLIP_LEFT_RIGHT)
+        crowd.paste(t, ((k % 4) * tile[0], (k // 4) * tile[1]))
+    crowd.save(os.path.join(lib, "crowd.jpg"), quality=92)
+    # The first sample's faces sit in its middle third: a square there,
+    # enlarged, fills the photo with one or two faces.
+    s0 = samples[0]
+    w, h = s0.size
+    huge = s0.crop((w // 3, h // 6, w // 3 + h // 2, h // 6 + h // 2)).resize((3000, 3000), Image.BICUBIC)
+    huge.save(os.path.join(lib, "huge.jpg"), quality=92)
+    # Cut through the middle: the faces on the left half lose their right sides.
+    s0.crop((0, 0, w // 2 + 7, h)).save(os.path.join(lib, "border.jpg"), quality=92)
+    canvas = Image.new("RGB", (6000, 4000), (90, 110, 130))
+    canvas.paste(s0.resize((w // 4, h // 4)), (4000, 2500))
+    canvas.save(os.path.join(lib, "tiny.jpg"), quality=92)
+    s0.resize((3000, 40)).save(os.path.join(lib, "panorama.jpg"), quality=92)
+    return {"crowd.jpg": 0, "huge.jpg": 1, "border.jpg": 0, "tiny.jpg": 0, "panorama.jpg": 0}
+
+
+def check_bad_input(tandem, photos, tmp, problems):
+    lib = os.path.join(tmp, "bad")
+    os.makedirs(lib)
+    expect = bad_input_photos(photos, lib)
+    cat = os.path.join(tmp, "bad.sqlite")
+    run([tandem, "tag", lib, "--catalog", cat, "--faces", "on", "--device", "cpu"])
+    rows = {os.path.basename(j["path"]): j for j in map(json.loads, open(jsonl_of(tandem, lib, cat,
+                                                                                  os.path.join(tmp, "bad.jsonl"))))}
+    counts = {}
+    for name, least in expect.items():
+        r = rows.get(name)
+        if r is None or not r.get("ok", True):
+            problems.append("%s: not tagged: %s" % (name, r))
+            continue
+        w, h = Image.open(os.path.join(lib, name)).size
+        faces = r["faces"]
+        counts[name] = len(faces)
+        if len(faces) < least:
+            problems.append("%s: %d faces, expected at least %d" % (name, len(faces), least))
+        for f in faces:
+            x1, y1, x2, y2 = f["box"]
+            if not (-1 <= x1 < x2 <= w + 1 and -1 <= y1 < y2 <= h + 1):
+                problems.append("%s (%dx%d): face box %s outside the photo" % (name, w, h, f["box"]))
+        if name == "huge.jpg" and faces and max(f["box"][2] - f["box"][0] for f in faces) < 0.2 * w:
+            problems.append("huge.jpg: the largest face is %s, under a fifth of the photo" %
+                            max(faces, key=lambda f: f["box"][2] - f["box"][0])["box"])
+    return counts
 
 
 def main():
@@ -133,7 +194,8 @@ def main():
         left = db.execute("SELECT count(*) FROM faces WHERE ignored = 1").fetchone()[0]
         if left < 2:
             problems.append("forget left %d faces ignored" % left)
-        print(json.dumps({"people": len(people), "faces": sum(p["faces"] for p in people)}))
+        bad = check_bad_input(tandem, photos, tmp, problems)
+        print(json.dumps({"people": len(people), "faces": sum(p["faces"] for p in people), "bad_input_faces": bad}))
     for p in problems:
         print("PROBLEM " + p)
     return 1 if problems else 0

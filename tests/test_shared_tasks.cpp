@@ -1,0 +1,72 @@
+// SharedTasks (pipeline/shared_tasks.h): the face stage's crops, run by
+// the posting thread and by whichever decoder threads help; and
+// BatchRing::claim_for, the decoders' wait for a slot that lets them help.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "pipeline/batch_ring.h"
+#include "pipeline/shared_tasks.h"
+
+namespace tandem::pipeline {
+namespace {
+
+TEST(SharedTasks, EveryTaskRunsOnceWithOrWithoutHelpers) {
+  for (int helpers : {0, 1, 4}) {
+    SharedTasks tasks;
+    std::atomic<bool> stop{false};
+    std::atomic<int> helped{0};
+    std::vector<std::thread> pool;
+    for (int h = 0; h < helpers; ++h)
+      pool.emplace_back([&] {
+        while (!stop)
+          if (tasks.help())
+            ++helped;
+          else
+            std::this_thread::yield();
+      });
+    for (int round = 0; round < 50; ++round) {
+      const size_t n = size_t(round % 7);  // 0 tasks too
+      std::vector<std::atomic<int>> runs(n);
+      tasks.run(n, [&](size_t k) {
+        ++runs[k];
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      });
+      // run() returns only after every task has run, once.
+      for (size_t k = 0; k < n; ++k) EXPECT_EQ(runs[k].load(), 1) << "round " << round << " task " << k;
+    }
+    stop = true;
+    for (std::thread& t : pool) t.join();
+    if (helpers == 0) EXPECT_EQ(helped.load(), 0);
+    EXPECT_FALSE(tasks.help());  // nothing posted between runs
+  }
+}
+
+TEST(BatchRing, ClaimForWaitsAtMostItsTimeAndGetsAFreedSlot) {
+  BatchRing ring(2, 1);
+  BatchRing::Claim a = ring.claim(), b = ring.claim();  // both buffers taken
+  EXPECT_FALSE(ring.claim_for(std::chrono::milliseconds(0)));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(ring.claim_for(std::chrono::milliseconds(20)));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(20));
+  ring.commit(a);
+  ring.commit(b);
+  std::optional<BatchRing::Batch> first = ring.take(std::chrono::milliseconds(0));
+  ASSERT_TRUE(first);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ring.release(first->buffer);
+  });
+  std::optional<BatchRing::Claim> c = ring.claim_for(std::chrono::seconds(10));
+  release.join();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->buffer, first->buffer);
+  ring.commit(*c);
+  ring.finish();
+}
+
+}  // namespace
+}  // namespace tandem::pipeline
