@@ -108,6 +108,31 @@ CREATE VIEW photo_people AS
   FROM faces x JOIN files f ON f.id = x.file_id JOIN people p ON p.id = x.person_id
   GROUP BY f.id, p.id;
 )sql",
+    // Version 4: what the camera wrote in the photo's EXIF, one row per
+    // file that has any. taken_at is the camera's local time
+    // ("YYYY-MM-DDTHH:MM:SS", sorting as text sorts by time); taken_offset
+    // its UTC offset where the camera knew it. Positions in WGS-84 degrees.
+    // The indexes serve a date range, a place box and a camera.
+    R"sql(
+CREATE TABLE photo_meta (
+  file_id INTEGER PRIMARY KEY REFERENCES files (id) ON DELETE CASCADE,
+  taken_at TEXT,
+  taken_offset TEXT,
+  make TEXT,
+  model TEXT,
+  lens TEXT,
+  exposure_s REAL,
+  f_number REAL,
+  iso INTEGER,
+  focal_length_mm REAL,
+  latitude REAL,
+  longitude REAL,
+  altitude_m REAL
+);
+CREATE INDEX photo_meta_by_date ON photo_meta (taken_at);
+CREATE INDEX photo_meta_by_place ON photo_meta (latitude, longitude);
+CREATE INDEX photo_meta_by_camera ON photo_meta (make, model);
+)sql",
 };
 static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
@@ -230,6 +255,7 @@ Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Databas
                            "(x'', 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING id",
                            "add a person");
   update_person_ = prepare(*db_, "UPDATE people SET centroid = ?1, faces = ?2 WHERE id = ?3", "update a person");
+  prepare_meta();
   count_status_ = prepare(*db_,
                           "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status",
                           "count files");
@@ -344,6 +370,7 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
     insert_tag_->run();
   }
   write_objects(id, r);
+  write_meta(id, r);
   return write_faces(id, r);
 }
 
@@ -418,6 +445,7 @@ std::vector<FileRecord> Catalog::read_records(const std::string& model_id) {
     Box box{float(o.real(3)), float(o.real(4)), float(o.real(5)), float(o.real(6))};
     out[index.at(o.int64(0))].objects.push_back({o.text(1), float(o.real(2)), box});
   }
+  read_meta(model_id, out, index);
   read_faces(model_id, out, index);
   return out;
 }

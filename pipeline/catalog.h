@@ -8,7 +8,10 @@
 //   WHERE f.model_id = 'centernet' AND f.status = 'ok' ORDER BY f.path, t.rank;
 //   SELECT f.path, o.score, o.x1, o.y1, o.x2, o.y2 FROM objects o
 //   JOIN files f ON f.id = o.file_id WHERE o.label = 'dog' ORDER BY o.score DESC;
-// (a files row is one (path, model): its id names the model too).
+// (a files row is one (path, model): its id names the model too). What the
+// camera wrote (date taken, camera, lens, exposure, GPS) is in photo_meta:
+//   SELECT f.path, m.taken_at FROM photo_meta m JOIN files f ON f.id = m.file_id
+//   WHERE m.taken_at BETWEEN '2021-07-01' AND '2021-08-01' ORDER BY m.taken_at;
 //
 // Crash safety: write() commits a batch in one transaction, and a re-run
 // writes every file that is not up_to_date(). A process killed at any moment
@@ -21,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "image/photo_metadata.h"
 #include "pipeline/people.h"
 #include "pipeline/tag_score.h"
 
@@ -45,6 +49,7 @@ struct FileRecord {
   std::vector<FaceRecord> faces;        // best first; a failed file has none
   double decode_ms = 0, infer_ms = 0;
   int width = 0, height = 0;  // decoded size; 0 when decoding failed
+  image::PhotoMetadata meta;  // what the camera wrote (EXIF), read with the file
 };
 
 // Size and modification time of a regular file (what up_to_date compares);
@@ -77,7 +82,7 @@ class Catalog {
  public:
   // Schema version kept in PRAGMA user_version; opening an older catalog
   // migrates it, a newer one is an Error.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
   // files) if missing. Throws Error if the file is not a tandem catalog.
@@ -128,6 +133,10 @@ class Catalog {
   void write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people);
   std::vector<int64_t> write_one(const FileRecord& r);
   void write_objects(int64_t file_id, const FileRecord& r);
+  void prepare_meta();
+  void write_meta(int64_t file_id, const FileRecord& r);
+  void read_meta(const std::string& model_id, std::vector<FileRecord>& out,
+                 const std::unordered_map<int64_t, size_t>& index);
   std::vector<int64_t> write_faces(int64_t file_id, const FileRecord& r);
   std::string person_name(int64_t person);
   void read_faces(const std::string& model_id, std::vector<FileRecord>& out,
@@ -143,7 +152,8 @@ class Catalog {
   // Prepared once, used for every file (declared after db_: destroyed first).
   std::unique_ptr<sqlite::Statement> begin_, commit_, upsert_file_, delete_tags_, insert_tag_,
       delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_,
-      old_faces_, delete_faces_, insert_face_, insert_person_, update_person_;
+      old_faces_, delete_faces_, insert_face_, insert_person_, update_person_, delete_meta_, insert_meta_,
+      select_meta_;
   // The people, loaded at the first write with faces and again whenever
   // another connection changed the file (PRAGMA data_version).
   PeopleIndex people_;

@@ -54,6 +54,27 @@ nlohmann::ordered_json faces_json(const FileRecord& r) {
   return faces;
 }
 
+// What the camera wrote, every key present (null where it wrote nothing),
+// so a reader sees one shape.
+nlohmann::ordered_json meta_json(const image::PhotoMetadata& m) {
+  auto text = [](const std::string& s) { return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s); };
+  auto real = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"taken_at", text(m.taken_at)},
+          {"taken_offset", text(m.taken_offset)},
+          {"make", text(m.make)},
+          {"model", text(m.model)},
+          {"lens", text(m.lens)},
+          {"exposure_s", real(m.exposure_s)},
+          {"f_number", real(m.f_number)},
+          {"iso", m.iso ? nlohmann::ordered_json(*m.iso) : nlohmann::ordered_json(nullptr)},
+          {"focal_length_mm", real(m.focal_length_mm)},
+          {"latitude", real(m.latitude)},
+          {"longitude", real(m.longitude)},
+          {"altitude_m", real(m.altitude_m)}};
+}
+
 nlohmann::ordered_json to_json(const FileRecord& r) {
   nlohmann::ordered_json tags = nlohmann::ordered_json::array();
   for (const TagScore& t : tags_with_people(r)) tags.push_back({{"label", t.label}, {"score", shortest(t.score)}});
@@ -71,6 +92,7 @@ nlohmann::ordered_json to_json(const FileRecord& r) {
   j["tags"] = std::move(tags);
   j["objects"] = std::move(objects);
   j["faces"] = faces_json(r);
+  j["meta"] = meta_json(r.meta);
   j["size"] = r.size;
   j["width"] = r.width;
   j["height"] = r.height;
@@ -119,13 +141,16 @@ std::string format_jsonl(std::span<const FileRecord> records) {
 std::string format_csv(std::span<const FileRecord> records) {
   std::string out =
       "path,model,status,error_kind,error,tags,objects,size,width,height,decode_ms,infer_ms,"
-      "mtime_ns,content_hash\r\n";
+      "mtime_ns,content_hash,taken_at,make,model,latitude,longitude\r\n";
+  auto coordinate = [](const std::optional<double>& v) { return v ? fmt::format("{:.7f}", *v) : std::string(); };
   for (const FileRecord& r : records) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}\r\n", csv_field(r.path),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{},{},{},{},{},{}\r\n", csv_field(r.path),
                        csv_field(r.model_id), r.ok ? "ok" : "failed", csv_field(r.error_kind),
                        csv_field(r.error), csv_field(csv_tags(tags_with_people(r))),
                        csv_field(csv_objects(r.objects)), r.size, r.width, r.height, r.decode_ms,
-                       r.infer_ms, r.mtime_ns, csv_field(r.content_hash));
+                       r.infer_ms, r.mtime_ns, csv_field(r.content_hash), csv_field(r.meta.taken_at),
+                       csv_field(r.meta.make), csv_field(r.meta.model), coordinate(r.meta.latitude),
+                       coordinate(r.meta.longitude));
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "image/decode.h"
 #include "image/exif_orientation.h"
+#include "image/photo_metadata.h"
 #include "pipeline/batch_ring.h"
 #include "pipeline/bounded_queue.h"
 #include "pipeline/prefetch_thread.h"
@@ -178,6 +179,7 @@ std::optional<TagRecord> read_input(const InputFile& f, const std::string& model
     return std::nullopt;
   }
   r.content_hash = hash_hex(bytes);
+  r.meta = image::read_photo_metadata(bytes);
   return r;
 }
 

@@ -145,6 +145,67 @@ TEST(Catalog, Sqlite3ToolReadsTheObjects) {
             "0\n");
 }
 
+// What the camera wrote comes back as written, absent values as absent,
+// and plain SQL finds photos by date range and place.
+TEST(Catalog, PhotoMetadataComesBackAndAnswersDateAndPlaceQueries) {
+  TempDir dir("catalog");
+  std::string path = dir.file("tags.sqlite");
+  auto records = synthetic_records(12, 0);
+  for (size_t i = 0; i < records.size(); ++i) {
+    image::PhotoMetadata& m = records[i].meta;
+    if (i % 3 == 2) continue;  // no EXIF at all
+    m.taken_at = fmt::format("2021-07-{:02d}T10:00:00", 1 + int(i));
+    if (i % 2 == 0) m.taken_offset = "+02:00";
+    m.make = "Canon";
+    m.model = i % 2 ? "EOS R6" : "PowerShot G7 X";
+    if (i == 4) m.lens = "RF24-105mm F4 L IS USM";
+    m.exposure_s = 1.0 / 250;
+    m.f_number = 4.0;
+    m.iso = 100 * int(i + 1);
+    m.focal_length_mm = 35.0;
+    if (i < 6) {
+      m.latitude = 48.8583701 + 0.01 * double(i);
+      m.longitude = 2.2944813;
+      m.altitude_m = i == 0 ? std::optional<double>(-12.5) : std::nullopt;
+    }
+  }
+  {
+    Catalog c(path);
+    c.write(records);
+    const std::vector<FileRecord> back = c.records("centernet");
+    const std::vector<FileRecord> want = sorted_by_path(records);
+    ASSERT_EQ(back.size(), want.size());
+    for (size_t i = 0; i < back.size(); ++i) {
+      const image::PhotoMetadata &a = back[i].meta, &b = want[i].meta;
+      EXPECT_EQ(a.taken_at, b.taken_at) << back[i].path;
+      EXPECT_EQ(a.taken_offset, b.taken_offset);
+      EXPECT_EQ(a.make, b.make);
+      EXPECT_EQ(a.model, b.model);
+      EXPECT_EQ(a.lens, b.lens);
+      EXPECT_EQ(a.exposure_s, b.exposure_s);
+      EXPECT_EQ(a.f_number, b.f_number);
+      EXPECT_EQ(a.iso, b.iso);
+      EXPECT_EQ(a.focal_length_mm, b.focal_length_mm);
+      EXPECT_EQ(a.latitude, b.latitude);
+      EXPECT_EQ(a.longitude, b.longitude);
+      EXPECT_EQ(a.altitude_m, b.altitude_m);
+    }
+    // A file tagged again without EXIF loses its row.
+    FileRecord again = records[0];
+    again.meta = {};
+    c.write(std::span(&again, 1));
+  }
+  EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM photo_meta"), "7\n");
+  EXPECT_EQ(sqlite3_cli(path,
+                        "SELECT count(*) FROM photo_meta WHERE taken_at BETWEEN '2021-07-03' AND '2021-07-09'"),
+            "4\n");
+  EXPECT_EQ(sqlite3_cli(path,
+                        "SELECT count(*) FROM photo_meta WHERE latitude BETWEEN 48.86 AND 48.90 AND longitude "
+                        "BETWEEN 2.2 AND 2.3"),
+            "3\n");
+  EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM photo_meta WHERE iso IS NULL OR latitude IS NULL"), "4\n");
+}
+
 TEST(Catalog, UpToDateMeansSamePathModelSizeAndMtime) {
   TempDir dir("catalog");
   Catalog c(dir.file("tags.sqlite"));

@@ -34,7 +34,13 @@ std::vector<FileRecord> awkward_records() {
   r.path = "/photos/line\nbreak\r\nhere.jpg";
   r.tags = {};
   r.objects = {};
+  r.meta.taken_at = "2021-07-04T18:30:05";
+  r.meta.make = "Canon, Inc. \"EOS\"";
+  r.meta.model = "EOS R6";
+  r.meta.latitude = -33.8567844;
+  r.meta.longitude = 151.213108;
   v.push_back(r);
+  r.meta = {};
   r.path = "/fotos/Ürlaub/日本 😀.jpg";
   r.tags = {{"café", 1e-5f}};
   v.push_back(r);
@@ -86,6 +92,13 @@ TEST(Exports, JsonLinesParseBackToTheRecords) {
       EXPECT_EQ(j["tags"][k].at("label"), r.tags[k].label);
       EXPECT_EQ(j["tags"][k].at("score").get<float>(), r.tags[k].score);  // exact float
     }
+    const auto& meta = j.at("meta");
+    EXPECT_EQ(meta.at("taken_at").is_null(), r.meta.taken_at.empty());
+    if (!r.meta.taken_at.empty()) EXPECT_EQ(meta.at("taken_at"), r.meta.taken_at);
+    if (!r.meta.make.empty()) EXPECT_EQ(meta.at("make"), r.meta.make);
+    EXPECT_EQ(meta.at("latitude").is_null(), !r.meta.latitude);
+    if (r.meta.latitude) EXPECT_EQ(meta.at("latitude").get<double>(), *r.meta.latitude);  // exact double
+    EXPECT_TRUE(meta.at("iso").is_null());
     ASSERT_EQ(j.at("objects").size(), r.objects.size()) << r.path;
     for (size_t k = 0; k < r.objects.size(); ++k) {
       const DetectedObject& o = r.objects[k];
@@ -136,11 +149,12 @@ with open(sys.argv[2], 'w', encoding='utf-8') as f:
   ASSERT_EQ(rows.size(), records.size() + 1);
   EXPECT_EQ(rows[0], nlohmann::json({"path", "model", "status", "error_kind", "error", "tags",
                                      "objects", "size", "width", "height", "decode_ms", "infer_ms",
-                                     "mtime_ns", "content_hash"}));
+                                     "mtime_ns", "content_hash", "taken_at", "make", "model", "latitude",
+                                     "longitude"}));
   for (size_t i = 0; i < records.size(); ++i) {
     const FileRecord& r = records[i];
     const auto& row = rows[i + 1];
-    ASSERT_EQ(row.size(), 14u);
+    ASSERT_EQ(row.size(), 19u);
     EXPECT_EQ(row[0], r.path);
     EXPECT_EQ(row[1], r.model_id);
     EXPECT_EQ(row[2], r.ok ? "ok" : "failed");
@@ -183,6 +197,14 @@ with open(sys.argv[2], 'w', encoding='utf-8') as f:
       EXPECT_EQ(objects[k].box.y2, r.objects[k].box.y2);
     }
     EXPECT_EQ(row[7], std::to_string(r.size));
+    EXPECT_EQ(row[14], r.meta.taken_at);
+    EXPECT_EQ(row[15], r.meta.make);
+    EXPECT_EQ(row[16], r.meta.model);
+    EXPECT_EQ(row[17].get<std::string>().empty(), !r.meta.latitude);
+    if (r.meta.latitude) {
+      EXPECT_NEAR(std::stod(row[17].get<std::string>()), *r.meta.latitude, 1e-7);
+      EXPECT_NEAR(std::stod(row[18].get<std::string>()), *r.meta.longitude, 1e-7);
+    }
     EXPECT_EQ(row[8], std::to_string(r.width));
     EXPECT_EQ(row[9], std::to_string(r.height));
     EXPECT_NEAR(std::stod(row[10].get<std::string>()), r.decode_ms, 5e-4);

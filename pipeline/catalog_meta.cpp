@@ -1,0 +1,97 @@
+// The photo_meta table: what the camera wrote in each photo's EXIF
+// (image/photo_metadata.h), one row per file that has any.
+#include <optional>
+
+#include "pipeline/catalog.h"
+#include "pipeline/sqlite.h"
+
+namespace tandem::pipeline {
+
+using sqlite::Statement;
+
+namespace {
+
+constexpr const char* kInsertMeta = R"sql(
+INSERT INTO photo_meta (file_id, taken_at, taken_offset, make, model, lens, exposure_s, f_number, iso,
+                        focal_length_mm, latitude, longitude, altitude_m)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+)sql";
+
+constexpr const char* kSelectMeta = R"sql(
+SELECT m.file_id, m.taken_at, m.taken_offset, m.make, m.model, m.lens, m.exposure_s, m.f_number, m.iso,
+       m.focal_length_mm, m.latitude, m.longitude, m.altitude_m
+FROM photo_meta m JOIN files f ON f.id = m.file_id
+WHERE f.model_id = ?1
+)sql";
+
+// Absent values stay NULL (Statement::Use clears every binding).
+void bind_text(Statement& s, int index, const std::string& text) {
+  if (!text.empty()) s.bind(index, text);
+}
+void bind_real(Statement& s, int index, const std::optional<double>& v) {
+  if (v) s.bind(index, *v);
+}
+
+std::optional<double> real_or_none(const Statement& s, int column) {
+  return s.is_null(column) ? std::nullopt : std::optional<double>(s.real(column));
+}
+
+}  // namespace
+
+void Catalog::prepare_meta() {
+  delete_meta_ = std::make_unique<Statement>(*db_, "DELETE FROM photo_meta WHERE file_id = ?1", "delete old metadata");
+  insert_meta_ = std::make_unique<Statement>(*db_, kInsertMeta, "write metadata");
+  select_meta_ = std::make_unique<Statement>(*db_, kSelectMeta, "read metadata");
+}
+
+void Catalog::write_meta(int64_t file_id, const FileRecord& r) {
+  {
+    Statement::Use use(*delete_meta_);
+    delete_meta_->bind(1, file_id);
+    delete_meta_->run();
+  }
+  const image::PhotoMetadata& m = r.meta;
+  if (m.empty() && m.taken_offset.empty()) return;
+  Statement& s = *insert_meta_;
+  Statement::Use use(s);
+  s.bind(1, file_id);
+  bind_text(s, 2, m.taken_at);
+  bind_text(s, 3, m.taken_offset);
+  bind_text(s, 4, m.make);
+  bind_text(s, 5, m.model);
+  bind_text(s, 6, m.lens);
+  bind_real(s, 7, m.exposure_s);
+  bind_real(s, 8, m.f_number);
+  if (m.iso) s.bind(9, int64_t(*m.iso));
+  bind_real(s, 10, m.focal_length_mm);
+  bind_real(s, 11, m.latitude);
+  bind_real(s, 12, m.longitude);
+  bind_real(s, 13, m.altitude_m);
+  s.run();
+}
+
+void Catalog::read_meta(const std::string& model_id, std::vector<FileRecord>& out,
+                        const std::unordered_map<int64_t, size_t>& index) {
+  Statement& s = *select_meta_;
+  Statement::Use use(s);
+  s.bind(1, model_id);
+  while (s.step()) {
+    const auto at = index.find(s.int64(0));
+    if (at == index.end()) continue;
+    image::PhotoMetadata& m = out[at->second].meta;
+    m.taken_at = s.text(1);
+    m.taken_offset = s.text(2);
+    m.make = s.text(3);
+    m.model = s.text(4);
+    m.lens = s.text(5);
+    m.exposure_s = real_or_none(s, 6);
+    m.f_number = real_or_none(s, 7);
+    if (!s.is_null(8)) m.iso = int(s.int64(8));
+    m.focal_length_mm = real_or_none(s, 9);
+    m.latitude = real_or_none(s, 10);
+    m.longitude = real_or_none(s, 11);
+    m.altitude_m = real_or_none(s, 12);
+  }
+}
+
+}  // namespace tandem::pipeline
