@@ -101,4 +101,30 @@ void decode_heif_into(Image& out, std::span<const uint8_t> bytes, const DecodeOp
   turn_upright(out, 1, out);  // nothing left to turn: libheif applied the transformations
 }
 
+std::vector<uint8_t> heif_exif_block(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return {};
+  init_libheif();
+  std::unique_ptr<heif_context, ContextFree> ctx(heif_context_alloc());
+  if (!ctx || heif_context_read_from_memory_without_copy(ctx.get(), bytes.data(), bytes.size(), nullptr).code !=
+                  heif_error_Ok)
+    return {};
+  heif_image_handle* raw_handle = nullptr;
+  if (heif_context_get_primary_image_handle(ctx.get(), &raw_handle).code != heif_error_Ok) return {};
+  std::unique_ptr<const heif_image_handle, HandleRelease> handle(raw_handle);
+  heif_item_id id = 0;
+  if (heif_image_handle_get_list_of_metadata_block_IDs(handle.get(), "Exif", &id, 1) < 1) return {};
+  const size_t size = heif_image_handle_get_metadata_size(handle.get(), id);
+  if (size < 4 || size > (size_t(1) << 24)) return {};
+  std::vector<uint8_t> block(size);
+  if (heif_image_handle_get_metadata(handle.get(), id, block.data()).code != heif_error_Ok) return {};
+  // ISO/IEC 23008-12: a 32-bit big-endian offset from after itself to the
+  // TIFF header (past an "Exif\0\0" where a writer kept one).
+  const size_t offset = size_t(block[0]) << 24 | size_t(block[1]) << 16 | size_t(block[2]) << 8 | size_t(block[3]);
+  if (offset > size - 4) return {};
+  static constexpr uint8_t kExifHeader[6] = {'E', 'x', 'i', 'f', 0, 0};
+  size_t start = 4 + offset;
+  if (offset >= 6 && std::memcmp(block.data() + start - 6, kExifHeader, 6) == 0) start -= 6;
+  return std::vector<uint8_t>(block.begin() + std::ptrdiff_t(start), block.end());
+}
+
 }  // namespace tandem::image

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "image/image.h"
 
@@ -25,5 +26,11 @@ namespace tandem::image {
 // are ignored: HEVC and AV1 have no cheap scaled decode.
 void decode_heif_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt = {},
                       std::string_view name = "<memory>");
+
+// The primary image's EXIF metadata block from "Exif\0\0" or the TIFF
+// header on (HEIF's block starts with the offset of the TIFF header, which
+// is skipped here); empty when there is none or the container cannot be
+// parsed. Reads the container only, decodes nothing; never throws.
+std::vector<uint8_t> heif_exif_block(std::span<const uint8_t> bytes);
 
 }  // namespace tandem::image

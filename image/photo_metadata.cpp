@@ -8,8 +8,12 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
 
+#include "image/decode.h"
 #include "image/exif_orientation.h"
+#include "image/heif_decoder.h"
+#include "image/webp_decoder.h"
 
 namespace tandem::image {
 
@@ -187,8 +191,26 @@ PhotoMetadata metadata_from_exif(std::span<const uint8_t> exif_payload) {
   return m;
 }
 
+namespace {
+
+// An EXIF block as a container holds it (bare TIFF data, or with the
+// "Exif\0\0" header) as an APP1 payload.
+PhotoMetadata metadata_from_block(const std::vector<uint8_t>& block) {
+  if (block.size() >= 6 && std::memcmp(block.data(), "Exif\0\0", 6) == 0) return metadata_from_exif(block);
+  std::vector<uint8_t> payload = {'E', 'x', 'i', 'f', 0, 0};
+  payload.insert(payload.end(), block.begin(), block.end());
+  return metadata_from_exif(payload);
+}
+
+}  // namespace
+
 PhotoMetadata read_photo_metadata(std::span<const uint8_t> file_bytes) {
-  return metadata_from_exif(find_jpeg_exif(file_bytes));
+  switch (sniff_format(file_bytes)) {
+    case ImageFormat::jpeg: return metadata_from_exif(find_jpeg_exif(file_bytes));
+    case ImageFormat::webp: return metadata_from_block(webp_exif_block(file_bytes));
+    case ImageFormat::heif: return metadata_from_block(heif_exif_block(file_bytes));
+    default: return {};  // PNG's eXIf may follow the pixels: not worth a second pass here
+  }
 }
 
 }  // namespace tandem::image

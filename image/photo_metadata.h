@@ -38,8 +38,9 @@ struct PhotoMetadata {
 // From an APP1 Exif payload ("Exif\0\0" + TIFF data).
 PhotoMetadata metadata_from_exif(std::span<const uint8_t> exif_payload);
 
-// From a JPEG's first Exif APP1 segment; empty for other formats and JPEGs
-// without one.
+// From a JPEG's first Exif APP1 segment, a WebP's EXIF chunk or a HEIF's
+// Exif item (the container is read, no pixel decoded); empty for PNG and
+// files without EXIF.
 PhotoMetadata read_photo_metadata(std::span<const uint8_t> file_bytes);
 
 }  // namespace tandem::image

@@ -42,16 +42,8 @@ WebPData webp_data(std::span<const uint8_t> bytes) { return WebPData{bytes.data(
 // The orientation from the EXIF chunk; 1 when there is none or the
 // container cannot be parsed (the decoder then reports the damage).
 int webp_orientation(std::span<const uint8_t> bytes) {
-  const WebPData data = webp_data(bytes);
-  std::unique_ptr<WebPDemuxer, DemuxDelete> demux(WebPDemux(&data));
-  if (!demux || !(WebPDemuxGetI(demux.get(), WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG)) return 1;
-  WebPChunkIterator chunk;
-  int orientation = 1;
-  if (WebPDemuxGetChunk(demux.get(), "EXIF", 1, &chunk)) {
-    orientation = orientation_from_exif_block(std::span<const uint8_t>(chunk.chunk.bytes, chunk.chunk.size));
-  }
-  WebPDemuxReleaseChunkIterator(&chunk);
-  return orientation;
+  const std::vector<uint8_t> block = webp_exif_block(bytes);
+  return block.empty() ? 1 : orientation_from_exif_block(block);
 }
 
 // A still image, decoded by libwebp straight into `out` as RGB.
@@ -98,6 +90,18 @@ void decode_first_frame(Image& out, std::span<const uint8_t> bytes, std::string_
 }
 
 }  // namespace
+
+std::vector<uint8_t> webp_exif_block(std::span<const uint8_t> bytes) {
+  const WebPData data = webp_data(bytes);
+  std::unique_ptr<WebPDemuxer, DemuxDelete> demux(WebPDemux(&data));
+  if (!demux || !(WebPDemuxGetI(demux.get(), WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG)) return {};
+  WebPChunkIterator chunk;
+  std::vector<uint8_t> block;
+  if (WebPDemuxGetChunk(demux.get(), "EXIF", 1, &chunk))
+    block.assign(chunk.chunk.bytes, chunk.chunk.bytes + chunk.chunk.size);
+  WebPDemuxReleaseChunkIterator(&chunk);
+  return block;
+}
 
 void decode_webp_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
                       std::string_view name) {

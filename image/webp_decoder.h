@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "image/image.h"
 
@@ -18,5 +19,10 @@ namespace tandem::image {
 // scales by resampling after decoding, which saves nothing.
 void decode_webp_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt = {},
                       std::string_view name = "<memory>");
+
+// The file's EXIF chunk as stored (bare TIFF data, or with the "Exif\0\0"
+// header some writers keep); empty when there is none or the container
+// cannot be parsed. Never throws.
+std::vector<uint8_t> webp_exif_block(std::span<const uint8_t> bytes);
 
 }  // namespace tandem::image

@@ -3,7 +3,8 @@
 reading of the same files (the reference: tandem reads with libexif).
 
 Photos written here with Pillow: a phone's (date with UTC offset, make,
-model, lens, exposure, GPS south/west and below sea level), an old
+model, lens, exposure, GPS south/west and below sea level; also as WebP
+and, with libheif's heif-enc, as HEIC), an old
 camera's (no offset, no GPS, date only in IFD0's DateTime), one without
 EXIF, and one with absurd values (month 13, a latitude of 300 degrees, a
 zero denominator, non-ASCII bytes in the make): each value tandem keeps
@@ -55,6 +56,12 @@ def make_photos(lib):
           gps={1: "N", 2: (IFDRational(300), IFDRational(0), IFDRational(0)), 3: "E",
                4: (IFDRational(10), IFDRational(0), IFDRational(0))})
     photo(os.path.join(lib, "zerodate.jpg"), exif={0x9003: "0000:00:00 00:00:00"})
+    # The phone's EXIF in a WebP's EXIF chunk and a HEIF's Exif item.
+    with Image.open(os.path.join(lib, "phone.jpg")) as im:
+        im.save(os.path.join(lib, "phone.webp"), exif=im.info["exif"])
+    if shutil.which("heif-enc"):
+        subprocess.run(["heif-enc", "-q", "50", os.path.join(lib, "phone.jpg"), "-o", os.path.join(lib, "phone.heic")],
+                       check=True, capture_output=True)
 
 
 def exiv2_values(path):
