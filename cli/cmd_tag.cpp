@@ -47,6 +47,7 @@ struct TagOptions {
   bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
   std::string faces = "auto";       // auto, on, off
   int face_threads = 0;             // threads cutting face crops; 0: the stage's default
+  std::string thumbnails = "auto";  // auto (on with a catalog), on, off
   CommonOptions common;
 };
 
@@ -229,6 +230,14 @@ int tag_command(TagOptions& o) {
   to.faces = faces.get();
   to.face_threads_of_its_own = o.face_threads > 0;
   to.gpu_decoders_required = o.nvjpeg == "on";
+  // Thumbnails in the shared cache file managers read; beside the catalog
+  // when that cannot be written.
+  std::unique_ptr<pipeline::ThumbnailStore> thumbnails;
+  if (!o.decode_only && (o.thumbnails == "on" || (o.thumbnails == "auto" && catalog))) {
+    const std::string root = pipeline::default_thumbnail_root();
+    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, catalog ? o.catalog + ".thumbnails" : root);
+  }
+  to.thumbnails = thumbnails.get();
   pipeline::Tagger tagger(*model, to);
   // Per-file lines on stdout unless the results go to files only.
   bool print = o.json || (!o.decode_only &&
@@ -269,6 +278,9 @@ int tag_command(TagOptions& o) {
   if (!o.decode_only && model->session()) say_fallback_cost(*model->session(), stats.wall_s);
   pipeline::diagnose(stats, facts);
   fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored));
+  if (thumbnails && thumbnails->using_fallback())
+    fmt::print(stderr, "tandem: {} could not be written: thumbnails went to {}.thumbnails\n",
+               pipeline::default_thumbnail_root(), o.catalog);
   return stats.failed ? 1 : 0;
 }
 
@@ -313,6 +325,10 @@ void add_tag_command(CLI::App& app) {
   sub->add_option("--faces", o->faces,
                   "Find faces and group them into people (`tandem people`): auto (when the face models are "
                   "installed and the model is the detector), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  sub->add_option("--thumbnails", o->thumbnails,
+                  "Thumbnails of every photo (freedesktop layout in $XDG_CACHE_HOME/thumbnails, which file managers "
+                  "share; beside the catalog when that is not writable): auto (on with --catalog), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   sub->add_option("--face-threads", o->face_threads,
                   "Threads of their own decoding face regions for recognition (0 = none: the decoder threads "

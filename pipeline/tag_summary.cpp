@@ -78,6 +78,13 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) 
                      t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);
   if (t.faces > 0)
     out += fmt::format("faces: {:.1f} s (waiting for a batch {:.1f} s)\n", t.faces, t.faces_wait);
+  if (s.thumbnails > 0 || s.thumbnails_failed > 0) {
+    out += fmt::format("thumbnails: {} written ({:.1f} s of decoder time)", s.thumbnails, t.thumbnails);
+    if (s.gpu_decoded > 0) out += fmt::format("; none yet for the {} photos the GPU decoded", s.gpu_decoded);
+    if (s.thumbnails_failed > 0)
+      out += fmt::format("; {} failed, the first: {}", s.thumbnails_failed, s.thumbnail_error);
+    out += "\n";
+  }
   out += fmt::format("limited by {}: {}\n", s.limiting_stage, s.verdict);
   return out;
 }

@@ -108,6 +108,8 @@ struct Run {
   std::atomic<size_t> next_file{0};
   Clock::time_point start = Clock::now();
   std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
+  std::atomic<int64_t> thumbnails_failed{0};
+  std::string thumbnail_error;  // the first failure's, under error_mutex
   std::atomic<int> gpu_threads_running{0};
   std::atomic<int> gpu_unopened{0};
   std::string gpu_open_error;  // under error_mutex
@@ -150,7 +152,7 @@ struct Run {
     time.read += t.read, time.decode += t.decode, time.resize += t.resize, time.slot_wait += t.slot_wait;
     time.gpu_decode += t.gpu_decode;
     time.infer += t.infer, time.batch_wait += t.batch_wait, time.write += t.write, time.write_wait += t.write_wait;
-    time.faces += t.faces, time.faces_wait += t.faces_wait;
+    time.faces += t.faces, time.faces_wait += t.faces_wait, time.thumbnails += t.thumbnails;
   }
 };
 
@@ -187,7 +189,13 @@ class DecoderThread {
  public:
   DecoderThread(TagModel& model, const TaggerOptions& o, Run& run, float* const* buffers,
                 const std::vector<InputFile>& files)
-      : model_(model), run_(run), buffers_(buffers), files_(files), writer_(model.make_writer()), opt_(o.decode) {
+      : model_(model),
+        run_(run),
+        buffers_(buffers),
+        files_(files),
+        writer_(model.make_writer()),
+        opt_(o.decode),
+        thumbnails_(o.thumbnails) {
     opt_.min_width = model.decode_min_width();
     opt_.min_height = model.decode_min_height();
     opt_.coarse_progressive = opt_.coarse_progressive && model.coarse_progressive_ok();
@@ -239,6 +247,7 @@ class DecoderThread {
     Clock::time_point t2 = Clock::now();
     time_.decode += std::chrono::duration<double>(t2 - t1).count();
     r.width = img_.full_width, r.height = img_.full_height;
+    if (thumbnails_) thumbnail(r);
     BatchRing::Claim c = claim_slot();
     Clock::time_point t3 = Clock::now();
     time_.slot_wait += std::chrono::duration<double>(t3 - t2).count();
@@ -259,6 +268,22 @@ class DecoderThread {
     ++run_.cpu_done;
   }
 
+  // The photo's thumbnails from its decoded pixels; a failure is counted
+  // and reported once, and the photo is tagged all the same.
+  void thumbnail(const TagRecord& r) {
+    Clock::time_point t0 = Clock::now();
+    try {
+      TANDEM_ZONE_CAT("thumbnail", "tag");
+      thumbnails_->write(r.path, r.mtime_ns, r.size, img_);
+    } catch (const std::exception& e) {
+      if (run_.thumbnails_failed++ == 0) {
+        std::lock_guard<std::mutex> lock(run_.error_mutex);
+        run_.thumbnail_error = e.what();
+      }
+    }
+    time_.thumbnails += seconds_since(t0);
+  }
+
   // A batch slot; while none is free (the network or the face stage
   // behind), the face stage's region decodes are done meanwhile.
   BatchRing::Claim claim_slot() {
@@ -275,6 +300,7 @@ class DecoderThread {
   const std::vector<InputFile>& files_;
   std::unique_ptr<SlotWriter> writer_;
   image::DecodeOptions opt_;
+  ThumbnailStore* thumbnails_;
   std::vector<uint8_t> bytes_;
   image::Image img_;
   StageTimes time_;
@@ -681,6 +707,9 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   stats.gpu_refused = run.gpu_refused;
   stats.gpu_decoders_unopened = run.gpu_unopened;
   stats.gpu_open_error = run.gpu_open_error;
+  stats.thumbnails = options_.thumbnails ? options_.thumbnails->written() : 0;
+  stats.thumbnails_failed = run.thumbnails_failed;
+  stats.thumbnail_error = run.thumbnail_error;
   stats.failed = progress_.failed;
   stats.tagged = progress_.done - progress_.failed;
   return stats;

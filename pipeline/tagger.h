@@ -25,6 +25,7 @@
 #include "pipeline/face_stage.h"
 #include "pipeline/gpu_jpeg.h"
 #include "pipeline/tag_model.h"
+#include "pipeline/thumbnails.h"
 
 namespace tandem::pipeline {
 
@@ -67,6 +68,9 @@ struct TaggerOptions {
   // The stage decodes face regions on threads of its own (FaceStageOptions::
   // crop_threads) instead of the decoder threads' spare turns.
   bool face_threads_of_its_own = false;
+  // Thumbnails (not owned; null: none) of every photo a CPU decoder
+  // decodes, from its decoded pixels (pipeline/thumbnails.h).
+  ThumbnailStore* thumbnails = nullptr;
 };
 
 // Seconds of thread time per stage, summed over the stage's threads.
@@ -77,6 +81,7 @@ struct StageTimes {
   double infer = 0, batch_wait = 0;         // inference thread: running, waiting for a batch
   double write = 0, write_wait = 0;         // writer thread: in the sink, waiting for records
   double faces = 0, faces_wait = 0;         // face thread: finding and describing faces, waiting for a batch
+  double thumbnails = 0;                    // decoder threads: making and writing thumbnails
 };
 
 struct TagStats {
@@ -92,6 +97,8 @@ struct TagStats {
   int gpu_decoders = 0;
   int64_t gpu_decoded = 0;  // images the GPU decoded (the rest: the CPU decoders)
   int64_t gpu_refused = 0;  // files a GPU decoder handed to the CPU (progressive, ...)
+  int64_t thumbnails = 0, thumbnails_failed = 0;  // written; could not be written (the photo is tagged)
+  std::string thumbnail_error;                    // why the first one failed
   bool decode_only = false;
   double wall_s = 0;
   StageTimes time;

@@ -9,6 +9,7 @@ MAIN_PACKAGES=(
   libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler
   zlib1g-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libexif-dev libxxhash-dev libwebp-dev libheif-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev libexiv2-dev
+  nettle-dev  # MD5 of a thumbnail's URI, as the freedesktop thumbnail standard names its file
 )
 
 # The test suite on top: its binaries, the references it compares against
@@ -17,6 +18,7 @@ TEST_PACKAGES=(
   git libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-opencv python3-pil
   libonnx-testdata darknet libheif-examples exiv2 sqlite3 dataset-fashion-mnist
+  libglib2.0-bin  # gio: GLib's file URIs, which file managers key thumbnails by
   chromium  # headless, loads the --profile report.html (tests/cli/report_html_e2e.py)
   # photographs scripts/make-corpus builds its benchmark corpus from
   mate-backgrounds plasma-workspace-wallpapers

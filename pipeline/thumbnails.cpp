@@ -1,0 +1,167 @@
+#include "pipeline/thumbnails.h"
+
+#include <fcntl.h>
+#include <nettle/md5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "image/png_encoder.h"
+#include "image/resize.h"
+
+namespace tandem::pipeline {
+
+namespace {
+
+// The sizes the standard names (the longer side, in pixels), largest first:
+// each is made from the one before, not from the whole decode again.
+constexpr std::pair<const char*, int> kFlavors[] = {{"large", 256}, {"normal", 128}};
+
+// `pixels` fitted into side x side, never enlarged.
+image::Image fitted(const image::Image& pixels, int side) {
+  const double scale = std::min(1.0, double(side) / double(std::max(pixels.width, pixels.height)));
+  const int w = std::max(1, int(pixels.width * scale + 0.5)), h = std::max(1, int(pixels.height * scale + 0.5));
+  return image::resize_image(pixels, w, h, image::ResampleFilter::bicubic);
+}
+
+// GLib's unreserved set for paths (gconvert.c's UNSAFE_PATH): what
+// g_filename_to_uri leaves as it is.
+bool unreserved_in_path(unsigned char c) {
+  if (std::isalnum(c) && c < 0x80) return true;
+  return std::strchr("!$&'()*+,-./:=@_~", c) != nullptr && c != 0;
+}
+
+// mkdir -p with mode 0700 for what it creates (the standard's rule); false
+// when the folder cannot be had.
+bool make_private_dirs(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p(dir);
+  std::filesystem::path built;
+  for (const auto& part : p) {
+    built /= part;
+    if (std::filesystem::is_directory(built, ec)) continue;
+    if (::mkdir(built.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  }
+  return std::filesystem::is_directory(p, ec);
+}
+
+// Writes `bytes` to `path` through a temporary file in the same folder and
+// a rename, mode 0600, so a reader never sees half a PNG.
+bool write_private_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  const std::string tmp = path + ".tandem-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += size_t(n);
+  }
+  const bool ok = done == bytes.size() && ::close(fd) == 0;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string absolute(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : p).lexically_normal().string();
+}
+
+}  // namespace
+
+std::string file_uri(const std::string& absolute_path) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string uri = "file://";
+  for (unsigned char c : absolute_path) {
+    if (unreserved_in_path(c)) {
+      uri.push_back(char(c));
+    } else {
+      uri.push_back('%');
+      uri.push_back(kHex[c >> 4]);
+      uri.push_back(kHex[c & 15]);
+    }
+  }
+  return uri;
+}
+
+std::string md5_hex(const std::string& text) {
+  md5_ctx ctx;
+  md5_init(&ctx);
+  md5_update(&ctx, text.size(), reinterpret_cast<const uint8_t*>(text.data()));
+  uint8_t digest[MD5_DIGEST_SIZE];
+  md5_digest(&ctx, sizeof digest, digest);
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : digest) out += {kHex[b >> 4], kHex[b & 15]};
+  return out;
+}
+
+std::string default_thumbnail_root() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0] == '/') return std::string(xdg) + "/thumbnails";
+  const char* home = std::getenv("HOME");
+  return std::string(home && home[0] ? home : "/tmp") + "/.cache/thumbnails";
+}
+
+ThumbnailStore::ThumbnailStore(std::string root, std::string fallback)
+    : root_(std::move(root)), fallback_(std::move(fallback)) {}
+
+std::string ThumbnailStore::path_of(const std::string& path, const std::string& flavor) const {
+  return (fallback_in_use_ ? fallback_ : root_) + "/" + flavor + "/" + md5_hex(file_uri(absolute(path))) + ".png";
+}
+
+void ThumbnailStore::write(const std::string& path, int64_t mtime_ns, int64_t size, const image::Image& pixels) {
+  check(pixels.width > 0 && pixels.height > 0, "thumbnail of " + path + ": no pixels");
+  const std::string uri = file_uri(absolute(path));
+  const std::string name = md5_hex(uri) + ".png";
+  const int full_w = pixels.full_width > 0 ? pixels.full_width : pixels.width;
+  const int full_h = pixels.full_height > 0 ? pixels.full_height : pixels.height;
+  image::Image thumb;
+  for (const auto& [flavor, side] : kFlavors) {
+    thumb = fitted(thumb.empty() ? pixels : thumb, side);
+    if (!fallback_in_use_) {
+      const std::string dir = root_ + "/" + flavor;
+      if (make_private_dirs(dir)) {
+        try {
+          write_flavor(dir, uri, name, mtime_ns, size, thumb, full_w, full_h);
+          continue;
+        } catch (const Error&) {
+          // the shared cache refused the file: the fallback folder takes it
+        }
+      }
+      fallback_in_use_ = true;
+    }
+    const std::string dir = fallback_ + "/" + flavor;
+    check(make_private_dirs(dir), "thumbnail of " + path + ": cannot create " + dir + " (nor " + root_ + ")");
+    write_flavor(dir, uri, name, mtime_ns, size, thumb, full_w, full_h);
+  }
+  ++written_;
+}
+
+void ThumbnailStore::write_flavor(const std::string& dir, const std::string& uri, const std::string& name,
+                                  int64_t mtime_ns, int64_t size, const image::Image& thumb, int full_w, int full_h) {
+  const std::vector<uint8_t> png = image::encode_png(thumb, {{"Thumb::URI", uri},
+                                                             {"Thumb::MTime", std::to_string(mtime_ns / 1000000000)},
+                                                             {"Thumb::Size", std::to_string(size)},
+                                                             {"Thumb::Image::Width", std::to_string(full_w)},
+                                                             {"Thumb::Image::Height", std::to_string(full_h)},
+                                                             {"Software", "tandem"}});
+  check(write_private_file(dir + "/" + name, png), "cannot write the thumbnail " + dir + "/" + name);
+}
+
+}  // namespace tandem::pipeline

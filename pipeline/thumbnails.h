@@ -1,0 +1,61 @@
+#pragma once
+// Thumbnails as the freedesktop Thumbnail Managing Standard keeps them, so
+// that file managers and photo viewers reuse what `tandem tag` made and the
+// gallery shows theirs: $XDG_CACHE_HOME/thumbnails/{normal,large}/
+// MD5(URI).png (128 and 256 pixels on the longer side), each PNG carrying
+// Thumb::URI and Thumb::MTime (the photo's modification time), so a
+// thumbnail of a file that changed is known stale. Made from the pixels a
+// decoder already holds: no photo is decoded for its thumbnail. Where the
+// shared cache cannot be written, a folder of the caller's (beside the
+// catalog) takes them, in the same layout.
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "image/image.h"
+
+namespace tandem::pipeline {
+
+// The file: URI GLib gives an absolute path (g_filename_to_uri: bytes
+// outside its unreserved set percent-encoded, upper-case hex), which the
+// standard hashes to name the thumbnail.
+std::string file_uri(const std::string& absolute_path);
+
+// The lower-case hex MD5 of `text`.
+std::string md5_hex(const std::string& text);
+
+// $XDG_CACHE_HOME/thumbnails, or ~/.cache/thumbnails when it is unset or
+// relative (the XDG base directory rule).
+std::string default_thumbnail_root();
+
+class ThumbnailStore {
+ public:
+  // `root`: the cache's thumbnails folder; `fallback`: where thumbnails go
+  // when root cannot be written.
+  ThumbnailStore(std::string root, std::string fallback);
+
+  // Writes the normal and large thumbnails of the photo at `path` (made
+  // absolute), modified at `mtime_ns`, `size` bytes, from its upright
+  // pixels `pixels` (any size; never enlarged). Thread-safe. Throws Error
+  // naming the photo when neither folder can be written.
+  void write(const std::string& path, int64_t mtime_ns, int64_t size, const image::Image& pixels);
+
+  // Where the thumbnail of `path` of `flavor` ("normal" or "large") is, in
+  // the folder in use.
+  std::string path_of(const std::string& path, const std::string& flavor) const;
+
+  int64_t written() const { return written_; }
+  // Whether thumbnails go to the fallback folder (the cache was not writable).
+  bool using_fallback() const { return fallback_in_use_; }
+
+ private:
+  void write_flavor(const std::string& dir, const std::string& uri, const std::string& name, int64_t mtime_ns,
+                    int64_t size, const image::Image& thumb, int full_w, int full_h);
+
+  const std::string root_, fallback_;
+  std::atomic<bool> fallback_in_use_{false};
+  std::atomic<int64_t> written_{0};
+};
+
+}  // namespace tandem::pipeline
