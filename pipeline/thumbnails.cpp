@@ -30,7 +30,7 @@ constexpr std::pair<const char*, int> kFlavors[] = {{"large", 256}, {"normal", 1
 image::Image fitted(const image::Image& pixels, int side) {
   const double scale = std::min(1.0, double(side) / double(std::max(pixels.width, pixels.height)));
   const int w = std::max(1, int(pixels.width * scale + 0.5)), h = std::max(1, int(pixels.height * scale + 0.5));
-  return image::resize_image(pixels, w, h, image::ResampleFilter::bicubic);
+  return image::resize_image(pixels, w, h, image::ResampleFilter::bilinear);
 }
 
 // GLib's unreserved set for paths (gconvert.c's UNSAFE_PATH): what
@@ -160,7 +160,8 @@ void ThumbnailStore::write_flavor(const std::string& dir, const std::string& uri
                                                              {"Thumb::Size", std::to_string(size)},
                                                              {"Thumb::Image::Width", std::to_string(full_w)},
                                                              {"Thumb::Image::Height", std::to_string(full_h)},
-                                                             {"Software", "tandem"}});
+                                                             {"Software", "tandem"}},
+                                                     1);
   check(write_private_file(dir + "/" + name, png), "cannot write the thumbnail " + dir + "/" + name);
 }
 
