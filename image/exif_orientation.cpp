@@ -1,31 +1,13 @@
 #include "image/exif_orientation.h"
 
-#include <libexif/exif-data.h>
-
-#include <algorithm>
-#include <cstring>
-#include <memory>
-#include <vector>
+#include "image/exif_data.h"
 
 namespace tandem::image {
 
 namespace {
 
-constexpr uint8_t kExifHeader[6] = {'E', 'x', 'i', 'f', 0, 0};
-// libexif reads at most this much of a payload (an APP1 segment's limit).
-constexpr size_t kMaxExifPayload = 0xfffe;
-
-bool has_exif_header(std::span<const uint8_t> payload) {
-  return payload.size() >= sizeof kExifHeader &&
-         std::memcmp(payload.data(), kExifHeader, sizeof kExifHeader) == 0;
-}
-
 // Markers that stand alone, without a length: TEM, RST0-7 and a repeated SOI.
 bool is_standalone_marker(uint8_t m) { return m == 0x01 || (m >= 0xD0 && m <= 0xD8); }
-
-struct ExifDataUnref {
-  void operator()(ExifData* d) const { exif_data_unref(d); }
-};
 
 }  // namespace
 
@@ -51,15 +33,8 @@ std::span<const uint8_t> find_jpeg_exif(std::span<const uint8_t> jpeg) {
 }
 
 int orientation_from_exif(std::span<const uint8_t> exif_payload) {
-  if (!has_exif_header(exif_payload)) return 1;
-  std::unique_ptr<ExifData, ExifDataUnref> data(exif_data_new());
+  const ExifDataPtr data = load_exif(exif_payload);
   if (!data) return 1;
-  // Without this libexif would "fix" the data afterwards, adding the tags
-  // the specification requires: work for nothing, since only one is read.
-  exif_data_unset_option(data.get(), EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
-  const size_t size = std::min(exif_payload.size(), kMaxExifPayload);
-  exif_data_load_data(data.get(), exif_payload.data(), static_cast<unsigned int>(size));
-
   const ExifEntry* e = exif_content_get_entry(data->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
   if (!e || !e->data || e->components != 1) return 1;
   const ExifByteOrder order = exif_data_get_byte_order(data.get());
@@ -69,16 +44,10 @@ int orientation_from_exif(std::span<const uint8_t> exif_payload) {
   return value >= 1 && value <= 8 ? int(value) : 1;
 }
 
-int orientation_from_tiff(std::span<const uint8_t> tiff) {
-  // libexif only takes data behind the APP1 "Exif\0\0" header.
-  const size_t size = std::min(tiff.size(), kMaxExifPayload - sizeof kExifHeader);
-  std::vector<uint8_t> payload(std::begin(kExifHeader), std::end(kExifHeader));
-  payload.insert(payload.end(), tiff.begin(), tiff.begin() + std::ptrdiff_t(size));
-  return orientation_from_exif(payload);
-}
+int orientation_from_tiff(std::span<const uint8_t> tiff) { return orientation_from_exif(with_exif_header(tiff)); }
 
 int orientation_from_exif_block(std::span<const uint8_t> block) {
-  return has_exif_header(block) ? orientation_from_exif(block) : orientation_from_tiff(block);
+  return orientation_from_exif(exif_payload_of(block));
 }
 
 int read_jpeg_orientation(std::span<const uint8_t> jpeg) {

@@ -1,7 +1,5 @@
 #include "image/photo_metadata.h"
 
-#include <libexif/exif-data.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "image/decode.h"
+#include "image/exif_data.h"
 #include "image/exif_orientation.h"
 #include "image/heif_decoder.h"
 #include "image/webp_decoder.h"
@@ -29,12 +28,7 @@ constexpr unsigned kFocalLength = 0x920A, kLensModel = 0xA434;
 constexpr unsigned kGpsLatitudeRef = 0x0001, kGpsLatitude = 0x0002, kGpsLongitudeRef = 0x0003,
                    kGpsLongitude = 0x0004, kGpsAltitudeRef = 0x0005, kGpsAltitude = 0x0006;
 
-constexpr size_t kMaxExifPayload = 0xfffe;  // an APP1 segment's limit
 constexpr size_t kMaxText = 128;            // longer camera names are cut
-
-struct ExifDataUnref {
-  void operator()(ExifData* d) const { exif_data_unref(d); }
-};
 
 class Reader {
  public:
@@ -106,7 +100,7 @@ std::string iso_date(const std::string& exif) {
   static constexpr std::array<int, 12> kDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (y < 1826 || y > 2200 || mo < 1 || mo > 12 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60) return {};
   if (d < 1 || d > kDays[size_t(mo - 1)] + (mo == 2 && leap(y) ? 1 : 0)) return {};
-  char out[20];
+  char out[32];  // 19 used: the fields are range-checked above
   std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, h, mi, s);
   return out;
 }
@@ -167,16 +161,10 @@ void read_gps(const Reader& r, PhotoMetadata& m) {
 
 PhotoMetadata metadata_from_exif(std::span<const uint8_t> exif_payload) {
   PhotoMetadata m;
-  if (exif_payload.size() < 6 || std::memcmp(exif_payload.data(), "Exif\0\0", 6) != 0) return m;
-  std::unique_ptr<ExifData, ExifDataUnref> data(exif_data_new());
+  // Every tag kept as written: libexif's table lacks the newer ones
+  // (OffsetTime*, LensModel in older versions).
+  const ExifDataPtr data = load_exif(exif_payload);
   if (!data) return m;
-  // Keep every tag as written: libexif would otherwise drop the ones its
-  // table does not know (OffsetTime*, LensModel in older versions) and add
-  // the ones the specification requires.
-  exif_data_unset_option(data.get(), EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS);
-  exif_data_unset_option(data.get(), EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
-  const size_t size = std::min(exif_payload.size(), kMaxExifPayload);
-  exif_data_load_data(data.get(), exif_payload.data(), static_cast<unsigned int>(size));
   const Reader r(data.get());
   read_date(r, m);
   m.make = r.text(EXIF_IFD_0, kMake);
@@ -191,24 +179,11 @@ PhotoMetadata metadata_from_exif(std::span<const uint8_t> exif_payload) {
   return m;
 }
 
-namespace {
-
-// An EXIF block as a container holds it (bare TIFF data, or with the
-// "Exif\0\0" header) as an APP1 payload.
-PhotoMetadata metadata_from_block(const std::vector<uint8_t>& block) {
-  if (block.size() >= 6 && std::memcmp(block.data(), "Exif\0\0", 6) == 0) return metadata_from_exif(block);
-  std::vector<uint8_t> payload = {'E', 'x', 'i', 'f', 0, 0};
-  payload.insert(payload.end(), block.begin(), block.end());
-  return metadata_from_exif(payload);
-}
-
-}  // namespace
-
 PhotoMetadata read_photo_metadata(std::span<const uint8_t> file_bytes) {
   switch (sniff_format(file_bytes)) {
     case ImageFormat::jpeg: return metadata_from_exif(find_jpeg_exif(file_bytes));
-    case ImageFormat::webp: return metadata_from_block(webp_exif_block(file_bytes));
-    case ImageFormat::heif: return metadata_from_block(heif_exif_block(file_bytes));
+    case ImageFormat::webp: return metadata_from_exif(exif_payload_of(webp_exif_block(file_bytes)));
+    case ImageFormat::heif: return metadata_from_exif(exif_payload_of(heif_exif_block(file_bytes)));
     default: return {};  // PNG's eXIf may follow the pixels: not worth a second pass here
   }
 }
