@@ -185,11 +185,6 @@ void run(Statement& s) {
   s.run();
 }
 
-// An empty optional text column is NULL, so SQL can say `error IS NULL`.
-void bind_optional(Statement& s, int index, const std::string& text) {
-  if (!text.empty()) s.bind(index, text);  // Use left it NULL otherwise
-}
-
 // Refuses a SQLite file that some other program wrote, before changing
 // anything in it (journal mode included).
 void check_is_catalog(sqlite::Database& db) {
@@ -346,8 +341,8 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
     s.bind(4, r.mtime_ns);
     s.bind(5, r.content_hash);
     s.bind(6, std::string_view(r.ok ? "ok" : "failed"));
-    bind_optional(s, 7, r.error_kind);
-    bind_optional(s, 8, r.error);
+    s.bind_or_null(7, r.error_kind);  // NULL when empty, so SQL can say `error IS NULL`
+    s.bind_or_null(8, r.error);
     s.bind(9, r.decode_ms);
     s.bind(10, r.infer_ms);
     s.bind(11, int64_t(r.width));

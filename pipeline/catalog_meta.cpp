@@ -24,18 +24,6 @@ FROM photo_meta m JOIN files f ON f.id = m.file_id
 WHERE f.model_id = ?1
 )sql";
 
-// Absent values stay NULL (Statement::Use clears every binding).
-void bind_text(Statement& s, int index, const std::string& text) {
-  if (!text.empty()) s.bind(index, text);
-}
-void bind_real(Statement& s, int index, const std::optional<double>& v) {
-  if (v) s.bind(index, *v);
-}
-
-std::optional<double> real_or_none(const Statement& s, int column) {
-  return s.is_null(column) ? std::nullopt : std::optional<double>(s.real(column));
-}
-
 }  // namespace
 
 void Catalog::prepare_meta() {
@@ -55,18 +43,18 @@ void Catalog::write_meta(int64_t file_id, const FileRecord& r) {
   Statement& s = *insert_meta_;
   Statement::Use use(s);
   s.bind(1, file_id);
-  bind_text(s, 2, m.taken_at);
-  bind_text(s, 3, m.taken_offset);
-  bind_text(s, 4, m.make);
-  bind_text(s, 5, m.model);
-  bind_text(s, 6, m.lens);
-  bind_real(s, 7, m.exposure_s);
-  bind_real(s, 8, m.f_number);
+  s.bind_or_null(2, m.taken_at);
+  s.bind_or_null(3, m.taken_offset);
+  s.bind_or_null(4, m.make);
+  s.bind_or_null(5, m.model);
+  s.bind_or_null(6, m.lens);
+  s.bind_or_null(7, m.exposure_s);
+  s.bind_or_null(8, m.f_number);
   if (m.iso) s.bind(9, int64_t(*m.iso));
-  bind_real(s, 10, m.focal_length_mm);
-  bind_real(s, 11, m.latitude);
-  bind_real(s, 12, m.longitude);
-  bind_real(s, 13, m.altitude_m);
+  s.bind_or_null(10, m.focal_length_mm);
+  s.bind_or_null(11, m.latitude);
+  s.bind_or_null(12, m.longitude);
+  s.bind_or_null(13, m.altitude_m);
   s.run();
 }
 
@@ -84,13 +72,13 @@ void Catalog::read_meta(const std::string& model_id, std::vector<FileRecord>& ou
     m.make = s.text(3);
     m.model = s.text(4);
     m.lens = s.text(5);
-    m.exposure_s = real_or_none(s, 6);
-    m.f_number = real_or_none(s, 7);
+    m.exposure_s = s.real_or_null(6);
+    m.f_number = s.real_or_null(7);
     if (!s.is_null(8)) m.iso = int(s.int64(8));
-    m.focal_length_mm = real_or_none(s, 9);
-    m.latitude = real_or_none(s, 10);
-    m.longitude = real_or_none(s, 11);
-    m.altitude_m = real_or_none(s, 12);
+    m.focal_length_mm = s.real_or_null(9);
+    m.latitude = s.real_or_null(10);
+    m.longitude = s.real_or_null(11);
+    m.altitude_m = s.real_or_null(12);
   }
 }
 

@@ -111,6 +111,18 @@ std::vector<float> Statement::floats(int column) const {
 
 bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
 
+std::optional<double> Statement::real_or_null(int column) const {
+  return is_null(column) ? std::nullopt : std::optional<double>(real(column));
+}
+
+void Statement::bind_or_null(int index, const std::string& text) {
+  if (!text.empty()) bind(index, std::string_view(text));
+}
+
+void Statement::bind_or_null(int index, const std::optional<double>& value) {
+  if (value) bind(index, *value);
+}
+
 Statement::Use::Use(Statement& s) : s_(s) {
   sqlite3_reset(s_.stmt_);
   sqlite3_clear_bindings(s_.stmt_);

@@ -5,6 +5,7 @@
 //   tags.sqlite: sqlite: insert tag: database or disk is full (code 13)
 // Not thread-safe: one thread uses a Database and its statements at a time.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ class Statement {
   // A float vector as a BLOB of little-endian float32 (the byte order of
   // every machine tandem builds for; a static_assert in sqlite.cpp says so).
   void bind(int index, std::span<const float> values);
+  // Binds nothing for an empty text or no value: the parameter stays NULL
+  // (Use clears every binding).
+  void bind_or_null(int index, const std::string& text);
+  void bind_or_null(int index, const std::optional<double>& value);
   // Advances: true when a row is ready, false when the statement is done.
   bool step();
   // Runs a statement that returns no rows to completion.
@@ -68,6 +73,7 @@ class Statement {
   // a whole number of floats.
   std::vector<float> floats(int column) const;
   bool is_null(int column) const;
+  std::optional<double> real_or_null(int column) const;
 
   // Resets the statement and clears its bindings when it goes out of scope,
   // so a statement never keeps a read snapshot (which would stall WAL
