@@ -121,9 +121,10 @@ std::string default_thumbnail_root() {
 ThumbnailStore::ThumbnailStore(std::string root, std::string fallback)
     : root_(std::move(root)), fallback_(std::move(fallback)) {}
 
-std::string ThumbnailStore::path_of(const std::string& path, const std::string& flavor) const {
-  return (fallback_in_use_ ? fallback_ : root_) + "/" + flavor + "/" + md5_hex(file_uri(absolute(path))) + ".png";
-}
+struct ThumbnailStore::Thumb {
+  const char* flavor;
+  image::Image pixels;
+};
 
 void ThumbnailStore::write(const std::string& path, int64_t mtime_ns, int64_t size, const image::Image& pixels) {
   check(pixels.width > 0 && pixels.height > 0, "thumbnail of " + path + ": no pixels");
@@ -131,38 +132,46 @@ void ThumbnailStore::write(const std::string& path, int64_t mtime_ns, int64_t si
   const std::string name = md5_hex(uri) + ".png";
   const int full_w = pixels.full_width > 0 ? pixels.full_width : pixels.width;
   const int full_h = pixels.full_height > 0 ? pixels.full_height : pixels.height;
-  image::Image thumb;
-  for (const auto& [flavor, side] : kFlavors) {
-    thumb = fitted(thumb.empty() ? pixels : thumb, side);
-    if (!fallback_in_use_) {
-      const std::string dir = root_ + "/" + flavor;
-      if (make_private_dirs(dir)) {
-        try {
-          write_flavor(dir, uri, name, mtime_ns, size, thumb, full_w, full_h);
-          continue;
-        } catch (const Error&) {
-          // the shared cache refused the file: the fallback folder takes it
-        }
-      }
-      fallback_in_use_ = true;
+  std::vector<Thumb> thumbs;
+  for (const auto& [flavor, side] : kFlavors)
+    thumbs.push_back({flavor, fitted(thumbs.empty() ? pixels : thumbs.back().pixels, side)});
+  if (!fallback_in_use_) {
+    try {
+      write_all(root_, root_ready_, thumbs, uri, name, mtime_ns, size, full_w, full_h);
+      ++written_;
+      return;
+    } catch (const Error&) {
+      fallback_in_use_ = true;  // the shared cache refused: the fallback folder takes this and the rest
     }
-    const std::string dir = fallback_ + "/" + flavor;
-    check(make_private_dirs(dir), "thumbnail of " + path + ": cannot create " + dir + " (nor " + root_ + ")");
-    write_flavor(dir, uri, name, mtime_ns, size, thumb, full_w, full_h);
+  }
+  try {
+    write_all(fallback_, fallback_ready_, thumbs, uri, name, mtime_ns, size, full_w, full_h);
+  } catch (const Error& e) {
+    throw Error("thumbnail of " + path + ": " + e.what() + " (nor in " + root_ + ")");
   }
   ++written_;
 }
 
-void ThumbnailStore::write_flavor(const std::string& dir, const std::string& uri, const std::string& name,
-                                  int64_t mtime_ns, int64_t size, const image::Image& thumb, int full_w, int full_h) {
-  const std::vector<uint8_t> png = image::encode_png(thumb, {{"Thumb::URI", uri},
-                                                             {"Thumb::MTime", std::to_string(mtime_ns / 1000000000)},
-                                                             {"Thumb::Size", std::to_string(size)},
-                                                             {"Thumb::Image::Width", std::to_string(full_w)},
-                                                             {"Thumb::Image::Height", std::to_string(full_h)},
-                                                             {"Software", "tandem"}},
-                                                     1);
-  check(write_private_file(dir + "/" + name, png), "cannot write the thumbnail " + dir + "/" + name);
+void ThumbnailStore::write_all(const std::string& base, std::atomic<bool>& ready, const std::vector<Thumb>& thumbs,
+                               const std::string& uri, const std::string& name, int64_t mtime_ns, int64_t size,
+                               int full_w, int full_h) {
+  if (!ready) {
+    for (const Thumb& t : thumbs)
+      check(make_private_dirs(base + "/" + t.flavor), "cannot create " + base + "/" + t.flavor);
+    ready = true;
+  }
+  for (const Thumb& t : thumbs) {
+    const std::string file = base + "/" + t.flavor + "/" + name;
+    const std::vector<uint8_t> png =
+        image::encode_png(t.pixels, {{"Thumb::URI", uri},
+                                     {"Thumb::MTime", std::to_string(mtime_ns / 1000000000)},
+                                     {"Thumb::Size", std::to_string(size)},
+                                     {"Thumb::Image::Width", std::to_string(full_w)},
+                                     {"Thumb::Image::Height", std::to_string(full_h)},
+                                     {"Software", "tandem"}},
+                          1);
+    check(write_private_file(file, png), "cannot write the thumbnail " + file);
+  }
 }
 
 }  // namespace tandem::pipeline

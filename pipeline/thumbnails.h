@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "image/image.h"
 
@@ -41,19 +42,20 @@ class ThumbnailStore {
   // naming the photo when neither folder can be written.
   void write(const std::string& path, int64_t mtime_ns, int64_t size, const image::Image& pixels);
 
-  // Where the thumbnail of `path` of `flavor` ("normal" or "large") is, in
-  // the folder in use.
-  std::string path_of(const std::string& path, const std::string& flavor) const;
-
   int64_t written() const { return written_; }
   // Whether thumbnails go to the fallback folder (the cache was not writable).
   bool using_fallback() const { return fallback_in_use_; }
 
  private:
-  void write_flavor(const std::string& dir, const std::string& uri, const std::string& name, int64_t mtime_ns,
-                    int64_t size, const image::Image& thumb, int full_w, int full_h);
+  struct Thumb;
+  // Writes every flavor under `base`, making its folders the first time
+  // (`ready`); throws Error when they cannot be made or written.
+  void write_all(const std::string& base, std::atomic<bool>& ready, const std::vector<Thumb>& thumbs,
+                 const std::string& uri, const std::string& name, int64_t mtime_ns, int64_t size, int full_w,
+                 int full_h);
 
   const std::string root_, fallback_;
+  std::atomic<bool> root_ready_{false}, fallback_ready_{false};  // their folders exist
   std::atomic<bool> fallback_in_use_{false};
   std::atomic<int64_t> written_{0};
 };
