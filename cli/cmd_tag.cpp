@@ -228,7 +228,6 @@ int tag_command(TagOptions& o) {
   to.decode_only = o.decode_only;
   to.decode.coarse_progressive = !o.exact_progressive;
   to.faces = faces.get();
-  to.face_threads_of_its_own = o.face_threads > 0;
   to.gpu_decoders_required = o.nvjpeg == "on";
   // Thumbnails in the shared cache file managers read; beside the catalog
   // when that cannot be written.

@@ -204,34 +204,22 @@ std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
     TANDEM_ZONE_CAT("face crops", "faces");
     parallel(first_ref.size() - 1, [&](size_t p) {
       const size_t photo = refs[first_ref[p]].photo;
-      FaceCropper cropper(side);
-      std::vector<uint8_t> scratch;
-      std::span<const uint8_t> data;
-      std::string unreadable;
-      try {
-        data = bytes(photo, scratch);
-      } catch (const std::exception& e) {
-        unreadable = e.what();
-      }
       std::vector<const Face*> group;
       std::vector<float*> slots;
       for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
         group.push_back(&faces[photo][refs[k].face]);
         slots.push_back(crops.data<float>() + k * per);
       }
-      auto failed = [&](const std::string& why) {
-        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
-          out[photo][refs[k].face].error = why;
-          std::fill(slots[k - first_ref[p]], slots[k - first_ref[p]] + per, 0.f);
-        }
-      };
-      if (!unreadable.empty()) return failed(unreadable);
       try {
-        cropper.crop(data, group, opt, names[photo], slots);
+        std::vector<uint8_t> scratch;
+        FaceCropper(side).crop(bytes(photo, scratch), group, opt, names[photo], slots);
         for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k)
           out[photo][refs[k].face].traits.emplace();  // filled from FaceRes below
       } catch (const std::exception& e) {
-        failed(e.what());
+        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
+          out[photo][refs[k].face].error = e.what();
+          std::fill(slots[k - first_ref[p]], slots[k - first_ref[p]] + per, 0.f);
+        }
       }
     });
   }

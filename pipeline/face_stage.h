@@ -83,6 +83,10 @@ class FaceStage {
   // Whether batches of `input` hold whole photos the stage can use.
   static bool serves(const image::PreprocessConfig& input);
 
+  // Whether the region decodes run on crop_threads threads of the stage's
+  // own (FaceStageOptions::crop_threads set), not on the caller's.
+  bool has_own_crop_threads() const { return options_.crop_threads > 0; }
+
   // Compiles both networks for batches of `n` photos.
   void prepare(int n);
 

@@ -533,6 +533,10 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
     buffers.push_back(static_cast<float*>(memory.back().get()));
   }
   Run run(options_.buffers, slots);
+  FaceStage* const faces_stage = options_.decode_only ? nullptr : options_.faces;
+  // The decoder threads help with the face stage's region decodes, unless
+  // it has threads of its own for them.
+  const bool shared_crops = faces_stage && !faces_stage->has_own_crop_threads();
 
   std::thread writer([&] {
     TANDEM_THREAD_NAME("writer");
@@ -574,7 +578,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
         TANDEM_ZONE_CAT(kPrepareModelZone, "tag");
         std::lock_guard<std::mutex> lock(run.device);
         model_.prepare(Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[0]));
-        if (options_.faces) options_.faces->prepare(slots);
+        if (faces_stage) faces_stage->prepare(slots);
       }
       for (;;) {
         Clock::time_point i0 = Clock::now();
@@ -595,16 +599,15 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
                 "tag: the model gave " + std::to_string(found.size()) + " results for a batch of " +
                     std::to_string(b->count));
         }
-        const bool faces = options_.faces && !options_.decode_only;
         FaceJob job;
-        if (faces) {
-          job.input = options_.faces->input(batch, b->count);
+        if (faces_stage) {
+          job.input = faces_stage->input(batch, b->count);
           job.count = b->count, job.sizes = sizes;
         }
         double ms = 1e3 * seconds_since(i1) / b->count;
         for (int s = 0; s < b->count; ++s) {
           SlotMeta& m = meta[size_t(s)];
-          if (faces) job.photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
+          if (faces_stage) job.photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
           if (m.skip) continue;
           TagRecord r = std::move(m.record);
           if (m.filled) {
@@ -622,7 +625,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
         if (b->count < slots) ++stats.partial_batches;
         t.infer += seconds_since(i1);
         run.ring.release(b->buffer);
-        if (faces)
+        if (faces_stage)
           run.face_jobs.push(std::move(job));
         else
           run.done.push(std::move(job.records));
@@ -640,13 +643,11 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   // the next (on the H200 the stage on the inference thread halved the
   // run's speed: the decoders waited for batch slots meanwhile).
   std::thread face_thread([&] {
-    if (!options_.faces || options_.decode_only) return;
+    if (!faces_stage) return;
     TANDEM_THREAD_NAME("faces");
     StageTimes t;
-    // The decoder threads help with the crops, unless the stage was given
-    // threads of its own.
     const ParallelFor shared = [&](size_t n, const std::function<void(size_t)>& body) { run.face_crops.run(n, body); };
-    const ParallelFor* crops = options_.face_threads_of_its_own ? nullptr : &shared;
+    const ParallelFor* crops = shared_crops ? &shared : nullptr;
     try {
       for (;;) {
         Clock::time_point f0 = Clock::now();
@@ -657,7 +658,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
         std::vector<std::vector<FaceRecord>> faces;
         {
           TANDEM_ZONE_CAT("faces", "tag");
-          faces = options_.faces->run(std::move(job->input), job->count, job->sizes, job->photos, run.device, crops);
+          faces = faces_stage->run(std::move(job->input), job->count, job->sizes, job->photos, run.device, crops);
         }
         for (size_t k = 0; k < job->records.size(); ++k)
           if (job->slot[k] >= 0)
@@ -686,7 +687,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   // run alone: 25 of a 39 s run on the H200 host).
   std::atomic<bool> faces_done{false};
   std::vector<std::thread> helpers;
-  if (options_.faces && !options_.decode_only && !options_.face_threads_of_its_own)
+  if (shared_crops)
     for (int h = 0; h < options_.decoders; ++h)
       helpers.emplace_back([&, h] {
         TANDEM_THREAD_NAME("face-crop-helper-" + std::to_string(h));

@@ -63,11 +63,9 @@ struct TaggerOptions {
   bool decode_only = false;
   // Faces of every photo (not owned; null: none), found on each batch after
   // the model ran (pipeline/face_stage.h), on a thread of their own while
-  // the model runs the next batch.
+  // the model runs the next batch; their region decodes on the decoder
+  // threads' spare turns unless the stage has crop threads of its own.
   FaceStage* faces = nullptr;
-  // The stage decodes face regions on threads of its own (FaceStageOptions::
-  // crop_threads) instead of the decoder threads' spare turns.
-  bool face_threads_of_its_own = false;
   // Thumbnails (not owned; null: none) of every photo a CPU decoder
   // decodes, from its decoded pixels (pipeline/thumbnails.h).
   ThumbnailStore* thumbnails = nullptr;
