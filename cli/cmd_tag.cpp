@@ -57,16 +57,20 @@ struct Inputs {
   int64_t skipped = 0;   // up to date in the catalog
 };
 
-// Images under the paths (absolute, so a catalog matches however the folder
-// was named), less those the catalog already has for this model.
-Inputs collect(const std::vector<std::string>& paths, pipeline::Catalog* catalog, const std::string& model_id,
-               bool force) {
+// The paths given, absolute, so a catalog matches however a folder was named.
+std::vector<std::string> absolute_roots(const std::vector<std::string>& paths) {
   std::vector<std::string> roots;
   for (const std::string& p : paths) {
     std::error_code ec;
     std::filesystem::path abs = std::filesystem::absolute(p, ec);
     roots.push_back(ec ? p : abs.lexically_normal().string());
   }
+  return roots;
+}
+
+// Images under the roots, less those the catalog already has for this model.
+Inputs collect(const std::vector<std::string>& roots, pipeline::Catalog* catalog, const std::string& model_id,
+               bool force) {
   pipeline::WalkResult w = pipeline::walk(roots);
   for (const auto& p : w.problems) fmt::print(stderr, "tandem: {}: {}\n", p.path, p.reason);
   Inputs in;
@@ -214,7 +218,9 @@ int tag_command(TagOptions& o) {
   Inputs in;
   {
     TANDEM_ZONE_CAT("list files (walk + catalog lookups)", "tag");
-    in = collect(o.paths, catalog.get(), model->id(), o.force);
+    const std::vector<std::string> roots = absolute_roots(o.paths);
+    if (catalog) catalog->add_roots(roots);
+    in = collect(roots, catalog.get(), model->id(), o.force);
   }
   pipeline::TaggerOptions to;
   to.decoders = o.decoders;

@@ -31,6 +31,8 @@ void add_models_command(CLI::App& app);
 void add_tag_command(CLI::App& app);
 void add_profile_diff_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
+void add_gallery_command(CLI::App& app);
 
 void add_all_commands(CLI::App& app) {
   add_run_command(app);
@@ -41,6 +43,8 @@ void add_all_commands(CLI::App& app) {
   add_people_command(app);
   add_tag_command(app);
   add_train_command(app);
+  add_serve_command(app);
+  add_gallery_command(app);
   add_models_command(app);
   add_ops_command(app);
   add_profile_diff_command(app);

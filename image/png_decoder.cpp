@@ -106,6 +106,19 @@ void check_ihdr_size(std::span<const uint8_t> b, const DecodeOptions& opt, std::
   check_pixel_limit("PNG", be32(16), be32(20), opt, name);
 }
 
+// Sets `r` up to read `bytes` and reads up to the image data (the header
+// and the chunks before it).
+PngHeader open_png(PngReader& r, std::span<const uint8_t> bytes, const ErrorContext& ctx) {
+  r.src = PngSource{bytes.data(), bytes.size(), 0, {}};
+  r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.src, on_png_error, on_png_warning);
+  check(r.png != nullptr, "png_create_read_struct failed", ctx);
+  r.info = png_create_info_struct(r.png);
+  check(r.info != nullptr, "png_create_info_struct failed", ctx);
+  PngHeader h{};
+  if (!read_header(r, &h)) throw Error(std::string("bad PNG header: ") + r.src.error, ctx);
+  return h;
+}
+
 }  // namespace
 
 void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
@@ -116,14 +129,7 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
         ctx);
   check_ihdr_size(bytes, opt, name);
   PngReader r;
-  r.src = PngSource{bytes.data(), bytes.size(), 0, {}};
-  r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.src, on_png_error, on_png_warning);
-  check(r.png != nullptr, "png_create_read_struct failed", ctx);
-  r.info = png_create_info_struct(r.png);
-  check(r.info != nullptr, "png_create_info_struct failed", ctx);
-
-  PngHeader h{};
-  if (!read_header(r, &h)) throw Error(std::string("bad PNG header: ") + r.src.error, ctx);
+  const PngHeader h = open_png(r, bytes, ctx);
   check_pixel_limit("PNG", h.width, h.height, opt, name);
 
   const int channels = set_transforms(r, h);
@@ -146,6 +152,20 @@ Image decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt, std::
   Image img;
   decode_png_into(img, bytes, opt, name);
   return img;
+}
+
+std::vector<std::pair<std::string, std::string>> read_png_text(std::span<const uint8_t> bytes,
+                                                               std::string_view name) {
+  const ErrorContext ctx{std::string(name), {}, {}, {}};
+  check(bytes.size() >= 8 && png_sig_cmp(bytes.data(), 0, 8) == 0, "not a PNG file (bad signature)", ctx);
+  PngReader r;
+  open_png(r, bytes, ctx);
+  png_textp text = nullptr;
+  int n = png_get_text(r.png, r.info, &text, nullptr);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (int i = 0; i < n; ++i)
+    out.emplace_back(text[i].key ? text[i].key : "", text[i].text ? text[i].text : "");
+  return out;
 }
 
 }  // namespace tandem::image

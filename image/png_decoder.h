@@ -7,7 +7,10 @@
 // before the image data is applied, as PIL's exif_transpose does.
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "image/image.h"
 
@@ -21,5 +24,11 @@ void decode_png_into(Image& out, std::span<const uint8_t> bytes, const DecodeOpt
 
 Image decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt = {},
                  std::string_view name = "<memory>");
+
+// The tEXt/zTXt/iTXt key-value pairs before the image data (where a
+// freedesktop thumbnail keeps Thumb::URI and Thumb::MTime), without
+// decoding pixels. Throws tandem::Error naming `name` on a malformed file.
+std::vector<std::pair<std::string, std::string>> read_png_text(std::span<const uint8_t> bytes,
+                                                               std::string_view name = "<memory>");
 
 }  // namespace tandem::image

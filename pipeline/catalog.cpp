@@ -133,6 +133,18 @@ CREATE INDEX photo_meta_by_date ON photo_meta (taken_at);
 CREATE INDEX photo_meta_by_place ON photo_meta (latitude, longitude);
 CREATE INDEX photo_meta_by_camera ON photo_meta (make, model);
 )sql",
+    // Version 5: what the gallery asks. A model's files newest first (its
+    // pages when no date is known), exact duplicates by content hash, and
+    // the folders `tag` was given: the only places the gallery serves
+    // files from (a symlink that leads out of them is refused).
+    R"sql(
+CREATE INDEX files_by_model ON files (model_id, id);
+CREATE INDEX files_by_hash ON files (content_hash);
+CREATE TABLE roots (
+  path TEXT PRIMARY KEY,
+  added_at TEXT NOT NULL
+) WITHOUT ROWID;
+)sql",
 };
 static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
@@ -452,6 +464,25 @@ CatalogCounts Catalog::counts(const std::string& model_id) {
   s.bind(1, model_id);
   while (s.step()) (s.text(0) == "ok" ? c.ok : c.failed) = s.int64(1);
   return c;
+}
+
+void Catalog::add_roots(std::span<const std::string> roots) {
+  if (roots.empty()) return;
+  db_->exec("BEGIN IMMEDIATE", "record roots");
+  try {
+    Statement s(*db_,
+                "INSERT OR IGNORE INTO roots (path, added_at) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                "record a root");
+    for (const std::string& r : roots) {
+      Statement::Use use(s);
+      s.bind(1, r);
+      s.run();
+    }
+    db_->exec("COMMIT", "record roots");
+  } catch (...) {
+    db_->rollback_if_open();
+    throw;
+  }
 }
 
 }  // namespace tandem::pipeline

@@ -82,7 +82,7 @@ class Catalog {
  public:
   // Schema version kept in PRAGMA user_version; opening an older catalog
   // migrates it, a newer one is an Error.
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
   // files) if missing. Throws Error if the file is not a tandem catalog.
@@ -111,6 +111,10 @@ class Catalog {
   std::vector<FileRecord> records(const std::string& model_id);
 
   CatalogCounts counts(const std::string& model_id);
+
+  // Records the folders (or files) `tag` was given, absolute: the gallery
+  // serves files only from within them. One transaction; known ones stay.
+  void add_roots(std::span<const std::string> roots);
 
   // People (pipeline/people.h). Every call is one transaction. Names are
   // unique; an id or a face id that does not exist is an Error.

@@ -9,8 +9,9 @@
 
 namespace tandem::pipeline::sqlite {
 
-Database::Database(std::string path) : path_(std::move(path)) {
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+Database::Database(std::string path, Mode mode) : path_(std::move(path)) {
+  const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);  // a handle comes back even on failure

@@ -18,8 +18,11 @@ namespace tandem::pipeline::sqlite {
 
 class Database {
  public:
-  // Opens (creating if missing) the database file at `path`.
-  explicit Database(std::string path);
+  enum class Mode { read_write, read_only };
+  // Opens the database file at `path`; read_write creates it if missing,
+  // read_only never writes (not even a journal-mode change) and fails on a
+  // missing file.
+  explicit Database(std::string path, Mode mode = Mode::read_write);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

@@ -15,12 +15,17 @@
 #include <vector>
 
 #include "core/error.h"
+#include "image/decode.h"
+#include "image/png_decoder.h"
 #include "image/png_encoder.h"
 #include "image/resize.h"
 
 namespace tandem::pipeline {
 
 namespace {
+
+// Larger than any 256-pixel PNG; a bigger file is not a thumbnail.
+constexpr int64_t kMaxThumbnailBytes = 4 << 20;
 
 // The sizes the standard names (the longer side, in pixels), largest first:
 // each is made from the one before, not from the whole decode again.
@@ -172,6 +177,28 @@ void ThumbnailStore::write_all(const std::string& base, std::atomic<bool>& ready
                           1);
     check(write_private_file(file, png), "cannot write the thumbnail " + file);
   }
+}
+
+std::optional<std::vector<uint8_t>> ThumbnailStore::current(const std::string& path, int64_t mtime_ns,
+                                                           bool large) const {
+  const std::string uri = file_uri(absolute(path));
+  const std::string name = std::string(large ? "large" : "normal") + "/" + md5_hex(uri) + ".png";
+  const std::string mtime = std::to_string(mtime_ns / 1000000000);
+  for (const std::string& base : {root_, fallback_}) {
+    std::vector<uint8_t> png;
+    try {
+      png = image::read_file_bytes(base + "/" + name, kMaxThumbnailBytes);
+      bool uri_ok = false, mtime_ok = false;
+      for (const auto& [key, value] : image::read_png_text(png, base + "/" + name)) {
+        uri_ok = uri_ok || (key == "Thumb::URI" && value == uri);
+        mtime_ok = mtime_ok || (key == "Thumb::MTime" && value == mtime);
+      }
+      if (uri_ok && mtime_ok) return png;
+    } catch (const Error&) {
+      // Absent, unreadable or not a PNG: not a current thumbnail.
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace tandem::pipeline

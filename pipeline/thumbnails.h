@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,12 @@ class ThumbnailStore {
   // pixels `pixels` (any size; never enlarged). Thread-safe. Throws Error
   // naming the photo when neither folder can be written.
   void write(const std::string& path, int64_t mtime_ns, int64_t size, const image::Image& pixels);
+
+  // The PNG of a current thumbnail of the photo at `path` (made absolute)
+  // modified at `mtime_ns`: "large" or "normal", from the cache or else the
+  // fallback folder; none when neither holds one whose Thumb::URI and
+  // Thumb::MTime match (a stale one is a file that changed since).
+  std::optional<std::vector<uint8_t>> current(const std::string& path, int64_t mtime_ns, bool large) const;
 
   int64_t written() const { return written_; }
   // Whether thumbnails go to the fallback folder (the cache was not writable).

@@ -10,6 +10,7 @@ MAIN_PACKAGES=(
   zlib1g-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libexif-dev libxxhash-dev libwebp-dev libheif-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev libexiv2-dev
   nettle-dev  # MD5 of a thumbnail's URI, as the freedesktop thumbnail standard names its file
+  libcpp-httplib-dev  # tandem serve: the gallery's HTTP server
 )
 
 # The test suite on top: its binaries, the references it compares against

@@ -1,0 +1,351 @@
+#include "gallery/catalog_view.h"
+
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "pipeline/catalog.h"
+#include "pipeline/sqlite.h"
+
+namespace tandem::gallery {
+
+using nlohmann::json;
+using pipeline::sqlite::Database;
+using pipeline::sqlite::Statement;
+
+namespace {
+
+// The columns of a photo in a list, in the order photo_json reads them.
+constexpr const char* kPhotoColumns =
+    "f.id, f.path, f.width, f.height, m.taken_at, f.status, f.size, f.mtime_ns, "
+    "(SELECT count(*) FROM files g WHERE g.content_hash = f.content_hash AND g.model_id = f.model_id)";
+
+json text_or_null(const Statement& s, int column) { return s.is_null(column) ? json(nullptr) : json(s.text(column)); }
+json real_or_null(const Statement& s, int column) { return s.is_null(column) ? json(nullptr) : json(s.real(column)); }
+
+std::string file_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+json photo_json(const Statement& s) {
+  const std::string path = s.text(1);
+  return json{{"id", s.int64(0)},
+              {"name", file_name(path)},
+              {"path", path},
+              {"width", s.int64(2)},
+              {"height", s.int64(3)},
+              {"taken_at", text_or_null(s, 4)},
+              {"status", s.text(5)},
+              {"missing", !unchanged_since_tagged(path, s.int64(6), s.int64(7))},
+              {"copies", s.int64(8)}};
+}
+
+json box_json(const Statement& s, int first) {
+  return json::array({s.real(first), s.real(first + 1), s.real(first + 2), s.real(first + 3)});
+}
+
+void bind_values(Statement& s, int& index, const SqlCondition& c) {
+  for (const SqlCondition::Value& v : c.values) {
+    if (v.is_text)
+      s.bind(index++, std::string_view(v.text));
+    else
+      s.bind(index++, v.number);
+  }
+}
+
+}  // namespace
+
+bool unchanged_since_tagged(const std::string& path, int64_t size, int64_t mtime_ns) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return int64_t(st.st_size) == size && int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec == mtime_ns;
+}
+
+// One snapshot for everything an answer reads; ended (never committed
+// anything) when it goes out of scope, on an Error too.
+class CatalogView::ReadTransaction {
+ public:
+  explicit ReadTransaction(Database& db) : db_(db) { db_.exec("BEGIN", "begin reading"); }
+  ~ReadTransaction() { db_.rollback_if_open(); }
+
+ private:
+  Database& db_;
+};
+
+CatalogView::CatalogView(const std::string& catalog, const std::string& model)
+    : db_(std::make_unique<Database>(catalog, Database::Mode::read_only)), model_(model) {
+  db_->exec("PRAGMA busy_timeout = 5000", "set busy timeout");
+  const int64_t version = db_->query_int("PRAGMA user_version", "read schema version");
+  check(version == pipeline::Catalog::kSchemaVersion,
+        "catalog schema version " + std::to_string(version) + ", this tandem reads version " +
+            std::to_string(pipeline::Catalog::kSchemaVersion),
+        ErrorContext{catalog, "", "", ""});
+  if (model_.empty()) {
+    Statement s(*db_, "SELECT model_id FROM files GROUP BY model_id ORDER BY count(*) DESC, model_id LIMIT 1",
+                "pick the model");
+    if (s.step()) model_ = s.text(0);
+  }
+}
+
+CatalogView::~CatalogView() = default;
+
+int64_t CatalogView::data_version() { return db_->query_int("PRAGMA data_version", "read data version"); }
+
+json CatalogView::summary() {
+  ReadTransaction tx(*db_);
+  json out{{"model", model_}, {"models", json::array()}, {"photos", 0}, {"failed", 0}};
+  {
+    Statement s(*db_, "SELECT DISTINCT model_id FROM files ORDER BY model_id", "list models");
+    while (s.step()) out["models"].push_back(s.text(0));
+  }
+  {
+    Statement s(*db_, "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status", "count photos");
+    s.bind(1, model_);
+    int64_t all = 0;
+    while (s.step()) {
+      all += s.int64(1);
+      if (s.text(0) == "failed") out["failed"] = s.int64(1);
+    }
+    out["photos"] = all;
+  }
+  out["people"] = db_->query_int("SELECT count(*) FROM people WHERE faces > 0 OR name IS NOT NULL", "count people");
+  {
+    json months = json::array();
+    Statement s(*db_, R"sql(
+SELECT substr(m.taken_at, 1, 7) AS month, count(*) FROM photo_meta m JOIN files f ON f.id = m.file_id
+WHERE f.model_id = ?1 AND m.taken_at IS NOT NULL GROUP BY month ORDER BY month DESC
+)sql", "count photos by month");
+    s.bind(1, model_);
+    int64_t dated = 0;
+    while (s.step()) months.push_back({{"month", s.text(0)}, {"count", s.int64(1)}}), dated += s.int64(1);
+    out["months"] = std::move(months);
+    out["undated"] = out["photos"].get<int64_t>() - dated;
+  }
+  {
+    json tags = json::array();
+    Statement s(*db_, R"sql(
+SELECT t.label, count(*) AS n FROM tags t JOIN files f ON f.id = t.file_id WHERE f.model_id = ?1
+GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
+)sql", "count tags");
+    s.bind(1, model_);
+    while (s.step()) tags.push_back({{"label", s.text(0)}, {"count", s.int64(1)}});
+    out["tags"] = std::move(tags);
+  }
+  {
+    json cameras = json::array();
+    Statement s(*db_, R"sql(
+SELECT m.make, m.model, count(*) AS n FROM photo_meta m JOIN files f ON f.id = m.file_id
+WHERE f.model_id = ?1 AND (m.make IS NOT NULL OR m.model IS NOT NULL)
+GROUP BY m.make, m.model ORDER BY n DESC LIMIT 100
+)sql", "count cameras");
+    s.bind(1, model_);
+    while (s.step())
+      cameras.push_back({{"make", s.is_null(0) ? "" : s.text(0)}, {"model", s.is_null(1) ? "" : s.text(1)}, {"count", s.int64(2)}});
+    out["cameras"] = std::move(cameras);
+  }
+  return out;
+}
+
+json CatalogView::page(const PhotoQuery& q, bool dated, int limit) {
+  const SqlCondition cond = filter_condition(q.filter);
+  const bool continues = q.after && q.after->dated == dated;
+  std::string sql = std::string("SELECT ") + kPhotoColumns;
+  if (dated) {
+    sql += " FROM photo_meta m JOIN files f ON f.id = m.file_id WHERE f.model_id = ? AND m.taken_at IS NOT NULL";
+    if (continues) sql += " AND (m.taken_at, m.file_id) < (?, ?)";
+    sql += cond.sql + " ORDER BY m.taken_at DESC, m.file_id DESC LIMIT ?";
+  } else {
+    sql += " FROM files f LEFT JOIN photo_meta m ON m.file_id = f.id WHERE f.model_id = ? AND m.taken_at IS NULL";
+    if (continues) sql += " AND f.id < ?";
+    sql += cond.sql + " ORDER BY f.id DESC LIMIT ?";
+  }
+  Statement s(*db_, sql.c_str(), dated ? "list dated photos" : "list undated photos");
+  int i = 1;
+  s.bind(i++, model_);
+  if (continues && dated) s.bind(i++, q.after->taken_at);
+  if (continues) s.bind(i++, q.after->id);
+  bind_values(s, i, cond);
+  s.bind(i++, int64_t(limit));
+  json photos = json::array();
+  while (s.step()) photos.push_back(photo_json(s));
+  return photos;
+}
+
+json CatalogView::photos(const PhotoQuery& q) {
+  ReadTransaction tx(*db_);
+  // One more than asked tells whether another page follows.
+  const int want = q.limit + 1;
+  json photos = json::array();
+  if (!q.after || q.after->dated) photos = page(q, true, want);
+  if (int(photos.size()) < want && q.filter.admits_undated()) {
+    PhotoQuery rest = q;
+    if (q.after && q.after->dated) rest.after.reset();
+    for (json& p : page(rest, false, want - int(photos.size()))) photos.push_back(std::move(p));
+  }
+  json next = nullptr;
+  if (int(photos.size()) > q.limit) {
+    photos.erase(photos.end() - 1);
+    const json& last = photos.back();
+    Cursor c;
+    c.dated = !last["taken_at"].is_null();
+    c.id = last["id"].get<int64_t>();
+    if (c.dated) c.taken_at = last["taken_at"].get<std::string>();
+    next = encode_cursor(c);
+  }
+  return json{{"photos", std::move(photos)}, {"next", std::move(next)}};
+}
+
+json CatalogView::photo(int64_t id) {
+  ReadTransaction tx(*db_);
+  json p;
+  std::string hash;
+  {
+    Statement s(*db_, (std::string("SELECT ") + kPhotoColumns +
+                       ", f.error, f.content_hash FROM files f LEFT JOIN photo_meta m ON m.file_id = f.id"
+                       " WHERE f.id = ?1 AND f.model_id = ?2")
+                          .c_str(),
+                "read photo");
+    s.bind(1, id);
+    s.bind(2, model_);
+    if (!s.step()) return nullptr;
+    p = photo_json(s);
+    p["size"] = s.int64(6);
+    p["error"] = text_or_null(s, 9);
+    hash = s.text(10);
+  }
+  {
+    Statement s(*db_, R"sql(
+SELECT taken_at, taken_offset, make, model, lens, exposure_s, f_number, iso, focal_length_mm, latitude,
+       longitude, altitude_m FROM photo_meta WHERE file_id = ?1
+)sql", "read photo metadata");
+    s.bind(1, id);
+    p["meta"] = nullptr;
+    if (s.step()) {
+      json m;
+      const char* text_keys[] = {"taken_at", "taken_offset", "make", "model", "lens"};
+      for (int c = 0; c < 5; ++c) m[text_keys[c]] = text_or_null(s, c);
+      const char* real_keys[] = {"exposure_s", "f_number", "iso", "focal_length_mm", "latitude", "longitude", "altitude_m"};
+      for (int c = 0; c < 7; ++c) m[real_keys[c]] = real_or_null(s, c + 5);
+      if (!s.is_null(7)) m["iso"] = s.int64(7);
+      p["meta"] = std::move(m);
+    }
+  }
+  {
+    Statement s(*db_, "SELECT label, score FROM tags WHERE file_id = ?1 ORDER BY rank", "read tags");
+    s.bind(1, id);
+    json tags = json::array();
+    while (s.step()) tags.push_back({{"label", s.text(0)}, {"score", s.real(1)}});
+    p["tags"] = std::move(tags);
+  }
+  {
+    Statement s(*db_, "SELECT label, score, x1, y1, x2, y2 FROM objects WHERE file_id = ?1 ORDER BY rank",
+                "read objects");
+    s.bind(1, id);
+    json objects = json::array();
+    while (s.step()) objects.push_back({{"label", s.text(0)}, {"score", s.real(1)}, {"box", box_json(s, 2)}});
+    p["objects"] = std::move(objects);
+  }
+  {
+    Statement s(*db_, R"sql(
+SELECT x.id, x.score, x.x1, x.y1, x.x2, x.y2, x.age, x.gender_score, p.id, p.name
+FROM faces x LEFT JOIN people p ON p.id = x.person_id AND x.ignored = 0
+WHERE x.file_id = ?1 ORDER BY x.rank
+)sql", "read faces");
+    s.bind(1, id);
+    json faces = json::array();
+    while (s.step()) {
+      json person = s.is_null(8) ? json(nullptr) : json{{"id", s.int64(8)}, {"name", text_or_null(s, 9)}};
+      faces.push_back({{"id", s.int64(0)},
+                       {"score", s.real(1)},
+                       {"box", box_json(s, 2)},
+                       {"age", s.real(6)},
+                       {"gender_score", s.real(7)},
+                       {"person", std::move(person)}});
+    }
+    p["faces"] = std::move(faces);
+  }
+  {
+    Statement s(*db_, "SELECT id FROM files WHERE content_hash = ?1 AND model_id = ?2 AND id != ?3 ORDER BY id",
+                "read duplicates");
+    s.bind(1, hash);
+    s.bind(2, model_);
+    s.bind(3, id);
+    json dups = json::array();
+    while (s.step()) dups.push_back(s.int64(0));
+    p["duplicates"] = std::move(dups);
+  }
+  return p;
+}
+
+json CatalogView::people() {
+  ReadTransaction tx(*db_);
+  Statement s(*db_, R"sql(
+SELECT p.id, p.name, p.faces, x.file_id, x.x1, x.y1, x.x2, x.y2
+FROM people p
+LEFT JOIN faces x ON x.id = (SELECT id FROM faces WHERE person_id = p.id AND ignored = 0 ORDER BY score DESC, id LIMIT 1)
+WHERE p.faces > 0 OR p.name IS NOT NULL
+ORDER BY p.name IS NULL, p.faces DESC, p.id
+)sql", "list people");
+  json people = json::array();
+  while (s.step()) {
+    people.push_back({{"id", s.int64(0)},
+                      {"name", text_or_null(s, 1)},
+                      {"faces", s.int64(2)},
+                      {"photo", s.is_null(3) ? json(nullptr) : json(s.int64(3))},
+                      {"box", s.is_null(4) ? json(nullptr) : box_json(s, 4)}});
+  }
+  return json{{"people", std::move(people)}};
+}
+
+json CatalogView::duplicates(const std::optional<std::string>& after_hash, int limit) {
+  ReadTransaction tx(*db_);
+  std::vector<std::string> hashes;
+  {
+    Statement s(*db_, R"sql(
+SELECT content_hash FROM files WHERE model_id = ?1 AND content_hash > ?2 AND status = 'ok'
+GROUP BY content_hash HAVING count(*) > 1 ORDER BY content_hash LIMIT ?3
+)sql", "list duplicates");
+    s.bind(1, model_);
+    s.bind(2, std::string_view(after_hash ? *after_hash : std::string()));
+    s.bind(3, int64_t(limit) + 1);
+    while (s.step()) hashes.push_back(s.text(0));
+  }
+  json next = nullptr;
+  if (int(hashes.size()) > limit) {
+    hashes.pop_back();
+    next = hashes.back();
+  }
+  json groups = json::array();
+  Statement s(*db_, (std::string("SELECT ") + kPhotoColumns +
+                     " FROM files f LEFT JOIN photo_meta m ON m.file_id = f.id"
+                     " WHERE f.content_hash = ?1 AND f.model_id = ?2 ORDER BY f.id")
+                        .c_str(),
+              "read a duplicate group");
+  for (const std::string& h : hashes) {
+    Statement::Use use(s);
+    s.bind(1, h);
+    s.bind(2, model_);
+    json photos = json::array();
+    while (s.step()) photos.push_back(photo_json(s));
+    groups.push_back({{"hash", h}, {"photos", std::move(photos)}});
+  }
+  return json{{"groups", std::move(groups)}, {"next", std::move(next)}};
+}
+
+std::optional<PhotoFile> CatalogView::photo_file(int64_t id) {
+  Statement s(*db_, "SELECT path, size, mtime_ns, width, height FROM files WHERE id = ?1 AND model_id = ?2",
+              "look up photo file");
+  s.bind(1, id);
+  s.bind(2, model_);
+  if (!s.step()) return std::nullopt;
+  return PhotoFile{id, s.text(0), s.int64(1), s.int64(2), int(s.int64(3)), int(s.int64(4))};
+}
+
+std::vector<std::string> CatalogView::roots() {
+  Statement s(*db_, "SELECT path FROM roots ORDER BY path", "read roots");
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
+}  // namespace tandem::gallery

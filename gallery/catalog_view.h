@@ -1,0 +1,70 @@
+#pragma once
+// The gallery's reading of a catalog: the answers of the JSON API
+// (docs/GALLERY.md) as nlohmann::json, through one read-only SQLite
+// connection. Each answer reads one snapshot (one read transaction), so a
+// `tag` writing meanwhile is seen batch by batch and is never blocked (WAL).
+// Not thread-safe: the server gives each of its threads a view of its own.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gallery/photo_query.h"
+
+namespace tandem::pipeline::sqlite {
+class Database;
+}
+
+namespace tandem::gallery {
+
+// Where a photo's bytes are, for the file routes: what the catalog says it
+// was when tagged, to tell a file that changed since.
+struct PhotoFile {
+  int64_t id = 0;
+  std::string path;
+  int64_t size = 0, mtime_ns = 0;
+  int width = 0, height = 0;
+};
+
+class CatalogView {
+ public:
+  // `model`: the model whose files are the gallery's photos; empty: the one
+  // with the most files. Throws Error when the file is not a catalog of
+  // the schema this tandem writes (the server migrates it first).
+  CatalogView(const std::string& catalog, const std::string& model);
+  ~CatalogView();
+  CatalogView(const CatalogView&) = delete;
+  CatalogView& operator=(const CatalogView&) = delete;
+
+  const std::string& model() const { return model_; }
+
+  // A number that changes whenever another connection commits (SQLite's
+  // data_version): what a cache of summary() is keyed by.
+  int64_t data_version();
+
+  nlohmann::json summary();
+  nlohmann::json photos(const PhotoQuery& q);
+  // Null when the catalog has no such photo of the model.
+  nlohmann::json photo(int64_t id);
+  nlohmann::json people();
+  nlohmann::json duplicates(const std::optional<std::string>& after_hash, int limit);
+
+  std::optional<PhotoFile> photo_file(int64_t id);
+  // The folders `tag` was given (absolute), where served files must lie.
+  std::vector<std::string> roots();
+
+ private:
+  class ReadTransaction;
+  nlohmann::json page(const PhotoQuery& q, bool dated, int limit);
+
+  std::unique_ptr<pipeline::sqlite::Database> db_;
+  std::string model_;
+};
+
+// Whether the file at `path` is still the one tagged (same size and
+// modification time); false when it is gone.
+bool unchanged_since_tagged(const std::string& path, int64_t size, int64_t mtime_ns);
+
+}  // namespace tandem::gallery

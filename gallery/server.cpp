@@ -1,0 +1,338 @@
+#include "gallery/server.h"
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "core/error.h"
+#include "gallery/catalog_view.h"
+#include "gallery/photo_files.h"
+#include "gallery/web_assets.h"
+#include "image/decode.h"
+#include "pipeline/catalog.h"
+#include "pipeline/thumbnails.h"
+
+namespace tandem::gallery {
+
+using nlohmann::json;
+
+namespace {
+
+// Nothing the page sends is larger: a name, two ids.
+constexpr size_t kMaxBody = 64 * 1024;
+// A photo larger than this is not served (the tagger refuses such files too).
+constexpr int64_t kMaxPhotoBytes = int64_t(1) << 30;
+
+// Non-UTF-8 bytes (a file name from an old camera's card) become U+FFFD in
+// the JSON instead of failing the answer.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void send_json(httplib::Response& res, const json& j, int status = 200) {
+  res.status = status;
+  res.set_content(dump(j), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, json{{"error", message}}, status);
+}
+
+bool equal_in_constant_time(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i]) ^ uint8_t(i < b.size() ? b[i] : 0);
+  return diff == 0;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A request path naming a parent folder in any spelling, a backslash or a
+// NUL is refused before routing, whatever route it would reach.
+bool hostile_path(const httplib::Request& req) {
+  const std::string raw = lower(req.target.substr(0, req.target.find('?')));
+  for (const char* bad : {"..", "%2e", "%2f", "%5c", "%00", "\\"})
+    if (raw.find(bad) != std::string::npos) return true;
+  return req.path.find("..") != std::string::npos || req.path.find('\0') != std::string::npos;
+}
+
+int64_t id_of(const httplib::Request& req) {
+  const std::string& s = req.matches[1];
+  check(s.size() <= 18, "id out of range");
+  return std::stoll(s);
+}
+
+const char* browser_type(image::ImageFormat f) {
+  switch (f) {
+    case image::ImageFormat::jpeg: return "image/jpeg";
+    case image::ImageFormat::png: return "image/png";
+    case image::ImageFormat::webp: return "image/webp";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
+  in_addr a{};
+  return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+struct GalleryServer::State {
+  ServerOptions o;
+  httplib::Server http;
+  int port = 0;
+
+  // One read-only view per request in flight; made on demand, kept.
+  std::mutex views_mu;
+  std::vector<std::unique_ptr<CatalogView>> idle_views;
+  std::string model;  // fixed at start, so every view shows the same photos
+
+  // summary() reads the whole catalog: kept until another connection commits.
+  std::mutex summary_mu;
+  std::unique_ptr<CatalogView> summary_view;
+  int64_t summary_version = -1;
+  std::string summary_json;
+
+  std::mutex edit_mu;  // one edit at a time through a writing connection
+  std::unique_ptr<PhotoFiles> files;
+
+  class View {
+   public:
+    explicit View(State& s) : s_(s) {
+      std::lock_guard lock(s_.views_mu);
+      if (!s_.idle_views.empty()) {
+        v_ = std::move(s_.idle_views.back());
+        s_.idle_views.pop_back();
+      }
+      if (!v_) v_ = std::make_unique<CatalogView>(s_.o.catalog, s_.model);
+    }
+    ~View() {
+      std::lock_guard lock(s_.views_mu);
+      s_.idle_views.push_back(std::move(v_));
+    }
+    CatalogView* operator->() { return v_.get(); }
+
+   private:
+    State& s_;
+    std::unique_ptr<CatalogView> v_;
+  };
+
+  void routes();
+  httplib::Server::HandlerResponse guard(const httplib::Request& req, httplib::Response& res);
+  void serve_summary(httplib::Response& res);
+  void serve_file(const httplib::Request& req, httplib::Response& res, bool thumbnail);
+  void edit(const httplib::Request& req, httplib::Response& res, const std::function<void(pipeline::Catalog&, const json&)>& fn);
+};
+
+GalleryServer::GalleryServer(ServerOptions o) : s_(std::make_unique<State>()) {
+  State& s = *s_;
+  s.o = std::move(o);
+  check(!s.o.bind.empty() && (is_loopback(s.o.bind) || !s.o.token.empty()),
+        "serving on " + s.o.bind + " (not loopback) needs --token: anyone who can reach it could read the catalog");
+  check(s.o.port >= 0 && s.o.port <= 65535, "--port must be 0..65535");
+  check(s.o.threads >= 1 && s.o.threads <= 256, "--threads must be 1..256");
+  // Migrates an older catalog in place (and refuses a newer one or another
+  // program's file) before any read-only connection opens it.
+  { pipeline::Catalog migrate(s.o.catalog); }
+  auto first = std::make_unique<CatalogView>(s.o.catalog, s.o.model);
+  s.model = first->model();
+  const std::vector<std::string> roots = first->roots();
+  s.idle_views.push_back(std::move(first));
+  s.summary_view = std::make_unique<CatalogView>(s.o.catalog, s.model);
+  s.files = std::make_unique<PhotoFiles>(
+      roots, s.o.thumbnail_root.empty() ? pipeline::default_thumbnail_root() : s.o.thumbnail_root,
+      s.o.catalog + ".thumbnails");
+
+  const int threads = s.o.threads;
+  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
+  s.http.set_payload_max_length(kMaxBody);
+  s.http.set_read_timeout(10, 0);
+  s.http.set_write_timeout(30, 0);
+  s.routes();
+  if (s.o.port == 0) {
+    s.port = s.http.bind_to_any_port(s.o.bind);
+    check(s.port > 0, "cannot listen on " + s.o.bind);
+  } else {
+    check(s.http.bind_to_port(s.o.bind, s.o.port), fmt::format("cannot listen on {}:{} (in use?)", s.o.bind, s.o.port));
+    s.port = s.o.port;
+  }
+}
+
+GalleryServer::~GalleryServer() = default;
+
+int GalleryServer::port() const { return s_->port; }
+
+void GalleryServer::run() { s_->http.listen_after_bind(); }
+
+void GalleryServer::stop() { s_->http.stop(); }
+
+httplib::Server::HandlerResponse GalleryServer::State::guard(const httplib::Request& req, httplib::Response& res) {
+  using R = httplib::Server::HandlerResponse;
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("X-Frame-Options", "DENY");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Content-Security-Policy",
+                 "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; "
+                 "connect-src 'self'; frame-ancestors 'none'");
+  if (hostile_path(req)) {
+    send_error(res, 400, "path refused");
+    return R::Handled;
+  }
+  if (is_loopback(o.bind)) {
+    // A page on another site can make a browser send requests here under a
+    // name that resolves to 127.0.0.1 (DNS rebinding); the Host header
+    // still names that site, so only this machine's own names pass.
+    std::string host = req.get_header_value("Host");
+    if (size_t colon = host.rfind(':'); colon != std::string::npos && host.find(']') < colon) host.resize(colon);
+    else if (colon != std::string::npos && host.find('[') == std::string::npos) host.resize(colon);
+    if (!is_loopback(host)) {
+      send_error(res, 403, "Host not allowed");
+      return R::Handled;
+    }
+  }
+  if (!o.token.empty()) {
+    std::string given = req.get_header_value("X-Tandem-Token");
+    if (given.empty() && req.has_param("token")) given = req.get_param_value("token");
+    if (!equal_in_constant_time(given, o.token)) {
+      send_error(res, 401, "token required");
+      return R::Handled;
+    }
+  }
+  return R::Unhandled;
+}
+
+void GalleryServer::State::serve_summary(httplib::Response& res) {
+  std::lock_guard lock(summary_mu);
+  const int64_t version = summary_view->data_version();
+  if (version != summary_version || summary_json.empty()) {
+    json j = summary_view->summary();
+    j["edits"] = o.allow_edits;
+    j["static"] = false;
+    summary_json = dump(j);
+    summary_version = version;
+  }
+  res.set_content(summary_json, "application/json");
+}
+
+void GalleryServer::State::serve_file(const httplib::Request& req, httplib::Response& res, bool thumbnail) {
+  std::optional<PhotoFile> f = View(*this)->photo_file(id_of(req));
+  if (!f) return send_error(res, 404, "no such photo");
+  std::string real;
+  FileAccess access = files->check(*f, &real);
+  if (access == FileAccess::outside_roots) {
+    files->set_roots(View(*this)->roots());  // `tag` may have added a folder since
+    access = files->check(*f, &real);
+  }
+  if (access == FileAccess::missing) return send_error(res, 404, "the photo is missing or changed since it was tagged");
+  if (access == FileAccess::outside_roots) return send_error(res, 403, "the photo lies outside the catalog's folders");
+  if (thumbnail) {
+    const std::string size = req.has_param("size") ? req.get_param_value("size") : "normal";
+    if (size != "normal" && size != "large") return send_error(res, 400, "size: normal or large");
+    std::vector<uint8_t> png;
+    try {
+      png = files->thumbnail(*f, real, size == "large");
+    } catch (const Error& e) {
+      return send_error(res, 422, e.what());
+    }
+    res.set_header("Cache-Control", "private, max-age=3600");
+    res.set_content(std::string(png.begin(), png.end()), "image/png");
+    return;
+  }
+  std::vector<uint8_t> bytes = image::read_file_bytes(real, kMaxPhotoBytes);
+  const char* type = browser_type(image::sniff_format(bytes));
+  if (!type) return send_error(res, 415, "browsers do not show this format; see its large thumbnail");
+  res.set_header("Cache-Control", "private, max-age=3600");
+  res.set_content(std::string(bytes.begin(), bytes.end()), type);
+}
+
+void GalleryServer::State::edit(const httplib::Request& req, httplib::Response& res,
+                                const std::function<void(pipeline::Catalog&, const json&)>& fn) {
+  if (!o.allow_edits) return send_error(res, 403, "read-only: start tandem serve with --allow-edits");
+  // A cross-site form can post text/plain but not application/json without
+  // a preflight this server never grants.
+  if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+    return send_error(res, 415, "send application/json");
+  json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return send_error(res, 400, "the body is not a JSON object");
+  try {
+    std::lock_guard lock(edit_mu);
+    pipeline::Catalog c(o.catalog);
+    fn(c, body);
+  } catch (const json::exception& e) {
+    return send_error(res, 400, std::string("bad request: ") + e.what());
+  }
+  send_json(res, json{{"ok", true}});
+}
+
+void GalleryServer::State::routes() {
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return guard(req, res); });
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const Error& e) {
+      send_error(res, 400, e.what());
+    } catch (const std::exception& e) {
+      send_error(res, 500, e.what());
+    } catch (...) {
+      send_error(res, 500, "unknown error");
+    }
+  });
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) send_error(res, res.status, res.status == 404 ? "not found" : "refused");
+  });
+  for (const WebAsset& a : web_assets()) {
+    const std::string route = std::string(a.name) == "index.html" ? "/" : std::string("/") + a.name;
+    http.Get(route, [&a](const httplib::Request&, httplib::Response& res) {
+      res.set_content(reinterpret_cast<const char*>(a.data), a.size, a.content_type);
+    });
+  }
+  // The static gallery's data; served, the page asks the API instead.
+  http.Get("/data.js", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("// served: the page reads /api\n", "text/javascript; charset=utf-8");
+  });
+  http.Get("/api/summary", [this](const httplib::Request&, httplib::Response& res) { serve_summary(res); });
+  http.Get("/api/photos", [this](const httplib::Request& req, httplib::Response& res) {
+    send_json(res, View(*this)->photos(parse_photo_query(req.params)));
+  });
+  http.Get(R"(/api/photo/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+    json p = View(*this)->photo(id_of(req));
+    if (p.is_null()) return send_error(res, 404, "no such photo");
+    send_json(res, p);
+  });
+  http.Get("/api/people", [this](const httplib::Request&, httplib::Response& res) { send_json(res, View(*this)->people()); });
+  http.Get("/api/duplicates", [this](const httplib::Request& req, httplib::Response& res) {
+    std::optional<std::string> after;
+    if (req.has_param("cursor") && !req.get_param_value("cursor").empty()) after = req.get_param_value("cursor");
+    int limit = 30;
+    if (req.has_param("limit")) {
+      QueryParams p{{"limit", req.get_param_value("limit")}};
+      limit = parse_photo_query(p).limit;
+    }
+    send_json(res, View(*this)->duplicates(after, limit));
+  });
+  http.Post(R"(/api/people/(\d+)/name)", [this](const httplib::Request& req, httplib::Response& res) {
+    const int64_t id = id_of(req);
+    edit(req, res, [id](pipeline::Catalog& c, const json& body) {
+      const std::string name = body.at("name").get<std::string>();
+      check(name.size() <= 200, "a name of at most 200 bytes");
+      c.name_person(id, name);
+    });
+  });
+  http.Post("/api/people/merge", [this](const httplib::Request& req, httplib::Response& res) {
+    edit(req, res, [](pipeline::Catalog& c, const json& body) {
+      c.merge_people(body.at("into").get<int64_t>(), body.at("from").get<int64_t>());
+    });
+  });
+  http.Get(R"(/thumb/(\d+))", [this](const httplib::Request& req, httplib::Response& res) { serve_file(req, res, true); });
+  http.Get(R"(/photo/(\d+))", [this](const httplib::Request& req, httplib::Response& res) { serve_file(req, res, false); });
+}
+
+}  // namespace tandem::gallery
