@@ -1,8 +1,9 @@
-# cmake -DOUT=file.cpp -DFILES="a;b" -P EmbedFiles.cmake
+# cmake -DOUT=file.cpp -DFILES="a|b" -P EmbedFiles.cmake
 # Writes a C++ file holding the bytes of each file, with its name (no
 # folder) and the Content-Type a browser wants for it, as gallery/web_assets.h
 # declares: the gallery's page is part of the binary, so `tandem serve` needs
 # no installed share folder and cannot be pointed at other files.
+string(REPLACE "|" ";" FILES "${FILES}")
 set(_body "")
 set(_table "")
 set(_i 0)
