@@ -47,11 +47,9 @@ def fail(message):
 
 
 def chromium():
-    for name in ("chromium", "chromium-headless-shell", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
+    """Debian's chromium (or another package's name for it), or None."""
+    found = [shutil.which(n) for n in ("chromium", "chromium-headless-shell", "chromium-browser")]
+    return next((p for p in found if p), None)
 
 
 def jpeg_size(path):
