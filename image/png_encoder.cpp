@@ -1,6 +1,7 @@
 #include "image/png_encoder.h"
 
 #include <png.h>
+#include <zlib.h>
 
 #include <csetjmp>
 #include <cstdio>
@@ -37,6 +38,13 @@ bool write_png(png_structp png, png_infop info, PngSink& sink, const Image& img,
   if (setjmp(png_jmpbuf(png))) return false;
   png_set_write_fn(png, &sink, append, flush);
   png_set_compression_level(png, compression);
+  // One filter (Up) and run-length matching instead of libpng's per-row
+  // filter search and zlib's full match search: 2.4x faster on a 256-pixel
+  // thumbnail (bench/bench_thumbnails, 5.7 -> 2.3 ms) for 8% more bytes on
+  // darknet's photos. Thumbnails are written for every photo of a run and
+  // read once by a viewer; encoding time is what counts.
+  png_set_filter(png, 0, PNG_FILTER_UP);
+  png_set_compression_strategy(png, Z_RLE);
   png_set_IHDR(png, info, png_uint_32(img.width), png_uint_32(img.height), 8,
                img.channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);

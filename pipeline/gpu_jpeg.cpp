@@ -30,9 +30,10 @@ class NvjpegDecoder final : public GpuJpegDecoder {
   std::vector<Result> decode(const std::vector<Job>& jobs) override {
     std::vector<cuda::DecodeJob> in;
     in.reserve(jobs.size());
-    for (const Job& j : jobs) in.push_back({j.jpeg, j.orientation, j.out});
+    for (const Job& j : jobs) in.push_back({j.jpeg, j.orientation, j.out, j.thumbnail, j.thumbnail_side});
     std::vector<Result> out;
-    for (cuda::DecodeResult& r : d_->decode(in)) out.push_back({r.ok, std::move(r.error), r.full_width, r.full_height});
+    for (cuda::DecodeResult& r : d_->decode(in))
+      out.push_back({r.ok, std::move(r.error), r.full_width, r.full_height, r.thumbnail_width, r.thumbnail_height});
     return out;
   }
 

@@ -25,11 +25,17 @@ class GpuJpegDecoder {
     std::span<const uint8_t> jpeg;
     int orientation = 1;  // EXIF 1..8
     float* out = nullptr;  // a batch slot: the config's 3 x output width x height floats
+    // Optional: the upright photo fitted into thumbnail_side pixels, raw
+    // 0..255 RGB interleaved (room for thumbnail_side^2 * 3 floats), made
+    // from the same decode.
+    float* thumbnail = nullptr;
+    int thumbnail_side = 0;
   };
   struct Result {
     bool ok = false;
     std::string error;
     int width = 0, height = 0;  // upright, full size
+    int thumbnail_width = 0, thumbnail_height = 0;  // 0: no thumbnail was made
   };
   virtual ~GpuJpegDecoder() = default;
   // Readies the decoder on the thread that uses it, before any other call;

@@ -79,8 +79,8 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) 
   if (t.faces > 0)
     out += fmt::format("faces: {:.1f} s (waiting for a batch {:.1f} s)\n", t.faces, t.faces_wait);
   if (s.thumbnails > 0 || s.thumbnails_failed > 0) {
-    out += fmt::format("thumbnails: {} written ({:.1f} s of decoder time)", s.thumbnails, t.thumbnails);
-    if (s.gpu_decoded > 0) out += fmt::format("; none yet for the {} photos the GPU decoded", s.gpu_decoded);
+    out += fmt::format("thumbnails: {} written ({:.1f} s of thread time{})", s.thumbnails, t.thumbnails,
+                       s.gpu_decoded > 0 ? fmt::format("; {} fitted on the GPU", s.gpu_decoded) : "");
     if (s.thumbnails_failed > 0)
       out += fmt::format("; {} failed, the first: {}", s.thumbnails_failed, s.thumbnail_error);
     out += "\n";

@@ -89,6 +89,16 @@ struct FaceJob {
   std::vector<std::string> photos;  // per slot; empty: no image
 };
 
+// A thumbnail a GPU decoder made (pipeline/thumbnails.h's large size, from
+// the same decode as the network's input), on its way to be written.
+struct GpuThumbnail {
+  std::string path;
+  int64_t mtime_ns = 0, size = 0;
+  image::Image pixels;
+};
+constexpr int kThumbnailSide = 256;
+constexpr int kGpuThumbnailWriters = 2;
+
 // Work shared by the stages of one run.
 struct Run {
   Run(int buffers, int slots) : ring(buffers, slots), meta(size_t(buffers), std::vector<SlotMeta>(size_t(slots))) {}
@@ -105,6 +115,8 @@ struct Run {
   // The face stage's region decodes, which the decoder threads take before
   // their next file.
   SharedTasks face_crops;
+  // Thumbnails the GPU decoders made, for the threads that write them.
+  BoundedQueue<GpuThumbnail> gpu_thumbnails{256};
   std::atomic<size_t> next_file{0};
   Clock::time_point start = Clock::now();
   std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
@@ -156,6 +168,23 @@ struct Run {
   }
 };
 
+// The photo's thumbnails from its decoded pixels; a failure is counted and
+// reported once, and the photo is tagged all the same.
+void write_thumbnail(ThumbnailStore& store, Run& run, const std::string& path, int64_t mtime_ns, int64_t size,
+                     const image::Image& pixels, StageTimes& time) {
+  Clock::time_point t0 = Clock::now();
+  try {
+    TANDEM_ZONE_CAT("thumbnail", "tag");
+    store.write(path, mtime_ns, size, pixels);
+  } catch (const std::exception& e) {
+    if (run.thumbnails_failed++ == 0) {
+      std::lock_guard<std::mutex> lock(run.error_mutex);
+      run.thumbnail_error = e.what();
+    }
+  }
+  time.thumbnails += seconds_since(t0);
+}
+
 // A record that never reached a batch goes straight to the writer.
 void report_failure(Run& run, TagRecord r, const std::string& kind, const std::string& message,
                     Clock::time_point t0) {
@@ -206,6 +235,14 @@ class DecoderThread {
     try {
       while (!run_.stop) {
         if (run_.face_crops.help()) continue;
+        // The GPU decoders' thumbnails before a file of one's own: a GPU
+        // decoder waits when their queue is full, and the engines are the
+        // faster decoders (two writer threads alone held them to 166 img/s
+        // on the H200 host).
+        if (std::optional<GpuThumbnail> g = run_.gpu_thumbnails.try_pop()) {
+          write_thumbnail(*thumbnails_, run_, g->path, g->mtime_ns, g->size, g->pixels, time_);
+          continue;
+        }
         if (std::optional<Handoff> h = run_.handoff.try_pop()) {
           decode(std::move(h->record), h->bytes, Clock::now());
           continue;
@@ -268,21 +305,7 @@ class DecoderThread {
     ++run_.cpu_done;
   }
 
-  // The photo's thumbnails from its decoded pixels; a failure is counted
-  // and reported once, and the photo is tagged all the same.
-  void thumbnail(const TagRecord& r) {
-    Clock::time_point t0 = Clock::now();
-    try {
-      TANDEM_ZONE_CAT("thumbnail", "tag");
-      thumbnails_->write(r.path, r.mtime_ns, r.size, img_);
-    } catch (const std::exception& e) {
-      if (run_.thumbnails_failed++ == 0) {
-        std::lock_guard<std::mutex> lock(run_.error_mutex);
-        run_.thumbnail_error = e.what();
-      }
-    }
-    time_.thumbnails += seconds_since(t0);
-  }
+  void thumbnail(const TagRecord& r) { write_thumbnail(*thumbnails_, run_, r.path, r.mtime_ns, r.size, img_, time_); }
 
   // A batch slot; while none is free (the network or the face stage
   // behind), the face stage's region decodes are done meanwhile.
@@ -324,7 +347,8 @@ class GpuDecoderThread {
         files_(files),
         max_group_(size_t(std::max(1, o.batch))),
         max_bytes_(o.decode.max_file_bytes),
-        required_(o.gpu_decoders_required) {}
+        required_(o.gpu_decoders_required),
+        thumbnails_(o.thumbnails != nullptr) {}
 
   void operator()(int index) {
     TANDEM_THREAD_NAME("gpu-decoder-" + std::to_string(index));
@@ -427,10 +451,15 @@ class GpuDecoderThread {
     // All the group's slots at once (never some held while waiting for more).
     std::vector<BatchRing::Claim> claims = run_.ring.claim(int(records.size()));
     std::vector<GpuJpegDecoder::Job> jobs;
+    if (thumbnails_ && thumb_floats_.size() < records.size()) thumb_floats_.resize(records.size());
     for (size_t k = 0; k < records.size(); ++k) {
       const BatchRing::Claim& c = claims[k];
       jobs.push_back({g.bytes[k], image::read_jpeg_orientation(g.bytes[k]),
                       buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats()});
+      if (thumbnails_) {
+        thumb_floats_[k].resize(size_t(kThumbnailSide) * kThumbnailSide * 3);
+        jobs.back().thumbnail = thumb_floats_[k].data(), jobs.back().thumbnail_side = kThumbnailSide;
+      }
     }
     if (run_.next_file.load() < files_.size())
       reader.start([this, want = group_size(), b = std::move(spare_)]() mutable {
@@ -454,6 +483,7 @@ class GpuDecoderThread {
       }
       records[k].width = results[k].width, records[k].height = results[k].height;
       records[k].decode_ms = ms;
+      if (results[k].thumbnail_width > 0) post_thumbnail(records[k], results[k], thumb_floats_[k]);
       commit(claims[k], &records[k]);
     }
     int64_t decoded = int64_t(records.size() - refused.size());
@@ -479,6 +509,17 @@ class GpuDecoderThread {
     run_.ring.commit(c);
   }
 
+  // The GPU's thumbnail pixels (whole numbers 0..255 as floats) as an image,
+  // to the threads that encode and write thumbnails.
+  void post_thumbnail(const TagRecord& r, const GpuJpegDecoder::Result& res, const std::vector<float>& floats) {
+    GpuThumbnail t{r.path, r.mtime_ns, r.size, image::Image(res.thumbnail_width, res.thumbnail_height, 3)};
+    t.pixels.full_width = res.width, t.pixels.full_height = res.height;
+    const size_t n = size_t(res.thumbnail_width) * size_t(res.thumbnail_height) * 3;
+    uint8_t* out = t.pixels.data();
+    for (size_t i = 0; i < n; ++i) out[i] = uint8_t(floats[i]);
+    run_.gpu_thumbnails.push(std::move(t));
+  }
+
   void hand_off(TagRecord r, std::vector<uint8_t> bytes) {
     ++run_.gpu_refused;
     run_.handoff.push(Handoff{std::move(r), std::move(bytes)});
@@ -492,6 +533,8 @@ class GpuDecoderThread {
   const size_t max_group_;
   const int64_t max_bytes_;
   const bool required_;
+  const bool thumbnails_;  // whether to ask the engines for thumbnails
+  std::vector<std::vector<float>> thumb_floats_;  // a group's thumbnails, reused
   bool opened_ = false;
   std::vector<std::vector<uint8_t>>
       spare_;  // file buffers of a decoded group, reused for a later one
@@ -672,6 +715,21 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
     run.add_time(t);
   });
 
+  // The GPU decoders' thumbnails are encoded and written by the CPU
+  // decoders between files, and by these threads (which also drain the
+  // queue once the decoders are out of files), not on the threads that feed
+  // the engines: a thumbnail from 256 pixels takes ~3 ms, most of it zlib.
+  std::vector<std::thread> thumbnail_writers;
+  if (options_.thumbnails && !options_.gpu_decoders.empty() && !options_.decode_only)
+    for (int w = 0; w < kGpuThumbnailWriters; ++w)
+      thumbnail_writers.emplace_back([&, w] {
+        TANDEM_THREAD_NAME("thumbnails-" + std::to_string(w));
+        StageTimes t;
+        while (std::optional<GpuThumbnail> g = run.gpu_thumbnails.pop())
+          write_thumbnail(*options_.thumbnails, run, g->path, g->mtime_ns, g->size, g->pixels, t);
+        run.add_time(t);
+      });
+
   std::vector<std::thread> decoders;
   run.gpu_threads_running = int(options_.gpu_decoders.size());
   if (options_.gpu_decoders.empty()) run.handoff.close();
@@ -681,6 +739,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   for (int d = 0; d < options_.decoders; ++d)
     decoders.emplace_back(DecoderThread(model_, options_, run, buffers.data(), files), d);
   for (std::thread& d : decoders) d.join();
+  run.gpu_thumbnails.close();
   run.ring.finish();
   // Out of files, the face stage may still be batches behind: the decoders'
   // cores take its region decodes until it is done (else it finished the
@@ -698,6 +757,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   face_thread.join();
   faces_done = true;
   for (std::thread& h : helpers) h.join();
+  for (std::thread& w : thumbnail_writers) w.join();
   run.done.close();
   writer.join();
   if (run.error) std::rethrow_exception(run.error);

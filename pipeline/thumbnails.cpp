@@ -35,6 +35,7 @@ constexpr std::pair<const char*, int> kFlavors[] = {{"large", 256}, {"normal", 1
 image::Image fitted(const image::Image& pixels, int side) {
   const double scale = std::min(1.0, double(side) / double(std::max(pixels.width, pixels.height)));
   const int w = std::max(1, int(pixels.width * scale + 0.5)), h = std::max(1, int(pixels.height * scale + 0.5));
+  if (w == pixels.width && h == pixels.height) return pixels;  // the GPU fitted it already
   return image::resize_image(pixels, w, h, image::ResampleFilter::bilinear);
 }
 

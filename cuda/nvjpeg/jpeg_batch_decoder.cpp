@@ -36,6 +36,12 @@ const char* encoding_name(nvjpegJpegEncoding_t e) {
 
 }  // namespace
 
+void fit_into(int width, int height, int side, int* out_width, int* out_height) {
+  const double scale = std::min(1.0, double(side) / double(std::max(width, height)));
+  *out_width = std::max(1, int(width * scale + 0.5));
+  *out_height = std::max(1, int(height * scale + 0.5));
+}
+
 std::unique_ptr<JpegBatchDecoder> JpegBatchDecoder::create(int device, const GpuPreprocessParams& p,
                                                            std::string* why_not) {
   check_preprocess_params(p);
@@ -160,18 +166,41 @@ const DevicePreprocessPlan& JpegBatchDecoder::plan_for(int width, int height, in
   return plans_.emplace(key, std::move(c)).first->second;
 }
 
+void JpegBatchDecoder::plan_thumbnail(Slot& s, int orientation, int side, int upright_width, int upright_height) {
+  GpuPreprocessParams& t = s.thumb_params;
+  t.mode = GpuResizeMode::stretch;
+  fit_into(upright_width, upright_height, side, &t.width, &t.height);
+  t.layout = GpuPixelLayout::interleaved;
+  t.normalize = false;
+  t.max_pixels = params_.max_pixels;
+  const auto key = std::make_tuple(s.header.width, s.header.height, orientation, side);
+  auto it = thumb_plans_.find(key);
+  if (it == thumb_plans_.end())
+    it = thumb_plans_
+             .emplace(key, upload_preprocess_plan(plan_preprocess(s.header.width, s.header.height, orientation, t),
+                                                  stream_))
+             .first;
+  s.thumb_plan = &it->second;
+}
+
 void JpegBatchDecoder::reserve_buffers(std::vector<Slot>& slots) {
-  size_t decoded_bytes = 0, temp_bytes = 0;
+  size_t decoded_bytes = 0, temp_bytes = 0, thumb_floats = 0;
   for (Slot& s : slots) {
     s.pitch = size_t(s.header.width) * 3;
     s.offset = decoded_bytes;
     decoded_bytes += round_up(s.pitch * size_t(s.header.height), kImageAlign);
     temp_bytes =
         std::max(temp_bytes, size_t(s.plan->plan.rows) * size_t(params_.output_width()) * 3);
+    if (s.thumb_plan) {
+      temp_bytes = std::max(temp_bytes, size_t(s.thumb_plan->plan.rows) * size_t(s.thumb_params.width) * 3);
+      s.thumb_offset = thumb_floats;
+      thumb_floats += s.thumb_params.output_floats();
+    }
   }
   ensure_bytes(decoded_, decoded_bytes, "cudaMalloc(decoded JPEGs)");
   ensure_bytes(temp_, temp_bytes, "cudaMalloc(JPEG preprocess rows)");
   ensure_bytes(outputs_, slots.size() * output_size() * sizeof(float), "cudaMalloc(JPEG preprocess outputs)");
+  if (thumb_floats) ensure_bytes(thumbs_, thumb_floats * sizeof(float), "cudaMalloc(JPEG thumbnails)");
 }
 
 bool JpegBatchDecoder::decode_batch(const std::vector<Slot*>& batch, std::string& error) {
@@ -243,6 +272,14 @@ void JpegBatchDecoder::preprocess_slots(const std::vector<Slot>& slots, const st
                       stream_);
     check_cuda(cudaMemcpyAsync(job.out, out, floats * sizeof(float), cudaMemcpyDeviceToHost, stream_),
                "cudaMemcpyAsync(JPEG preprocess output)");
+    if (!s.thumb_plan) continue;
+    // The thumbnail from the same decoded pixels, while they are on the GPU.
+    const DevicePreprocessPlan& t = *s.thumb_plan;
+    float* thumb = static_cast<float*>(thumbs_.get()) + s.thumb_offset;
+    launch_preprocess(img, t.horizontal, t.vertical, t.plan.row0, t.plan.rows, temp, s.thumb_params, thumb, stream_);
+    check_cuda(cudaMemcpyAsync(job.thumbnail, thumb, s.thumb_params.output_floats() * sizeof(float),
+                               cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync(JPEG thumbnail)");
   }
 }
 
@@ -252,6 +289,7 @@ std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>&
   // Nothing is in flight between calls (each ends with a sync), so cached
   // weights may be dropped here.
   if (plans_.size() > kMaxCachedPlans) plans_.clear();
+  if (thumb_plans_.size() > kMaxCachedPlans) thumb_plans_.clear();
   std::vector<Slot> slots;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const DecodeJob& job = jobs[i];
@@ -276,6 +314,13 @@ std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>&
     }
     r.full_width = s.plan->plan.upright_width;
     r.full_height = s.plan->plan.upright_height;
+    if (job.thumbnail && job.thumbnail_side > 0) {
+      try {
+        plan_thumbnail(s, job.orientation, job.thumbnail_side, r.full_width, r.full_height);
+      } catch (const Error&) {
+        s.thumb_plan = nullptr;  // no thumbnail; the photo is still tagged
+      }
+    }
     slots.push_back(s);
   }
   if (!slots.empty()) {
@@ -284,7 +329,11 @@ std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>&
     preprocess_slots(slots, jobs);
     TANDEM_ZONE_CAT("JPEG decoder synchronize", "wait.gpu");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(JPEG decoder)");
-    for (const Slot& s : slots) results[s.job].ok = s.decoded;
+    for (const Slot& s : slots) {
+      DecodeResult& r = results[s.job];
+      r.ok = s.decoded;
+      if (s.decoded && s.thumb_plan) r.thumbnail_width = s.thumb_params.width, r.thumbnail_height = s.thumb_params.height;
+    }
   }
   return results;
 }

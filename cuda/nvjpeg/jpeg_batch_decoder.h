@@ -32,13 +32,24 @@ struct DecodeJob {
   std::span<const uint8_t> jpeg;  // must stay valid until decode() returns
   int orientation = 1;            // EXIF 1..8, read by the caller
   float* out = nullptr;           // host (ideally pinned): params().output_floats() floats
+  // Optional: the upright image fitted into thumbnail_side x thumbnail_side
+  // (never enlarged; the same antialiased bilinear filter), raw 0..255 RGB
+  // interleaved, for a thumbnail without a second decode. Host, room for
+  // thumbnail_side^2 * 3 floats.
+  float* thumbnail = nullptr;
+  int thumbnail_side = 0;
 };
 
 struct DecodeResult {
   bool ok = false;
   std::string error;                   // why not, when !ok
   int full_width = 0, full_height = 0;  // upright size at full resolution (after orientation)
+  int thumbnail_width = 0, thumbnail_height = 0;  // what was written to the job's thumbnail
 };
+
+// The upright width x height fitted into side x side, never enlarged, as
+// pipeline/thumbnails.cpp rounds it.
+void fit_into(int width, int height, int side, int* out_width, int* out_height);
 
 class JpegBatchDecoder {
  public:
@@ -80,6 +91,10 @@ class JpegBatchDecoder {
     Header header;
     size_t offset = 0, pitch = 0;  // its RGB image in decoded_
     const DevicePreprocessPlan* plan = nullptr;
+    // The thumbnail's, when the job asks for one.
+    GpuPreprocessParams thumb_params;
+    const DevicePreprocessPlan* thumb_plan = nullptr;
+    size_t thumb_offset = 0;  // its floats in thumbs_
     bool decoded = false;
   };
 
@@ -88,6 +103,8 @@ class JpegBatchDecoder {
   // Parses the header; false (with the reason) when the engines cannot take it.
   bool inspect(std::span<const uint8_t> jpeg, Header& h, std::string& why_not);
   const DevicePreprocessPlan& plan_for(int width, int height, int orientation);
+  // Sets the slot's thumbnail params and plan for a side x side fit.
+  void plan_thumbnail(Slot& s, int orientation, int side, int upright_width, int upright_height);
   void reserve_buffers(std::vector<Slot>& slots);
   void decode_slots(std::vector<Slot>& slots, std::vector<DecodeResult>& results);
   bool decode_batch(const std::vector<Slot*>& batch, std::string& error);
@@ -105,8 +122,11 @@ class JpegBatchDecoder {
   DeviceBuffer decoded_;  // the batch's RGB images, each 256-byte aligned
   DeviceBuffer temp_;     // one image's horizontal pass (images run in stream order)
   DeviceBuffer outputs_;  // the batch's float planes, copied to the jobs' out
+  DeviceBuffer thumbs_;   // the batch's thumbnails, copied to the jobs' thumbnail
   // By (stored width, height, orientation).
   std::map<std::tuple<int, int, int>, DevicePreprocessPlan> plans_;
+  // By (stored width, height, orientation, side).
+  std::map<std::tuple<int, int, int, int>, DevicePreprocessPlan> thumb_plans_;
 };
 
 }  // namespace tandem::cuda

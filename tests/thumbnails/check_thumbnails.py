@@ -13,8 +13,13 @@ Thumbnail Managing Standard lays them out, so that file managers reuse them:
   * when the cache cannot be written, the thumbnails go beside the catalog;
   * --thumbnails off writes none.
 
-Exit 77 (skipped) without darknet's photos or the detector model.
-usage: check_thumbnails.py TANDEM_BIN
+With --device cuda the GPU's JPEG engines decode the baseline photos and
+fit their thumbnails from the same decode; the same checks hold, and the
+summary must say the GPU decoded them.
+
+Exit 77 (skipped) without darknet's photos or the detector model, or with
+--device cuda where there is no GPU.
+usage: check_thumbnails.py TANDEM_BIN [--device cpu|cuda]
 """
 import hashlib
 import os
@@ -23,10 +28,13 @@ import stat
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 from PIL import Image, ImageChops, ImageOps, ImageStat
 
-DARKNET = "/usr/share/darknet/data"
+DARKNET = os.environ.get("TANDEM_DARKNET_DATA", "/usr/share/darknet/data")
+DEVICE = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
+COPIES = 30 if DEVICE == "cuda" else 0
 
 
 def models_ok():
@@ -36,7 +44,10 @@ def models_ok():
 
 def tag(tandem, lib, cat, cache, *extra):
     env = dict(os.environ, XDG_CACHE_HOME=cache)
-    r = subprocess.run([tandem, "tag", lib, "--catalog", cat, "--device", "cpu", "--faces", "off", *extra],
+    # On cuda one CPU decoder, so that the GPU decoders (which take a moment
+    # to open) get most of the photos.
+    gpu = ["--decoders", "1", "--nvjpeg", "on"] if DEVICE == "cuda" else []
+    r = subprocess.run([tandem, "tag", lib, "--catalog", cat, "--device", DEVICE, "--faces", "off", *gpu, *extra],
                        capture_output=True, env=env)
     if r.returncode != 0:
         sys.exit("FAILED: tandem tag\n" + r.stderr.decode(errors="replace")[-3000:])
@@ -44,9 +55,11 @@ def tag(tandem, lib, cat, cache, *extra):
 
 
 def gio_uri(path):
-    """GLib's URI of path (bytes), or None without the gio tool."""
+    """GLib's URI of path (bytes); without the gio tool (a GPU host without
+    GLib's tools), GLib's rule restated: bytes outside its unreserved set
+    percent-encoded, upper-case hex."""
     if not shutil.which("gio"):
-        return None
+        return "file://" + urllib.parse.quote(os.path.abspath(path), safe="!$&'()*+,-./:=@_~")
     r = subprocess.run([b"gio", b"info", b"-a", b"standard::name", path], capture_output=True)
     for line in r.stdout.decode(errors="replace").splitlines():
         if line.startswith("uri: "):
@@ -105,8 +118,11 @@ def main():
     if not os.path.exists(os.path.join(DARKNET, "dog.jpg")) or not models_ok():
         print("SKIP: darknet's photos or the detector (scripts/install-models) missing")
         return 77
-    if not shutil.which("gio"):
+    if not shutil.which("gio") and DEVICE == "cpu":
         print("SKIP: the gio tool (Debian's libglib2.0-bin) is missing: no reference for the URIs")
+        return 77
+    if DEVICE == "cuda" and not shutil.which("nvidia-smi"):
+        print("SKIP: no NVIDIA GPU here")
         return 77
     problems = []
     with tempfile.TemporaryDirectory(prefix="thumbs_") as tmp:
@@ -118,12 +134,21 @@ def main():
         shutil.copy(os.path.join(DARKNET, "kite.jpg"), os.path.join(os.fsencode(lib), names[2]))
         turned_copy(os.path.join(DARKNET, "person.jpg"), os.path.join(lib, "portrait.jpg"), 6)
         names.append(b"portrait.jpg")
+        # On cuda, copies in folders of their own, enough for the GPU's share.
+        copies = [os.path.join(b"copies", b"%d" % k, n) for k in range(COPIES) for n in names]
+        for c in copies:
+            os.makedirs(os.path.dirname(os.path.join(os.fsencode(lib), c)), exist_ok=True)
+            shutil.copy(os.path.join(os.fsencode(lib), os.path.basename(c)), os.path.join(os.fsencode(lib), c))
         cache, cat = os.path.join(tmp, "cache"), os.path.join(tmp, "c.sqlite")
         root = os.path.join(cache, "thumbnails")
         out = tag(tandem, lib, cat, cache)
-        if "thumbnails: 4 written" not in out:
+        if "thumbnails: %d written" % (len(names) + len(copies)) not in out:
             problems.append("summary: %s" % out[-400:])
+        if DEVICE == "cuda" and "fitted on the GPU" not in out:
+            problems.append("--device cuda: the GPU decoded no photo: %s" % out[-600:])
         paths = [os.path.join(os.fsencode(lib), n) for n in names]
+        for c in copies:
+            check_photo(os.path.join(os.fsencode(lib), c), root, problems)
         before = {p: check_photo(p, root, problems) for p in paths}
 
         # A changed photo: new content and mtime, its thumbnail made again.
@@ -148,8 +173,8 @@ def main():
         cat3 = os.path.join(tmp, "c3.sqlite")
         off_cache = os.path.join(tmp, "cache-off")
         tag(tandem, lib, cat3, off_cache, "--thumbnails", "off")
-        if os.path.exists(off_cache):
-            problems.append("--thumbnails off wrote %s" % off_cache)
+        if os.path.exists(os.path.join(off_cache, "thumbnails")):
+            problems.append("--thumbnails off wrote %s/thumbnails" % off_cache)
     for p in problems:
         print("PROBLEM " + p)
     print("%d problems" % len(problems))
