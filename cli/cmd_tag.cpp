@@ -269,6 +269,10 @@ int tag_command(TagOptions& o) {
       if (!catalog && (!o.jsonl.empty() || !o.csv.empty())) kept.insert(kept.end(), group.begin(), group.end());
     });
   }
+  if (catalog) {
+    TANDEM_ZONE_CAT("catalog statistics", "tag");
+    catalog->refresh_statistics();
+  }
   if (!o.jsonl.empty() || !o.csv.empty()) {
     if (catalog) kept = catalog->records(model->id());
     else std::sort(kept.begin(), kept.end(), [](auto& a, auto& b) { return a.path < b.path; });

@@ -44,15 +44,6 @@ json box_json(const Statement& s, int first) {
   return json::array({s.real(first), s.real(first + 1), s.real(first + 2), s.real(first + 3)});
 }
 
-void bind_values(Statement& s, int& index, const SqlCondition& c) {
-  for (const SqlCondition::Value& v : c.values) {
-    if (v.is_text)
-      s.bind(index++, std::string_view(v.text));
-    else
-      s.bind(index++, v.number);
-  }
-}
-
 }  // namespace
 
 bool unchanged_since_tagged(const std::string& path, int64_t size, int64_t mtime_ns) {
@@ -98,6 +89,7 @@ json CatalogView::summary() {
     Statement s(*db_, "SELECT DISTINCT model_id FROM files ORDER BY model_id", "list models");
     while (s.step()) out["models"].push_back(s.text(0));
   }
+  const bool one_model = out["models"].size() <= 1;
   {
     Statement s(*db_, "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status", "count photos");
     s.bind(1, model_);
@@ -111,7 +103,13 @@ json CatalogView::summary() {
   out["people"] = db_->query_int("SELECT count(*) FROM people WHERE faces > 0 OR name IS NOT NULL", "count people");
   {
     json months = json::array();
-    Statement s(*db_, R"sql(
+    // With one model in the catalog (the usual case) every row is the
+    // model's: the counts read an index alone, not a files row per photo
+    // (12.6 s against 0.2 s for the tags at a million photos).
+    Statement s(*db_, one_model ? R"sql(
+SELECT substr(m.taken_at, 1, 7) AS month, count(*) FROM photo_meta m
+WHERE m.taken_at IS NOT NULL AND ?1 IS NOT NULL GROUP BY month ORDER BY month DESC
+)sql" : R"sql(
 SELECT substr(m.taken_at, 1, 7) AS month, count(*) FROM photo_meta m JOIN files f ON f.id = m.file_id
 WHERE f.model_id = ?1 AND m.taken_at IS NOT NULL GROUP BY month ORDER BY month DESC
 )sql", "count photos by month");
@@ -123,7 +121,9 @@ WHERE f.model_id = ?1 AND m.taken_at IS NOT NULL GROUP BY month ORDER BY month D
   }
   {
     json tags = json::array();
-    Statement s(*db_, R"sql(
+    Statement s(*db_, one_model ? R"sql(
+SELECT t.label, count(*) AS n FROM tags t WHERE ?1 IS NOT NULL GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
+)sql" : R"sql(
 SELECT t.label, count(*) AS n FROM tags t JOIN files f ON f.id = t.file_id WHERE f.model_id = ?1
 GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
 )sql", "count tags");
@@ -133,7 +133,11 @@ GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
   }
   {
     json cameras = json::array();
-    Statement s(*db_, R"sql(
+    Statement s(*db_, one_model ? R"sql(
+SELECT m.make, m.model, count(*) AS n FROM photo_meta m
+WHERE (m.make IS NOT NULL OR m.model IS NOT NULL) AND ?1 IS NOT NULL
+GROUP BY m.make, m.model ORDER BY n DESC LIMIT 100
+)sql" : R"sql(
 SELECT m.make, m.model, count(*) AS n FROM photo_meta m JOIN files f ON f.id = m.file_id
 WHERE f.model_id = ?1 AND (m.make IS NOT NULL OR m.model IS NOT NULL)
 GROUP BY m.make, m.model ORDER BY n DESC LIMIT 100
@@ -146,52 +150,153 @@ GROUP BY m.make, m.model ORDER BY n DESC LIMIT 100
   return out;
 }
 
-json CatalogView::page(const PhotoQuery& q, bool dated, int limit) {
-  const SqlCondition cond = filter_condition(q.filter);
-  const bool continues = q.after && q.after->dated == dated;
-  std::string sql = std::string("SELECT ") + kPhotoColumns;
-  if (dated) {
-    sql += " FROM photo_meta m JOIN files f ON f.id = m.file_id WHERE f.model_id = ? AND m.taken_at IS NOT NULL";
-    if (continues) sql += " AND (m.taken_at, m.file_id) < (?, ?)";
-    sql += cond.sql + " ORDER BY m.taken_at DESC, m.file_id DESC LIMIT ?";
-  } else {
-    sql += " FROM files f LEFT JOIN photo_meta m ON m.file_id = f.id WHERE f.model_id = ? AND m.taken_at IS NULL";
-    if (continues) sql += " AND f.id < ?";
-    sql += cond.sql + " ORDER BY f.id DESC LIMIT ?";
+void CatalogView::refresh() {
+  const int64_t version = data_version();
+  if (version == seen_version_) return;
+  photo_count_ = 0;
+  {
+    Statement s(*db_, "SELECT count(*) FROM files WHERE model_id = ?1", "count photos");
+    s.bind(1, model_);
+    if (s.step()) photo_count_ = s.int64(0);
   }
+  // Every distinct label, one index seek each (a GROUP BY would read every
+  // tag row: two million at a million photos).
+  labels_.clear();
+  Statement s(*db_, R"sql(
+WITH RECURSIVE l (label) AS (
+  SELECT min(label) FROM tags
+  UNION ALL SELECT (SELECT min(label) FROM tags WHERE label > l.label) FROM l WHERE l.label IS NOT NULL)
+SELECT label FROM l WHERE label IS NOT NULL
+)sql", "list labels");
+  while (s.step()) labels_.push_back(s.text(0));
+  seen_version_ = version;
+}
+
+namespace {
+
+std::string ascii_lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return s;
+}
+
+void bind_all(Statement& s, int& i, const std::vector<SqlValue>& values) {
+  for (const SqlValue& v : values) {
+    if (v.is_text)
+      s.bind(i++, std::string_view(v.text));
+    else
+      s.bind(i++, v.number);
+  }
+}
+
+}  // namespace
+
+std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& words) {
+  std::vector<ResolvedWord> out;
+  for (const std::string& w : words) {
+    ResolvedWord r;
+    r.word = w;
+    const std::string lw = ascii_lower(w);
+    for (const std::string& l : labels_)
+      if (ascii_lower(l).rfind(lw, 0) == 0) r.labels.push_back(l);
+    Statement s(*db_, "SELECT id FROM people WHERE name LIKE ?1 ESCAPE '\\' OR name LIKE ?2 ESCAPE '\\'",
+                "find people by name");
+    const std::string e = like_escape(w);
+    s.bind(1, e + "%");
+    s.bind(2, "% " + e + "%");
+    while (s.step()) r.people.push_back(s.int64(0));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+int CatalogView::choose_drive(const std::vector<FilterClause>& clauses) {
+  if (plan_ == Plan::walk) return -1;
+  int best = -1;
+  int64_t fewest = 0;
+  for (size_t k = 0; k < clauses.size(); ++k) {
+    const SqlPart& d = clauses[k].drive;
+    if (d.sql.empty()) continue;
+    const std::string sql = "SELECT count(*) FROM (" + d.sql + " LIMIT " + std::to_string(kDriveCountCap + 1) + ")";
+    Statement s(*db_, sql.c_str(), "count a filter's photos");
+    int i = 1;
+    bind_all(s, i, d.values);
+    const int64_t n = s.step() ? s.int64(0) : 0;
+    if (best < 0 || n < fewest) best = int(k), fewest = n;
+  }
+  return best >= 0 && (plan_ == Plan::drive || should_drive(fewest, photo_count_)) ? best : -1;
+}
+
+std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q, const std::vector<FilterClause>& clauses,
+                                                     int drive, bool dated, int limit) {
+  const bool continues = q.after && q.after->dated == dated;
+  const std::string driven =
+      drive >= 0 ? "(SELECT DISTINCT file_id FROM (" + clauses[size_t(drive)].drive.sql + ")) d CROSS JOIN " : "";
+  std::string sql;
+  if (dated) {
+    // A walk follows the date index, or a camera's when both make and model
+    // are asked (equal make and model: its rows are in date order too).
+    const bool camera = !q.filter.make.empty() && !q.filter.model.empty();
+    sql = "SELECT m.file_id, m.taken_at FROM " + driven + "photo_meta m" +
+          (drive >= 0 ? " ON m.file_id = d.file_id"
+                      : camera ? " INDEXED BY photo_meta_by_camera_date" : " INDEXED BY photo_meta_by_date") +
+          " CROSS JOIN files f ON f.id = m.file_id WHERE f.model_id = ? AND m.taken_at IS NOT NULL";
+    if (continues) sql += " AND (m.taken_at, m.file_id) < (?, ?)";
+  } else {
+    sql = "SELECT f.id, NULL FROM " + driven + "files f" +
+          (drive >= 0 ? " ON f.id = d.file_id" : " INDEXED BY files_by_model") +
+          " LEFT JOIN photo_meta m ON m.file_id = f.id WHERE f.model_id = ? AND m.taken_at IS NULL";
+    if (continues) sql += " AND f.id < ?";
+  }
+  for (const FilterClause& c : clauses) sql += c.test.sql;
+  sql += dated ? " ORDER BY m.taken_at DESC, m.file_id DESC LIMIT ?" : " ORDER BY f.id DESC LIMIT ?";
   Statement s(*db_, sql.c_str(), dated ? "list dated photos" : "list undated photos");
   int i = 1;
+  if (drive >= 0) bind_all(s, i, clauses[size_t(drive)].drive.values);
   s.bind(i++, model_);
   if (continues && dated) s.bind(i++, q.after->taken_at);
   if (continues) s.bind(i++, q.after->id);
-  bind_values(s, i, cond);
+  for (const FilterClause& c : clauses) bind_all(s, i, c.test.values);
   s.bind(i++, int64_t(limit));
-  json photos = json::array();
-  while (s.step()) photos.push_back(photo_json(s));
-  return photos;
+  std::vector<Key> keys;
+  while (s.step()) keys.push_back({s.int64(0), s.is_null(1) ? std::string() : s.text(1)});
+  return keys;
+}
+
+json CatalogView::photo_row(int64_t id) {
+  Statement s(*db_, (std::string("SELECT ") + kPhotoColumns +
+                     " FROM files f LEFT JOIN photo_meta m ON m.file_id = f.id WHERE f.id = ?1")
+                        .c_str(),
+              "read a photo of a page");
+  s.bind(1, id);
+  return s.step() ? photo_json(s) : json(nullptr);
 }
 
 json CatalogView::photos(const PhotoQuery& q) {
   ReadTransaction tx(*db_);
-  // One more than asked tells whether another page follows.
+  refresh();
+  const std::vector<FilterClause> clauses = filter_clauses(q.filter, resolve(q.filter.words));
+  const int drive = choose_drive(clauses);
+  // One more than asked tells whether another page follows. Keys first,
+  // then the page's columns (its duplicate counts above all) for those
+  // rows alone.
   const int want = q.limit + 1;
-  json photos = json::array();
-  if (!q.after || q.after->dated) photos = page(q, true, want);
-  if (int(photos.size()) < want && q.filter.admits_undated()) {
+  std::vector<Key> keys;
+  if (!q.after || q.after->dated) keys = page_keys(q, clauses, drive, true, want);
+  if (int(keys.size()) < want && q.filter.admits_undated()) {
     PhotoQuery rest = q;
     if (q.after && q.after->dated) rest.after.reset();
-    for (json& p : page(rest, false, want - int(photos.size()))) photos.push_back(std::move(p));
+    for (Key& k : page_keys(rest, clauses, drive, false, want - int(keys.size()))) keys.push_back(std::move(k));
   }
   json next = nullptr;
-  if (int(photos.size()) > q.limit) {
-    photos.erase(photos.end() - 1);
-    const json& last = photos.back();
-    Cursor c;
-    c.dated = !last["taken_at"].is_null();
-    c.id = last["id"].get<int64_t>();
-    if (c.dated) c.taken_at = last["taken_at"].get<std::string>();
-    next = encode_cursor(c);
+  if (int(keys.size()) > q.limit) {
+    keys.pop_back();
+    const Key& last = keys.back();
+    next = encode_cursor(Cursor{!last.taken_at.empty(), last.taken_at, last.id});
   }
+  json photos = json::array();
+  for (const Key& k : keys)
+    if (json p = photo_row(k.id); !p.is_null()) photos.push_back(std::move(p));
   return json{{"photos", std::move(photos)}, {"next", std::move(next)}};
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gallery/photo_query.h"
+#include "gallery/photo_sql.h"
 
 namespace tandem::pipeline::sqlite {
 class Database;
@@ -40,6 +41,12 @@ class CatalogView {
 
   const std::string& model() const { return model_; }
 
+  // How pages are read (gallery/photo_sql.h): chosen per query, or (for
+  // tests, which must see both give the same pages) always one way where
+  // a filter can drive.
+  enum class Plan { choose, walk, drive };
+  void set_plan(Plan p) { plan_ = p; }
+
   // A number that changes whenever another connection commits (SQLite's
   // data_version): what a cache of summary() is keyed by.
   int64_t data_version();
@@ -57,10 +64,27 @@ class CatalogView {
 
  private:
   class ReadTransaction;
-  nlohmann::json page(const PhotoQuery& q, bool dated, int limit);
+  struct Key {
+    int64_t id;
+    std::string taken_at;  // empty: undated
+  };
+  // The ids of up to `limit` photos of one phase (dated or not) after the
+  // query's cursor, driven by clause `drive` (-1: walked).
+  std::vector<Key> page_keys(const PhotoQuery& q, const std::vector<FilterClause>& clauses, int drive,
+                             bool dated, int limit);
+  int choose_drive(const std::vector<FilterClause>& clauses);
+  std::vector<ResolvedWord> resolve(const std::vector<std::string>& words);
+  nlohmann::json photo_row(int64_t id);
+  // What paging needs of the whole catalog, read again when another
+  // connection committed: the model's photo count and every label.
+  void refresh();
 
   std::unique_ptr<pipeline::sqlite::Database> db_;
   std::string model_;
+  Plan plan_ = Plan::choose;
+  int64_t seen_version_ = -1;
+  int64_t photo_count_ = 0;
+  std::vector<std::string> labels_;
 };
 
 // Whether the file at `path` is still the one tagged (same size and

@@ -153,39 +153,4 @@ std::string like_escape(const std::string& text) {
   return out;
 }
 
-SqlCondition filter_condition(const PhotoFilter& f) {
-  SqlCondition c;
-  auto text = [&](std::string v) { c.values.push_back({true, std::move(v), 0}); };
-  auto number = [&](double v) { c.values.push_back({false, {}, v}); };
-  if (!f.tag.empty()) {
-    // Driven by tags_by_label: a rare tag reads its few rows, not the library.
-    c.sql += " AND f.id IN (SELECT t.file_id FROM tags t WHERE t.label = ?)";
-    text(f.tag);
-  }
-  if (f.person) {
-    c.sql += " AND f.id IN (SELECT x.file_id FROM faces x WHERE x.person_id = ?)";
-    number(double(f.person));
-  }
-  if (!f.from.empty()) c.sql += " AND m.taken_at >= ?", text(f.from);
-  if (!f.to.empty()) c.sql += " AND m.taken_at < ?", text(f.to);
-  if (!f.make.empty()) c.sql += " AND m.make = ?", text(f.make);
-  if (!f.model.empty()) c.sql += " AND m.model = ?", text(f.model);
-  if (f.box) {
-    c.sql += " AND m.latitude BETWEEN ? AND ? AND m.longitude BETWEEN ? AND ?";
-    number((*f.box)[0]), number((*f.box)[2]), number((*f.box)[1]), number((*f.box)[3]);
-  }
-  for (const std::string& w : f.words) {
-    // A word matches the start of a label, the start of a word of a
-    // person's name, or any part of the path; case-insensitive (ASCII).
-    c.sql +=
-        " AND (EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND t.label LIKE ? ESCAPE '\\')"
-        " OR EXISTS (SELECT 1 FROM faces x JOIN people p ON p.id = x.person_id WHERE x.file_id = f.id"
-        " AND (p.name LIKE ? ESCAPE '\\' OR p.name LIKE ? ESCAPE '\\'))"
-        " OR f.path LIKE ? ESCAPE '\\')";
-    const std::string e = like_escape(w);
-    text(e + "%"), text(e + "%"), text("% " + e + "%"), text("%" + e + "%");
-  }
-  return c;
-}
-
 }  // namespace tandem::gallery

@@ -52,20 +52,6 @@ std::string encode_cursor(const Cursor& c);
 // Throws Error on anything encode_cursor cannot have written.
 Cursor decode_cursor(const std::string& text);
 
-// The SQL condition a filter adds (over `files f` and `photo_meta m`,
-// joined) and the values of its parameters, in order (bound as ?NNN from
-// `first_param`). Only '?' placeholders: no request text enters the SQL.
-struct SqlCondition {
-  std::string sql;  // " AND ..." clauses, or empty
-  struct Value {
-    bool is_text = true;
-    std::string text;
-    double number = 0;
-  };
-  std::vector<Value> values;
-};
-SqlCondition filter_condition(const PhotoFilter& f);
-
 // `text` with LIKE's wildcards (% _) and the escape character (\) escaped,
 // for LIKE ... ESCAPE '\'.
 std::string like_escape(const std::string& text);

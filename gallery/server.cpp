@@ -8,6 +8,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -159,6 +160,9 @@ GalleryServer::GalleryServer(ServerOptions o) : s_(std::make_unique<State>()) {
   const int threads = s.o.threads;
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
   s.http.set_payload_max_length(kMaxBody);
+  // Small answers go out at once, not after Nagle's delayed-ACK wait (44 ms
+  // a request on loopback without this).
+  s.http.set_tcp_nodelay(true);
   s.http.set_read_timeout(10, 0);
   s.http.set_write_timeout(30, 0);
   s.routes();
@@ -175,7 +179,20 @@ GalleryServer::~GalleryServer() = default;
 
 int GalleryServer::port() const { return s_->port; }
 
-void GalleryServer::run() { s_->http.listen_after_bind(); }
+void GalleryServer::run() {
+  // The summary reads the whole catalog (a second or more at a million
+  // photos): made while the first page loads, not when it asks.
+  std::thread warm([this] {
+    try {
+      httplib::Response ignored;
+      s_->serve_summary(ignored);
+    } catch (const std::exception&) {
+      // The request that asks for it reports the error.
+    }
+  });
+  s_->http.listen_after_bind();
+  warm.join();
+}
 
 void GalleryServer::stop() { s_->http.stop(); }
 
@@ -187,6 +204,15 @@ httplib::Server::HandlerResponse GalleryServer::State::guard(const httplib::Requ
   res.set_header("Content-Security-Policy",
                  "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; "
                  "connect-src 'self'; frame-ancestors 'none'");
+  // cpp-httplib compresses with Brotli at its highest quality when the
+  // browser accepts it: 63 ms for app.js against 1.4 ms plain. Offering it
+  // gzip alone keeps compression at zlib's speed. (The request is the
+  // server's own object; only the handler's view of it is const.)
+  if (std::string enc = req.get_header_value("Accept-Encoding"); enc.find("br") != std::string::npos) {
+    auto& headers = const_cast<httplib::Request&>(req).headers;
+    headers.erase("Accept-Encoding");
+    if (enc.find("gzip") != std::string::npos) headers.emplace("Accept-Encoding", "gzip");
+  }
   if (hostile_path(req)) {
     send_error(res, 400, "path refused");
     return R::Handled;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <unordered_map>
@@ -133,13 +134,34 @@ CREATE INDEX photo_meta_by_date ON photo_meta (taken_at);
 CREATE INDEX photo_meta_by_place ON photo_meta (latitude, longitude);
 CREATE INDEX photo_meta_by_camera ON photo_meta (make, model);
 )sql",
-    // Version 5: what the gallery asks. A model's files newest first (its
-    // pages when no date is known), exact duplicates by content hash, and
-    // the folders `tag` was given: the only places the gallery serves
-    // files from (a symlink that leads out of them is refused).
+    // Version 5: what the gallery asks (gallery/photo_sql.h). A model's
+    // files newest first (its pages when no date is known), exact
+    // duplicates by content hash, a camera's photos by date, the faces of
+    // a photo or a person without reading a face's 4-KiB descriptor (stored
+    // before person_id), a person's best face, and any part of a path
+    // (an FTS5 trigram index kept by triggers). And the folders `tag` was
+    // given: the only places the gallery serves files from.
     R"sql(
 CREATE INDEX files_by_model ON files (model_id, id);
 CREATE INDEX files_by_hash ON files (content_hash);
+DROP INDEX photo_meta_by_camera;
+CREATE INDEX photo_meta_by_camera_date ON photo_meta (make, model, taken_at);
+DROP INDEX faces_by_person;
+CREATE INDEX faces_by_person_file ON faces (person_id, file_id);
+CREATE INDEX faces_by_file_person ON faces (file_id, person_id);
+CREATE INDEX faces_best ON faces (person_id, score DESC) WHERE ignored = 0;
+CREATE VIRTUAL TABLE file_paths USING fts5 (path, content = 'files', content_rowid = 'id', tokenize = 'trigram');
+INSERT INTO file_paths (file_paths) VALUES ('rebuild');
+CREATE TRIGGER files_path_added AFTER INSERT ON files BEGIN
+  INSERT INTO file_paths (rowid, path) VALUES (new.id, new.path);
+END;
+CREATE TRIGGER files_path_removed AFTER DELETE ON files BEGIN
+  INSERT INTO file_paths (file_paths, rowid, path) VALUES ('delete', old.id, old.path);
+END;
+CREATE TRIGGER files_path_changed AFTER UPDATE OF path ON files BEGIN
+  INSERT INTO file_paths (file_paths, rowid, path) VALUES ('delete', old.id, old.path);
+  INSERT INTO file_paths (rowid, path) VALUES (new.id, new.path);
+END;
 CREATE TABLE roots (
   path TEXT PRIMARY KEY,
   added_at TEXT NOT NULL
@@ -483,6 +505,18 @@ void Catalog::add_roots(std::span<const std::string> roots) {
     db_->rollback_if_open();
     throw;
   }
+}
+
+void Catalog::refresh_statistics() {
+  const int64_t rows = db_->query_int("SELECT coalesce(max(id), 0) FROM files", "count files");
+  int64_t analyzed = 0;
+  if (db_->query_int("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'", "look for statistics") > 0) {
+    // stat1's first number is the table's row count when ANALYZE ran.
+    Statement s(*db_, "SELECT stat FROM sqlite_stat1 WHERE tbl = 'files' AND idx = 'files_by_model'",
+                "read statistics");
+    if (s.step()) analyzed = std::atoll(s.text(0).c_str());
+  }
+  if (rows > 0 && (analyzed == 0 || rows >= 2 * analyzed)) db_->exec("ANALYZE", "refresh query statistics");
 }
 
 }  // namespace tandem::pipeline

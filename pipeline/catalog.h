@@ -116,6 +116,12 @@ class Catalog {
   // serves files only from within them. One transaction; known ones stay.
   void add_roots(std::span<const std::string> roots);
 
+  // Runs ANALYZE when the catalog has none yet or has doubled since (about
+  // 2 s a million photos, so a few times in a library's life): SQLite's
+  // planner needs its row counts to read the gallery's summaries and
+  // people by index.
+  void refresh_statistics();
+
   // People (pipeline/people.h). Every call is one transaction. Names are
   // unique; an id or a face id that does not exist is an Error.
   std::vector<PersonSummary> people();

@@ -359,3 +359,31 @@ TEST(Catalog, FileStampIsSizeAndNanosecondMtime) {
   expect_error([&] { file_stamp(dir.file("missing.jpg")); }, {"missing.jpg", "cannot stat"});
   expect_error([&] { file_stamp(dir.path().string()); }, {"not a regular file"});
 }
+
+namespace tandem::testing {
+namespace {
+
+// ANALYZE runs on a catalog without statistics and again once it has
+// doubled, not at every run (sqlite3's own reading of sqlite_stat1).
+TEST(Catalog, StatisticsAreRefreshedWhenTheCatalogDoubles) {
+  TempDir dir("catalog_stats");
+  const std::string path = dir.file("c.sqlite");
+  auto stat = [&] { return sqlite3_cli(path, "SELECT stat FROM sqlite_stat1 WHERE idx = 'files_by_model'"); };
+  pipeline::Catalog c(path);
+  c.write(synthetic_records(10, 0));
+  c.refresh_statistics();
+  EXPECT_EQ(stat().substr(0, 3), "10 ");
+  std::vector<pipeline::FileRecord> more;
+  for (int i = 10; i < 15; ++i) more.push_back(synthetic_record(i, 0));
+  c.write(more);
+  c.refresh_statistics();
+  EXPECT_EQ(stat().substr(0, 3), "10 ") << "15 files are not twice 10: no new ANALYZE";
+  more.clear();
+  for (int i = 15; i < 25; ++i) more.push_back(synthetic_record(i, 0));
+  c.write(more);
+  c.refresh_statistics();
+  EXPECT_EQ(stat().substr(0, 3), "25 ");
+}
+
+}  // namespace
+}  // namespace tandem::testing

@@ -121,7 +121,9 @@ TEST(CatalogMigration, Version1CatalogKeepsItsRowsAndTakesObjects) {
       "objects\nobjects_by_label\n");
   EXPECT_EQ(sqlite3_cli(path, "SELECT name FROM sqlite_schema WHERE tbl_name = 'photo_meta' AND type = 'index' "
                               "ORDER BY name"),
-            "photo_meta_by_camera\nphoto_meta_by_date\nphoto_meta_by_place\n");
+            "photo_meta_by_camera_date\nphoto_meta_by_date\nphoto_meta_by_place\n");
+  // The file-name index covers the files that were there before it.
+  EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM file_paths WHERE file_paths MATCH '\"IMG_\"'"), "30\n");
 
   // Files tagged again (now with objects) beside files left as they were.
   std::vector<FileRecord> now = without_objects(synthetic_records(30, 0));

@@ -1,0 +1,108 @@
+#include "gallery/photo_sql.h"
+
+namespace tandem::gallery {
+
+namespace {
+
+SqlValue text(std::string v) { return {true, std::move(v), 0}; }
+SqlValue number(double v) { return {false, {}, v}; }
+
+std::string placeholders(size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += i ? ", ?" : "?";
+  return s;
+}
+
+// A word's test: the start of a label, a word of a person's name, or any
+// part of the path (LIKE: ASCII letters fold case).
+FilterClause word_clause(const ResolvedWord& w) {
+  FilterClause c;
+  const std::string e = like_escape(w.word);
+  std::string test = " AND (f.path LIKE ? ESCAPE '\\'";
+  std::vector<SqlValue> values{text("%" + e + "%")};
+  std::string drive;
+  std::vector<SqlValue> drive_values;
+  if (!w.labels.empty()) {
+    test += " OR EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND t.label IN (" +
+            placeholders(w.labels.size()) + "))";
+    drive += "SELECT t.file_id AS file_id FROM tags t WHERE t.label IN (" + placeholders(w.labels.size()) + ")";
+    for (const std::string& l : w.labels) values.push_back(text(l)), drive_values.push_back(text(l));
+  }
+  if (!w.people.empty()) {
+    test += " OR EXISTS (SELECT 1 FROM faces x WHERE x.file_id = f.id AND x.person_id IN (" +
+            placeholders(w.people.size()) + "))";
+    drive += std::string(drive.empty() ? "" : " UNION ") + "SELECT x.file_id AS file_id FROM faces x WHERE x.person_id IN (" +
+             placeholders(w.people.size()) + ")";
+    for (int64_t p : w.people) values.push_back(number(double(p))), drive_values.push_back(number(double(p)));
+  }
+  test += ")";
+  c.test.add(test, std::move(values));
+  // The trigram index finds paths with three letters or more (folding case
+  // beyond ASCII too: a superset, which the row test then narrows). A
+  // shorter word has no index for its path part: it cannot drive.
+  if (w.word.size() >= 3) {
+    std::string quoted = "\"";
+    for (char ch : w.word) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    quoted += "\"";
+    drive += std::string(drive.empty() ? "" : " UNION ") + "SELECT rowid AS file_id FROM file_paths WHERE file_paths MATCH ?";
+    drive_values.push_back(text(quoted));
+    c.drive.add(drive, std::move(drive_values));
+  }
+  return c;
+}
+
+}  // namespace
+
+void SqlPart::add(const std::string& more, std::vector<SqlValue> v) {
+  sql += more;
+  for (SqlValue& x : v) values.push_back(std::move(x));
+}
+
+bool should_drive(int64_t matches, int64_t photos) {
+  return matches <= kDriveCountCap && matches * matches <= 64 * photos;
+}
+
+std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector<ResolvedWord>& words) {
+  std::vector<FilterClause> out;
+  if (!f.tag.empty()) {
+    FilterClause c;
+    // tags' primary key starts with file_id: the test reads one photo's few rows.
+    c.test.add(" AND EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND t.label = ?)", {text(f.tag)});
+    c.drive.add("SELECT t.file_id AS file_id FROM tags t WHERE t.label = ?", {text(f.tag)});
+    out.push_back(std::move(c));
+  }
+  if (f.person) {
+    FilterClause c;
+    c.test.add(" AND EXISTS (SELECT 1 FROM faces x WHERE x.file_id = f.id AND x.person_id = ?)",
+               {number(double(f.person))});
+    c.drive.add("SELECT x.file_id AS file_id FROM faces x WHERE x.person_id = ?", {number(double(f.person))});
+    out.push_back(std::move(c));
+  }
+  if (!f.from.empty() || !f.to.empty()) {
+    // A date range is the walk's own index range; it never drives.
+    FilterClause c;
+    if (!f.from.empty()) c.test.add(" AND m.taken_at >= ?", {text(f.from)});
+    if (!f.to.empty()) c.test.add(" AND m.taken_at < ?", {text(f.to)});
+    out.push_back(std::move(c));
+  }
+  if (!f.make.empty() || !f.model.empty()) {
+    FilterClause c;
+    if (!f.make.empty()) c.test.add(" AND m.make = ?", {text(f.make)});
+    if (!f.model.empty()) c.test.add(" AND m.model = ?", {text(f.model)});
+    out.push_back(std::move(c));
+  }
+  if (f.box) {
+    const auto& b = *f.box;
+    FilterClause c;
+    std::vector<SqlValue> v{number(b[0]), number(b[2]), number(b[1]), number(b[3])};
+    c.test.add(" AND m.latitude BETWEEN ? AND ? AND m.longitude BETWEEN ? AND ?", v);
+    c.drive.add(
+        "SELECT m.file_id AS file_id FROM photo_meta m WHERE m.latitude BETWEEN ? AND ? AND m.longitude BETWEEN ? AND ?",
+        v);
+    out.push_back(std::move(c));
+  }
+  for (const ResolvedWord& w : words) out.push_back(word_clause(w));
+  return out;
+}
+
+}  // namespace tandem::gallery

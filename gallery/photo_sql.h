@@ -1,0 +1,68 @@
+#pragma once
+// How a page of photos is read at a million photos: the SQL of each filter
+// in two forms, and the choice between them.
+//
+//  * walk: read photos newest first along an index (date taken; a
+//    camera's (make, model, date) when both are asked) and test each
+//    filter per row until the page is full. Cheap when the filters match
+//    many photos: a page needs few rows read.
+//  * drive: read the few photos one filter matches from its own index (a
+//    tag's, a person's, the place index, the file-name trigram index) and
+//    sort them. Cheap when it matches few: a walk would read most of the
+//    library to fill a page.
+//
+// The choice counts each filter's matches (capped) and drives by the
+// smallest when count^2 <= 64 x the library (reading c rows and sorting
+// them against walking about 60 x library / c rows). SQLite is not left to
+// choose: Debian's build has no STAT4 histograms, so it takes every label
+// for an average one, and it chose to sort the whole library for a common
+// tag (5 s at a million photos, bench/gallery_scale.py). CROSS JOIN and
+// INDEXED BY pin the plan. Every filter's row test is applied in both
+// forms, so the two give the same photos.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gallery/photo_query.h"
+
+namespace tandem::gallery {
+
+// A value bound to a '?' (no request text ever enters the SQL).
+struct SqlValue {
+  bool is_text = true;
+  std::string text;
+  double number = 0;
+};
+
+struct SqlPart {
+  std::string sql;
+  std::vector<SqlValue> values;
+  void add(const std::string& more, std::vector<SqlValue> v = {});
+};
+
+// One filter: its row test over `files f` and `photo_meta m` (" AND ..."),
+// and, when it has an index of its own, the query of the file ids it
+// matches (empty when it cannot drive).
+struct FilterClause {
+  SqlPart test;
+  SqlPart drive;
+};
+
+// A search word as the catalog knows it: the labels it starts (ASCII case
+// folded, as LIKE) and the people whose name has a word it starts.
+struct ResolvedWord {
+  std::string word;
+  std::vector<std::string> labels;
+  std::vector<int64_t> people;
+};
+
+std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector<ResolvedWord>& words);
+
+// Whether driving by a filter matching `matches` photos beats walking a
+// library of `photos`.
+bool should_drive(int64_t matches, int64_t photos);
+
+// The most a filter's matches are counted to (more: it walks).
+constexpr int64_t kDriveCountCap = 20000;
+
+}  // namespace tandem::gallery
