@@ -14,6 +14,9 @@
 //   body[data-mode="server"|"static"] [data-edits="true"|"false"]
 //       [data-view="grid"|"timeline"|"people"|"duplicates"]
 //   #f-q (search), select#f-tag, #f-person, #f-camera, #f-month, #f-clear
+//     (#f-person lists people only once they are needed: its focus or
+//     pointerdown, a person in the address, the people page; the first
+//     screen does not ask for /api/people)
 //   #grid[data-state="loading"|"more"|"end"|"error"][data-query][data-count][data-pages]
 //     data-query: the filters shown, as the API's query string (no limit/cursor)
 //   #grid .photo[data-id][data-name]  (a grid item; class .missing / .failed,
@@ -55,7 +58,10 @@
     return n;
   }
 
-  function fmtCount(n) { return Number(n || 0).toLocaleString('en-US'); }
+  // One formatter: toLocaleString('en-US') makes a new one per call, which
+  // adds up over the summary's hundreds of counts.
+  const countFormat = new Intl.NumberFormat('en-US');
+  function fmtCount(n) { return countFormat.format(Number(n || 0)); }
   function fmtScore(s) { return Number(s).toFixed(2); }
   function fmtDate(t) { return t ? t.replace('T', ' ') : ''; }
   function fmtBytes(n) {
@@ -257,7 +263,14 @@
 
   const source = window.TANDEM_DATA ? StaticSource(window.TANDEM_DATA) : ServerSource(state.token);
   let summary = null;
-  let people = [];
+  // Settles (never rejects) once /api/summary has answered or failed.
+  let summaryArrived;
+  const summaryReady = new Promise((ok) => { summaryArrived = ok; });
+  // The people list is not part of the first screen (on a large catalog
+  // /api/people takes seconds): it is asked for when something needs it,
+  // see wantPeople(). null until it has answered once.
+  let people = null;
+  let peopleAsked = null;  // the latest /api/people promise; null: not asked (or it failed)
 
   // ---------------------------------------------------------------- messages
 
@@ -272,7 +285,10 @@
 
   // A list that pages in as its sentinel nears the viewport. reset() starts a
   // new generation: an answer for an older one, arriving late, is dropped.
+  // Nothing loads before the first reset(): the observer's first report
+  // must not ask for a page that the reset would ask for again.
   function Feed(list, sentinel, status, load, render, emptyText) {
+    let started = false;
     let gen = 0;
     let loadingGen = -1;
     let cursor = null;
@@ -291,12 +307,15 @@
       status.textContent = text || '';
     }
     async function more() {
-      if (done || loadingGen === gen) return;
+      if (!started || done || loadingGen === gen) return;
       const mine = (loadingGen = gen);
       try {
         const page = await load(cursor);
         if (mine !== gen) return;
-        for (const item of page.items) list.append(render(item));
+        // One insertion for the whole page; render(item, index in the list).
+        const frag = document.createDocumentFragment();
+        page.items.forEach((item, i) => frag.append(render(item, count + i)));
+        list.append(frag);
         count += page.items.length;
         pages++;
         cursor = page.next;
@@ -323,6 +342,7 @@
       // key: what the list shows (reset when it changes); query: its data-query.
       reset(key, query) {
         this.key = key;
+        started = true;
         gen++;
         cursor = null; done = false; pages = 0; count = 0;
         list.replaceChildren();
@@ -340,10 +360,14 @@
 
   // A thumbnail that turns into a placeholder instead of a broken image.
   // Tiles are wider than the normal thumbnail (128 px): the browser takes the
-  // large one (256 px) where the tile's pixels need it.
-  function thumbImg(id, alt, sizes) {
+  // large one (256 px) where the tile's pixels need it. eager: 1 on the
+  // first screen, asked for at once rather than after the lazy loader's
+  // layout pass (`loading` is set before `src`, which it must precede to take
+  // effect); 2 in its first row, also ahead of other images.
+  function thumbImg(id, alt, sizes, eager) {
     return el('img', {
-      class: 'thumb', alt, loading: 'lazy', decoding: 'async', src: source.thumb(id, 'normal'),
+      class: 'thumb', alt, loading: eager ? 'eager' : 'lazy', fetchpriority: eager > 1 ? 'high' : null,
+      decoding: 'async', src: source.thumb(id, 'normal'),
       srcset: source.thumb(id, 'normal') + ' 128w, ' + source.thumb(id, 'large') + ' 256w', sizes,
       onerror: (e) => e.target.replaceWith(placeholder('no preview')),
     });
@@ -358,7 +382,7 @@
       dataset: { id: p.id, name: p.name },
     });
     // A missing photo has no thumbnail to ask for (the server answers 404).
-    a.append(p.missing ? placeholder('missing') : thumbImg(p.id, p.name, '180px'));
+    a.append(p.missing ? placeholder('missing') : thumbImg(p.id, p.name, '180px', opts && opts.eager));
     const badges = el('span', { class: 'badges' });
     if (p.missing) badges.append(el('span', { class: 'badge missing' }, 'missing'));
     if (p.status === 'failed') badges.append(el('span', { class: 'badge failed' }, 'failed'));
@@ -369,9 +393,22 @@
     return a;
   }
 
+  // The grid's columns and the tiles on the first screen, over- rather than
+  // under-counted: from the window's size and the tiles' least size (--tile:
+  // 168 px, gap 10 px), so no layout is read.
+  function firstScreenTiles() {
+    const cols = Math.max(1, Math.floor((window.innerWidth + 10) / 178));
+    const rows = Math.max(1, Math.ceil(window.innerHeight / 178));
+    return { cols, tiles: cols * rows };
+  }
+
+  let firstScreen = { cols: 0, tiles: 0 };  // measured as the grid's first page is asked for
   const grid = Feed($('#grid'), $('#grid-sentinel'), $('#grid-status'),
-    (cursor) => source.photos(state.filters, cursor, state.limit).then((r) => ({ items: r.photos, next: r.next })),
-    (p) => tile(p), 'No photos match.');
+    (cursor) => {
+      if (cursor == null) firstScreen = firstScreenTiles();
+      return source.photos(state.filters, cursor, state.limit).then((r) => ({ items: r.photos, next: r.next }));
+    },
+    (p, i) => tile(p, { eager: i < firstScreen.cols ? 2 : i < firstScreen.tiles ? 1 : 0 }), 'No photos match.');
 
   const dups = Feed($('#duplicates'), $('#dup-sentinel'), $('#dup-status'),
     (cursor) => source.duplicates(cursor, Math.min(state.limit, 50)).then((r) => ({ items: r.groups, next: r.next })),
@@ -397,9 +434,15 @@
     if (f.tag && !tags.some((t) => t.label === f.tag)) tagSel.append(option(f.tag, f.tag, true));
 
     const personSel = $('#f-person');
+    const known = people || [];
     personSel.replaceChildren(option('', 'Anyone'),
-      ...people.map((p) => option(String(p.id), personLabel(p) + ' (' + fmtCount(p.faces) + ')', String(p.id) === f.person)));
-    if (f.person && !people.some((p) => String(p.id) === f.person)) personSel.append(option(f.person, '#' + f.person, true));
+      ...known.map((p) => option(String(p.id), personLabel(p) + ' (' + fmtCount(p.faces) + ')', String(p.id) === f.person)));
+    if (f.person && !known.some((p) => String(p.id) === f.person)) personSel.append(option(f.person, '#' + f.person, true));
+    if (!people && peopleAsked) {
+      const wait = option('loading', 'Loading people…');
+      wait.disabled = true;
+      personSel.append(wait);
+    }
 
     const cams = (summary && summary.cameras) || [];
     const camSel = $('#f-camera');
@@ -438,7 +481,11 @@
 
   function wireFilters() {
     $('#f-tag').addEventListener('change', (e) => setFilters({ tag: e.target.value }));
-    $('#f-person').addEventListener('change', (e) => setFilters({ person: e.target.value }));
+    const personSel = $('#f-person');
+    personSel.addEventListener('change', (e) => setFilters({ person: e.target.value }));
+    // The list of people comes when the select is about to be used.
+    personSel.addEventListener('pointerdown', wantPeople);
+    personSel.addEventListener('focus', wantPeople);
     $('#f-camera').addEventListener('change', (e) => {
       const [make, model] = e.target.value ? JSON.parse(e.target.value) : ['', ''];
       setFilters({ make, model });
@@ -471,7 +518,15 @@
 
   // ---------------------------------------------------------------- timeline
 
+  // Built when the timeline is shown (a large catalog has hundreds of
+  // months: not work for the first screen), again when the summary changes.
+  let timelineOf;  // the summary the timeline shows
+  function showTimeline() {
+    if (state.view === 'timeline' && summary && timelineOf !== summary) renderTimeline();
+  }
+
   function renderTimeline() {
+    timelineOf = summary;
     const box = $('#timeline');
     const months = (summary && summary.months) || [];
     const max = Math.max(1, ...months.map((m) => m.count));
@@ -554,7 +609,7 @@
       class: 'rename',
       onsubmit: (e) => { e.preventDefault(); edit(card, () => source.rename(p.id, input.value.trim())); },
     }, input, el('button', { type: 'submit', class: 'save' }, 'Save'));
-    const others = people.filter((o) => o.id !== p.id);
+    const others = (people || []).filter((o) => o.id !== p.id);
     if (!others.length) return [rename];
     // Merging moves this person's faces into the one chosen (merge B into A).
     const into = el('select', { class: 'merge-into', 'aria-label': 'Merge into' },
@@ -579,19 +634,35 @@
     return card;
   }
 
-  async function loadPeople() {
-    people = await source.people();
-    fillFilters();
-    return people;
+  // Reads the people list (again: names and counts change with edits). The
+  // latest request is the one that counts.
+  function loadPeople() {
+    const asked = source.people().then((list) => {
+      if (peopleAsked === asked) { people = list; fillFilters(); }
+      return list;
+    }, (e) => {
+      if (peopleAsked === asked) { peopleAsked = null; fillFilters(); }  // the next need asks again
+      throw e;
+    });
+    peopleAsked = asked;
+    if (!people) fillFilters();  // "Loading people…" in the person filter
+    return asked;
+  }
+
+  // The people list when something needs it and it has not been asked for:
+  // the person filter is about to be used, or the address names a person.
+  function wantPeople() {
+    if (!peopleAsked) loadPeople().catch(showError);
   }
 
   async function renderPeople() {
     const box = $('#people');
     box.dataset.state = 'loading';
     try {
-      await loadPeople();
-      box.replaceChildren(...people.map(personCard));
-      if (!people.length) box.append(el('p', { class: 'status' }, 'No faces found yet (tag with --faces).'));
+      const list = await loadPeople();
+      await summaryReady;  // the cards' edit controls depend on summary.edits
+      box.replaceChildren(...list.map(personCard));
+      if (!list.length) box.append(el('p', { class: 'status' }, 'No faces found yet (tag with --faces).'));
       box.dataset.state = 'end';
     } catch (e) {
       box.dataset.state = 'error';
@@ -807,7 +878,7 @@
     $('#summary').textContent = parts.join(' · ');
     document.body.dataset.edits = String(!!s.edits);
     fillFilters();
-    renderTimeline();
+    showTimeline();
   }
 
   function route() {
@@ -823,9 +894,14 @@
     const query = filterQuery(state.filters);
     const key = query + '|' + state.limit;
     if (state.view === 'grid') {
-      if (grid.key !== key) grid.reset(key, query);
+      if (grid.key !== key) grid.reset(key, query);  // asks for the first page at once
       else grid.recheck();
     }
+    // A person filter from the address names its person once the list is in,
+    // asked for after the grid's first page (and, on the first screen, after
+    // the summary: start() asks for it once route() returns).
+    if (state.filters.person && state.view !== 'people') queueMicrotask(wantPeople);
+    if (state.view === 'timeline') showTimeline();
     if (state.view === 'people' && (prev.view !== 'people' || !$('#people').dataset.state)) renderPeople();
     if (state.view === 'duplicates') {
       if (dups.key === null) dups.reset('duplicates', '');
@@ -837,20 +913,18 @@
     }
   }
 
-  async function start() {
+  // The first screen: the grid's first page is asked for at once and shown
+  // as soon as it comes; the summary (counts, filters, timeline), asked for
+  // alongside, fills in whenever it arrives.
+  function start() {
     document.body.dataset.mode = source.mode;
     wireFilters();
     wireViewer();
     window.addEventListener('hashchange', route);
-    try {
-      summary = await source.summary();
-      showSummary();
-    } catch (e) {
-      showError(e);
-    }
     route();
-    // The person filter lists people; the people page reads them itself.
-    if (state.view !== 'people') loadPeople().catch(showError);
+    source.summary().then((s) => { summary = s; showSummary(); }, showError).finally(summaryArrived);
+    // The static gallery holds its people in memory: nothing to wait for.
+    if (source.mode === 'static') wantPeople();
   }
 
   start();
