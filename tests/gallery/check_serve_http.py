@@ -19,6 +19,8 @@ or a 500:
   * a file name that is not UTF-8 is listed (as U+FFFD) in valid JSON;
   * a catalog newer than this tandem, or another program's SQLite file, is
     refused with a message;
+  * a catalog `tag` is writing is served all along: reads see its
+    committed batches (the summary too) and never block it;
   * paging with cursors lists each photo once, newest date first.
 
 Exit 77 (skipped) without darknet's photos or the detector model.
@@ -244,6 +246,40 @@ def main():
         expect(s.get("/api/summary", headers={"X-Tandem-Token": "wrong"})[0] == 401, "a wrong token: 401")
         expect(s.get("/api/summary", headers={"X-Tandem-Token": "s3cret"})[0] == 200, "the token header: 200")
         expect(s.get(f"/thumb/{dog}?token=s3cret")[0] == 200, "?token= for images: 200")
+    finally:
+        s.stop()
+
+    # Served while `tag` writes the same catalog: every answer is 200 and
+    # shows what was committed so far (never fewer photos than before), and
+    # the tag is never blocked.
+    busy = os.path.join(work, "busy")
+    os.makedirs(busy)
+    for k in range(10):
+        for n in ["dog.jpg", "eagle.jpg", "giraffe.jpg", "horses.jpg", "person.jpg", "kite.jpg", "scream.jpg"]:
+            shutil.copy2(os.path.join(DARKNET, n), os.path.join(busy, "%d-%s" % (k, n)))
+    busy_cat = os.path.join(work, "busy.sqlite")
+    tag(tandem, os.path.join(busy, "0-dog.jpg"), busy_cat, env)
+    s = Server(tandem, busy_cat, env)
+    try:
+        writer = subprocess.Popen([tandem, "tag", busy, "--catalog", busy_cat, "--device", "cpu", "--faces", "off",
+                                   "--batch", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        seen, statuses = [], set()
+        while writer.poll() is None:
+            st, summary = s.json("/api/summary")
+            statuses.add(st)
+            st2, page = s.json("/api/photos?limit=200")
+            statuses.add(st2)
+            if st == 200 and st2 == 200:
+                seen.append((summary["photos"], len(page["photos"])))
+            time.sleep(0.05)
+        expect(writer.returncode == 0, "tag wrote the catalog while it was served: " +
+               writer.stderr.read().decode(errors="replace")[-300:])
+        expect(statuses == {200}, f"every answer during the writes was 200: {sorted(statuses)}")
+        pages = [n for _, n in seen]
+        expect(len(seen) >= 3 and pages == sorted(pages), f"the pages only grew while tag wrote: {pages}")
+        st, summary = s.json("/api/summary")
+        expect(st == 200 and summary["photos"] == 70 and len(all_pages(s)) == 70,
+               "after the run the summary and the pages show all 70 photos")
     finally:
         s.stop()
 
