@@ -240,7 +240,7 @@ int tag_command(TagOptions& o) {
   std::unique_ptr<pipeline::ThumbnailStore> thumbnails;
   if (!o.decode_only && (o.thumbnails == "on" || (o.thumbnails == "auto" && catalog))) {
     const std::string root = pipeline::default_thumbnail_root();
-    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, catalog ? o.catalog + ".thumbnails" : root);
+    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, catalog ? pipeline::catalog_thumbnail_folder(o.catalog) : root);
   }
   to.thumbnails = thumbnails.get();
   pipeline::Tagger tagger(*model, to);

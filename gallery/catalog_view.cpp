@@ -1,7 +1,5 @@
 #include "gallery/catalog_view.h"
 
-#include <sys/stat.h>
-
 #include "core/error.h"
 #include "pipeline/catalog.h"
 #include "pipeline/sqlite.h"
@@ -47,9 +45,8 @@ json box_json(const Statement& s, int first) {
 }  // namespace
 
 bool unchanged_since_tagged(const std::string& path, int64_t size, int64_t mtime_ns) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  return int64_t(st.st_size) == size && int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec == mtime_ns;
+  const std::optional<pipeline::FileStamp> now = pipeline::file_stamp_if_any(path);
+  return now && now->size == size && now->mtime_ns == mtime_ns;
 }
 
 // One snapshot for everything an answer reads; ended (never committed

@@ -87,6 +87,12 @@ class CatalogView {
   std::vector<std::string> labels_;
 };
 
+// `j` as JSON text; bytes that are not UTF-8 (a file name from an old
+// camera's card) become U+FFFD instead of failing the answer.
+inline std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // Whether the file at `path` is still the one tagged (same size and
 // modification time); false when it is gone.
 bool unchanged_since_tagged(const std::string& path, int64_t size, int64_t mtime_ns);

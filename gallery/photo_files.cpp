@@ -28,14 +28,12 @@ std::string parent_of(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// A thumbnail needs no more than 256 pixels on a side: a JPEG decodes at
-// the DCT scale that still gives that, an eighth of a 12-MP photo.
-constexpr int kThumbnailDecodeSide = 256;
-
 }  // namespace
 
-PhotoFiles::PhotoFiles(const std::vector<std::string>& roots, std::string thumbnail_root, std::string fallback)
-    : store_(std::move(thumbnail_root), std::move(fallback)) {
+PhotoFiles::PhotoFiles(const std::vector<std::string>& roots, const std::string& catalog,
+                       const std::string& thumbnail_root)
+    : store_(thumbnail_root.empty() ? pipeline::default_thumbnail_root() : thumbnail_root,
+             pipeline::catalog_thumbnail_folder(catalog)) {
   set_roots(roots);
 }
 
@@ -65,7 +63,9 @@ FileAccess PhotoFiles::check(const PhotoFile& f, std::string* real) const {
 
 std::vector<uint8_t> PhotoFiles::thumbnail(const PhotoFile& f, const std::string& real, bool large) {
   if (auto png = store_.current(f.path, f.mtime_ns, large)) return std::move(*png);
-  image::Image img = image::decode_image_file(real, kThumbnailDecodeSide, kThumbnailDecodeSide);
+  // No more pixels than the large thumbnail needs: a JPEG decodes at the DCT
+  // scale that still gives them, an eighth of a 12-MP photo.
+  image::Image img = image::decode_image_file(real, pipeline::kLargeThumbnailSide, pipeline::kLargeThumbnailSide);
   store_.write(f.path, f.mtime_ns, f.size, img);
   auto png = store_.current(f.path, f.mtime_ns, large);
   tandem::check(png.has_value(), "the thumbnail of " + f.path + " was written but cannot be read back");

@@ -21,8 +21,9 @@ class PhotoFiles {
  public:
   // `roots`: the catalog's (absolute); none (a catalog from before tandem
   // kept them) makes each file's own folder its root. Thumbnails: the
-  // freedesktop cache under `thumbnail_root`, else `fallback`.
-  PhotoFiles(const std::vector<std::string>& roots, std::string thumbnail_root, std::string fallback);
+  // freedesktop cache under `thumbnail_root` (empty: the default one), else
+  // the folder beside `catalog` that `tag` falls back to.
+  PhotoFiles(const std::vector<std::string>& roots, const std::string& catalog, const std::string& thumbnail_root);
 
   // Replaces the roots (`tag` may add folders while the server runs).
   void set_roots(const std::vector<std::string>& roots);

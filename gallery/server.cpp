@@ -4,9 +4,7 @@
 #include <fmt/core.h>
 #include <httplib.h>
 
-#include <algorithm>
 #include <cctype>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -17,7 +15,6 @@
 #include "gallery/web_assets.h"
 #include "image/decode.h"
 #include "pipeline/catalog.h"
-#include "pipeline/thumbnails.h"
 
 namespace tandem::gallery {
 
@@ -30,13 +27,9 @@ constexpr size_t kMaxBody = 64 * 1024;
 // A photo larger than this is not served (the tagger refuses such files too).
 constexpr int64_t kMaxPhotoBytes = int64_t(1) << 30;
 
-// Non-UTF-8 bytes (a file name from an old camera's card) become U+FFFD in
-// the JSON instead of failing the answer.
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 void send_json(httplib::Response& res, const json& j, int status = 200) {
   res.status = status;
-  res.set_content(dump(j), "application/json");
+  res.set_content(json_text(j), "application/json");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
@@ -61,6 +54,15 @@ bool hostile_path(const httplib::Request& req) {
   for (const char* bad : {"..", "%2e", "%2f", "%5c", "%00", "\\"})
     if (raw.find(bad) != std::string::npos) return true;
   return req.path.find("..") != std::string::npos || req.path.find('\0') != std::string::npos;
+}
+
+// A Host header's name without its port ("[::1]:8080" -> "[::1]").
+std::string host_name(const std::string& host) {
+  const size_t colon = host.rfind(':');
+  const size_t bracket = host.rfind(']');
+  const bool has_port = colon != std::string::npos && (bracket == std::string::npos ? host.find('[') == std::string::npos
+                                                                                     : bracket < colon);
+  return has_port ? host.substr(0, colon) : host;
 }
 
 bool is_page_file(const std::string& path) {
@@ -153,9 +155,7 @@ GalleryServer::GalleryServer(ServerOptions o) : s_(std::make_unique<State>()) {
   const std::vector<std::string> roots = first->roots();
   s.idle_views.push_back(std::move(first));
   s.summary_view = std::make_unique<CatalogView>(s.o.catalog, s.model);
-  s.files = std::make_unique<PhotoFiles>(
-      roots, s.o.thumbnail_root.empty() ? pipeline::default_thumbnail_root() : s.o.thumbnail_root,
-      s.o.catalog + ".thumbnails");
+  s.files = std::make_unique<PhotoFiles>(roots, s.o.catalog, s.o.thumbnail_root);
 
   const int threads = s.o.threads;
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
@@ -221,10 +221,7 @@ httplib::Server::HandlerResponse GalleryServer::State::guard(const httplib::Requ
     // A page on another site can make a browser send requests here under a
     // name that resolves to 127.0.0.1 (DNS rebinding); the Host header
     // still names that site, so only this machine's own names pass.
-    std::string host = req.get_header_value("Host");
-    if (size_t colon = host.rfind(':'); colon != std::string::npos && host.find(']') < colon) host.resize(colon);
-    else if (colon != std::string::npos && host.find('[') == std::string::npos) host.resize(colon);
-    if (!is_loopback(host)) {
+    if (!is_loopback(host_name(req.get_header_value("Host")))) {
       send_error(res, 403, "Host not allowed");
       return R::Handled;
     }
@@ -249,7 +246,7 @@ void GalleryServer::State::serve_summary(httplib::Response& res) {
     json j = summary_view->summary();
     j["edits"] = o.allow_edits;
     j["static"] = false;
-    summary_json = dump(j);
+    summary_json = json_text(j);
     summary_version = version;
   }
   res.set_content(summary_json, "application/json");

@@ -52,8 +52,7 @@ StaticResult write_static_gallery(const StaticOptions& o) {
   summary["edits"] = false;
   summary["static"] = true;
   json photos = all_photos(v);
-  PhotoFiles files(v.roots(), o.thumbnail_root.empty() ? pipeline::default_thumbnail_root() : o.thumbnail_root,
-                   o.catalog + ".thumbnails");
+  PhotoFiles files(v.roots(), o.catalog, o.thumbnail_root);
   StaticResult r;
   for (json& p : photos) {
     ++r.photos;
@@ -75,10 +74,10 @@ StaticResult write_static_gallery(const StaticOptions& o) {
     p["thumbnail"] = made;
     if (!made) ++r.without_thumbnail;
   }
-  const std::string data = "window.TANDEM_DATA = " +
-                           json{{"summary", std::move(summary)}, {"people", v.people()["people"]}, {"photos", std::move(photos)}}
-                               .dump(-1, ' ', false, json::error_handler_t::replace) +
-                           ";\n";
+  const std::string data =
+      "window.TANDEM_DATA = " +
+      json_text(json{{"summary", std::move(summary)}, {"people", v.people()["people"]}, {"photos", std::move(photos)}}) +
+      ";\n";
   write_file(fs::path(o.out) / "data.js", data.data(), data.size());
   return r;
 }

@@ -232,12 +232,26 @@ void check_is_catalog(sqlite::Database& db) {
 
 }  // namespace
 
+namespace {
+
+FileStamp stamp_of(const struct stat& st) {
+  return {int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+}  // namespace
+
 FileStamp file_stamp(const std::string& path) {
   struct stat st {};
   ErrorContext ctx{path, "", "", ""};
   if (::stat(path.c_str(), &st) != 0) throw Error(std::string("cannot stat: ") + std::strerror(errno), ctx);
   check(S_ISREG(st.st_mode), "not a regular file", ctx);
-  return {int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+  return stamp_of(st);
+}
+
+std::optional<FileStamp> file_stamp_if_any(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return stamp_of(st);
 }
 
 Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Database>(path)) {

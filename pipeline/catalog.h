@@ -19,6 +19,7 @@
 // UNIQUE(path, model_id) upsert means nothing is ever stored twice.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -59,6 +60,9 @@ struct FileStamp {
   int64_t mtime_ns = 0;
 };
 FileStamp file_stamp(const std::string& path);
+// The same, or nothing when the file is gone or not a regular file: for a
+// caller that only asks whether it is still the file it was.
+std::optional<FileStamp> file_stamp_if_any(const std::string& path);
 
 // One person as `tandem people` lists it: its representative face is its
 // best-scoring one (photo and box).

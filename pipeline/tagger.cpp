@@ -96,7 +96,6 @@ struct GpuThumbnail {
   int64_t mtime_ns = 0, size = 0;
   image::Image pixels;
 };
-constexpr int kThumbnailSide = 256;
 constexpr int kGpuThumbnailWriters = 2;
 
 // Work shared by the stages of one run.
@@ -457,8 +456,8 @@ class GpuDecoderThread {
       jobs.push_back({g.bytes[k], image::read_jpeg_orientation(g.bytes[k]),
                       buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats()});
       if (thumbnails_) {
-        thumb_floats_[k].resize(size_t(kThumbnailSide) * kThumbnailSide * 3);
-        jobs.back().thumbnail = thumb_floats_[k].data(), jobs.back().thumbnail_side = kThumbnailSide;
+        thumb_floats_[k].resize(size_t(kLargeThumbnailSide) * kLargeThumbnailSide * 3);
+        jobs.back().thumbnail = thumb_floats_[k].data(), jobs.back().thumbnail_side = kLargeThumbnailSide;
       }
     }
     if (run_.next_file.load() < files_.size())

@@ -29,7 +29,8 @@ constexpr int64_t kMaxThumbnailBytes = 4 << 20;
 
 // The sizes the standard names (the longer side, in pixels), largest first:
 // each is made from the one before, not from the whole decode again.
-constexpr std::pair<const char*, int> kFlavors[] = {{"large", 256}, {"normal", 128}};
+constexpr std::pair<const char*, int> kFlavors[] = {{"large", kLargeThumbnailSide},
+                                                    {"normal", kLargeThumbnailSide / 2}};
 
 // `pixels` fitted into side x side, never enlarged.
 image::Image fitted(const image::Image& pixels, int side) {

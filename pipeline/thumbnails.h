@@ -31,6 +31,14 @@ std::string md5_hex(const std::string& text);
 // relative (the XDG base directory rule).
 std::string default_thumbnail_root();
 
+// The longer side of a "large" thumbnail, in pixels (the standard's; a
+// "normal" one is half): what a decoder fits a photo into for them.
+constexpr int kLargeThumbnailSide = 256;
+
+// The folder beside a catalog that takes its thumbnails when the shared
+// cache cannot be written.
+inline std::string catalog_thumbnail_folder(const std::string& catalog) { return catalog + ".thumbnails"; }
+
 class ThumbnailStore {
  public:
   // `root`: the cache's thumbnails folder; `fallback`: where thumbnails go

@@ -222,7 +222,6 @@ def main():
         s.stop()
 
     # Edits, then a token.
-    subprocess.run([tandem, "faces", "--help"], capture_output=True)
     con = sqlite3.connect(cat)
     con.execute("INSERT INTO people (id, name, centroid, faces, created_at) VALUES (7, NULL, x'', 1, '')")
     con.commit()
