@@ -76,7 +76,9 @@ Inputs collect(const std::vector<std::string>& roots, pipeline::Catalog* catalog
   Inputs in;
   in.ignored = int64_t(w.problems.size() + w.duplicates.size());
   for (const pipeline::WalkedFile& f : w.files) {
-    if (f.kind == pipeline::FileKind::other) {
+    // A photo's name on something else goes to the decoders, which fail it
+    // with its path and what the bytes are, like any other bad photo.
+    if (f.kind == pipeline::FileKind::other && !pipeline::has_photo_extension(f.path)) {
       ++in.ignored;
       continue;
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -166,6 +167,16 @@ const char* kind_name(FileKind kind) {
     case FileKind::empty: return "empty";
   }
   return "other";
+}
+
+bool has_photo_extension(std::string_view path) {
+  static constexpr std::string_view kExtensions[] = {"jpg", "jpeg", "jpe", "jfif", "png",
+                                                     "webp", "heic", "heif", "hif", "avif"};
+  const size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || path.find('/', dot) != std::string_view::npos) return false;
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return std::find(std::begin(kExtensions), std::end(kExtensions), ext) != std::end(kExtensions);
 }
 
 WalkResult walk(const std::vector<std::string>& roots) {

@@ -16,6 +16,7 @@
 // Nothing is skipped by name: hidden files and folders are walked too.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tandem::pipeline {
@@ -26,6 +27,12 @@ enum class FileKind { jpeg, png, webp, heif, other, empty };
 
 // "jpeg", "png", "webp", "heif", "other", "empty".
 const char* kind_name(FileKind kind);
+
+// Whether the name ends in an extension of a format tandem reads (.jpg,
+// .jpeg, .jpe, .jfif, .png, .webp, .heic, .heif, .hif, .avif; any case). A
+// file so named whose content is not an image is a bad photo, to be reported
+// by path and reason, where a README.txt beside it is merely not a photo.
+bool has_photo_extension(std::string_view path);
 
 struct WalkedFile {
   std::string path;      // the root joined with the names below it, links not resolved

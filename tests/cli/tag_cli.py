@@ -391,6 +391,36 @@ def test_decode_only(tandem, model, work):
           "--decode-only writes no catalog, export or sidecar")
 
 
+def test_bad_files_named(tandem, model, work):
+    """A file with a photo's name and something else inside is a failed photo,
+    named with its path and what it is, in the summary, the catalog and
+    --json; a file with another name is only counted as not an image."""
+    folder = work / "misnamed"
+    folder.mkdir()
+    shutil.copy(DARKNET / "dog.jpg", folder / "dog.jpg")
+    (folder / "letter.jpg").write_text("Dear Alice,\nthe photos follow.\n")
+    (folder / "anim.PNG").write_bytes(b"GIF89a" + bytes(64))
+    (folder / "readme.txt").write_text("not a photo\n")
+    db = work / "misnamed.sqlite"
+    proc = tag(tandem, [str(folder), "--model", str(model), "--catalog", str(db), "--json", "--print", *TAG_ARGS])
+    check(proc.returncode == 1 and summary(proc).startswith("tagged 1 images, 2 failed, 0 up to date (skipped), 1 not images"),
+          f"misnamed files: exit 1, 2 failed, readme.txt not an image: {summary(proc)}")
+    letter, anim = str(folder / "letter.jpg"), str(folder / "anim.PNG")
+    check(f"[unsupported] {letter}: not a JPEG, PNG, WebP or HEIF image (starts with 44 65 61 72)" in proc.stderr
+          and f"[unsupported] {anim}: GIF images are not supported" in proc.stderr,
+          f"the summary names each misnamed file and what it is: {proc.stderr[-800:]}")
+    printed = {Path(j["path"]).name: j for j in map(json.loads, proc.stdout.splitlines())}
+    check(sorted(printed) == ["anim.PNG", "dog.jpg", "letter.jpg"]
+          and not printed["letter.jpg"]["ok"] and printed["letter.jpg"]["error_kind"] == "unsupported"
+          and "not a JPEG" in printed["letter.jpg"]["error"],
+          f"--json: a failed record for each misnamed file: {sorted(printed)}")
+    con = sqlite3.connect(db)
+    rows = dict(con.execute("SELECT path, status || ' ' || coalesce(error_kind, '') FROM files").fetchall())
+    con.close()
+    check(rows == {str(folder / "dog.jpg"): "ok ", letter: "failed unsupported", anim: "failed unsupported"},
+          f"catalog: the misnamed files failed as unsupported, readme.txt absent: {rows}")
+
+
 def run_and_kill(tandem, args, db, total, when):
     """Starts `tandem tag`, SIGKILLs it once it has stored a `when[1]` share
     of the files left ("rows") or `when[1]` seconds after the start ("time");
@@ -461,6 +491,7 @@ def main():
         photos, db = test_outputs(tandem, model, work)
         test_reruns(tandem, model, photos, db)
         test_decode_only(tandem, model, work)
+        test_bad_files_named(tandem, model, work)
         test_kill_and_rerun(tandem, model, work)
     print(f"tandem tag cli: {failures} failed")
     sys.exit(1 if failures else 0)
