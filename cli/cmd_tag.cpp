@@ -53,8 +53,9 @@ struct TagOptions {
 
 struct Inputs {
   std::vector<pipeline::InputFile> files;
-  int64_t ignored = 0;   // not images, duplicates, what could not be listed
-  int64_t skipped = 0;   // up to date in the catalog
+  int64_t ignored = 0;     // not images, duplicates, broken links
+  int64_t skipped = 0;     // up to date in the catalog
+  int64_t unreadable = 0;  // files and folders that could not be read (named as found)
 };
 
 // The paths given, absolute, so a catalog matches however a folder was named.
@@ -68,13 +69,17 @@ std::vector<std::string> absolute_roots(const std::vector<std::string>& paths) {
   return roots;
 }
 
-// Images under the roots, less those the catalog already has for this model.
+// Images under the roots, less those the catalog already has for this model
+// (and, when thumbnails are made, has them for).
 Inputs collect(const std::vector<std::string>& roots, pipeline::Catalog* catalog, const std::string& model_id,
-               bool force) {
+               bool force, const pipeline::ThumbnailStore* thumbnails) {
   pipeline::WalkResult w = pipeline::walk(roots);
-  for (const auto& p : w.problems) fmt::print(stderr, "tandem: {}: {}\n", p.path, p.reason);
   Inputs in;
-  in.ignored = int64_t(w.problems.size() + w.duplicates.size());
+  for (const auto& p : w.problems) {
+    fmt::print(stderr, "tandem: {}: {}\n", p.path, p.reason);
+    ++(p.unreadable ? in.unreadable : in.ignored);
+  }
+  in.ignored += int64_t(w.duplicates.size());
   for (const pipeline::WalkedFile& f : w.files) {
     // A photo's name on something else goes to the decoders, which fail it
     // with its path and what the bytes are, like any other bad photo.
@@ -82,9 +87,17 @@ Inputs collect(const std::vector<std::string>& roots, pipeline::Catalog* catalog
       ++in.ignored;
       continue;
     }
-    if (catalog && !force && catalog->up_to_date(f.path, f.size, f.mtime_ns, model_id)) {
-      ++in.skipped;
-      continue;
+    if (catalog && !force) {
+      const auto stored = catalog->stored(f.path, f.size, f.mtime_ns, model_id);
+      // A tagged photo whose thumbnails went missing (a full disk, a
+      // cleaned cache) is tagged again: the pass that makes thumbnails is
+      // the one that decodes.
+      const bool thumbnails_missing =
+          stored == pipeline::Catalog::Stored::ok && thumbnails && !thumbnails->has(f.path, f.mtime_ns);
+      if (stored != pipeline::Catalog::Stored::none && !thumbnails_missing) {
+        ++in.skipped;
+        continue;
+      }
     }
     in.files.push_back({f.path, f.size, f.mtime_ns});
   }
@@ -217,12 +230,19 @@ int tag_command(TagOptions& o) {
   if (o.decode_only) o.catalog.clear(), o.jsonl.clear(), o.csv.clear(), o.xmp = false;
   std::unique_ptr<pipeline::Catalog> catalog;
   if (!o.catalog.empty()) catalog = std::make_unique<pipeline::Catalog>(o.catalog);
+  // Thumbnails in the shared cache file managers read; beside the catalog
+  // when that cannot be written.
+  std::unique_ptr<pipeline::ThumbnailStore> thumbnails;
+  if (!o.decode_only && (o.thumbnails == "on" || (o.thumbnails == "auto" && catalog))) {
+    const std::string root = pipeline::default_thumbnail_root();
+    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, catalog ? pipeline::catalog_thumbnail_folder(o.catalog) : root);
+  }
   Inputs in;
   {
     TANDEM_ZONE_CAT("list files (walk + catalog lookups)", "tag");
     const std::vector<std::string> roots = absolute_roots(o.paths);
     if (catalog) catalog->add_roots(roots);
-    in = collect(roots, catalog.get(), model->id(), o.force);
+    in = collect(roots, catalog.get(), model->id(), o.force, thumbnails.get());
   }
   pipeline::TaggerOptions to;
   to.decoders = o.decoders;
@@ -237,13 +257,6 @@ int tag_command(TagOptions& o) {
   to.decode.coarse_progressive = !o.exact_progressive;
   to.faces = faces.get();
   to.gpu_decoders_required = o.nvjpeg == "on";
-  // Thumbnails in the shared cache file managers read; beside the catalog
-  // when that cannot be written.
-  std::unique_ptr<pipeline::ThumbnailStore> thumbnails;
-  if (!o.decode_only && (o.thumbnails == "on" || (o.thumbnails == "auto" && catalog))) {
-    const std::string root = pipeline::default_thumbnail_root();
-    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, catalog ? pipeline::catalog_thumbnail_folder(o.catalog) : root);
-  }
   to.thumbnails = thumbnails.get();
   pipeline::Tagger tagger(*model, to);
   // Per-file lines on stdout unless the results go to files only.
@@ -253,17 +266,23 @@ int tag_command(TagOptions& o) {
   pipeline::TagStats stats;
   {
     ProgressPrinter progress(tagger.progress());
+    std::function<void(std::span<const pipeline::FileRecord>)> sidecars;
+    if (o.xmp) sidecars = [](std::span<const pipeline::FileRecord> records) {
+      for (const auto& r : records) {
+        if (!r.ok) continue;
+        std::vector<std::string> words;
+        for (const auto& t : r.tags) words.push_back(t.label);
+        std::vector<pipeline::XmpFaceRegion> faces;
+        for (const auto& f : r.faces) faces.push_back({f.box, f.person_name});
+        pipeline::write_xmp_sidecar(r.path, words, r.model_id, faces, r.width, r.height);
+      }
+    };
     stats = tagger.run(in.files, [&](std::vector<pipeline::TagRecord>& group) {
-      if (catalog) catalog->write_and_assign(group);
-      if (o.xmp)
-        for (const auto& r : group) {
-          if (!r.ok) continue;
-          std::vector<std::string> words;
-          for (const auto& t : r.tags) words.push_back(t.label);
-          std::vector<pipeline::XmpFaceRegion> faces;
-          for (const auto& f : r.faces) faces.push_back({f.box, f.person_name});
-          pipeline::write_xmp_sidecar(r.path, words, r.model_id, faces, r.width, r.height);
-        }
+      // Sidecars before the commit: a file the catalog calls done has its
+      // sidecar, so a run stopped at one (disk full, a read-only folder, a
+      // kill) leaves its batch to the re-run instead of skipping it there.
+      if (catalog) catalog->write_and_assign(group, sidecars);
+      else if (sidecars) sidecars(group);
       if (print) {
         for (const auto& r : group) print_record(r, o.json);
         std::fflush(stdout);
@@ -274,6 +293,7 @@ int tag_command(TagOptions& o) {
   if (catalog) {
     TANDEM_ZONE_CAT("catalog statistics", "tag");
     catalog->refresh_statistics();
+    catalog->checkpoint();
   }
   if (!o.jsonl.empty() || !o.csv.empty()) {
     if (catalog) kept = catalog->records(model->id());
@@ -288,11 +308,17 @@ int tag_command(TagOptions& o) {
         stats.gpu_decoders_unopened, stats.gpu_decoders, stats.gpu_open_error);
   if (!o.decode_only && model->session()) say_fallback_cost(*model->session(), stats.wall_s);
   pipeline::diagnose(stats, facts);
-  fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored));
+  fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored, in.unreadable));
   if (thumbnails && thumbnails->using_fallback())
     fmt::print(stderr, "tandem: {} could not be written: thumbnails went to {}.thumbnails\n",
                pipeline::default_thumbnail_root(), o.catalog);
-  return stats.failed ? 1 : 0;
+  // Written here, not by the destructor, so that a profile that cannot be
+  // written fails the run like any other output.
+  trace.finish();
+  // A thumbnail that could not be written, or a photo that could not be
+  // read, is an output missing, as a photo that failed is: the exit status
+  // says so.
+  return stats.failed || stats.thumbnails_failed || in.unreadable ? 1 : 0;
 }
 
 }  // namespace

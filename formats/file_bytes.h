@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/file_write.h"  // write_file_atomically, for the writers that include this
+
 namespace tandem {
 
 // Largest single tensor a file may declare (16 GiB); bigger sizes in a header
@@ -18,13 +20,6 @@ std::string read_file_bytes(const std::string& path, uint64_t max_bytes);
 std::string read_file_range(const std::string& path, uint64_t offset, uint64_t length);
 // Writes `bytes` to `path`, replacing it; throws Error on any I/O failure.
 void write_file_bytes(const std::string& path, const std::string& bytes);
-// Replaces `path` with `bytes` so that a reader (or a crash) sees either the
-// old file or the whole new one, never a part: writes a hidden temp file in the
-// same folder, fsyncs it, renames it over `path`. A process killed before the
-// rename leaves that temp file (.NAME.tandem-PID-N.tmp) behind, never a
-// truncated `path`. New files get 0666 less the umask. Throws Error naming
-// `path` on any failure (the temp file is removed).
-void write_file_atomically(const std::string& path, const std::string& bytes);
 
 // Converts n packed little-endian Src values at `src` (any alignment) to Dst:
 // file formats store 16-bit ints and uint32 that tandem widens to i32 / i64.

@@ -106,7 +106,12 @@ void read_file_into(std::vector<uint8_t>& bytes, const std::string& path, int64_
         ctx);
   bytes.resize(size_t(st.st_size));
   size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f.get());
-  check(got == bytes.size(), std::string("read error: ") + std::strerror(errno), ctx);
+  if (got == bytes.size()) return;
+  check(!std::feof(f.get()),
+        "changed while it was read: it ended after " + std::to_string(got) + " of its " +
+            std::to_string(bytes.size()) + " bytes (still being written, or replaced?)",
+        ctx);
+  throw Error(std::string("read error: ") + std::strerror(errno), ctx);
 }
 
 void decode_image_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,

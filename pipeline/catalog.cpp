@@ -285,7 +285,7 @@ Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Databas
   delete_objects_ = prepare(*db_, "DELETE FROM objects WHERE file_id = ?1", "delete old objects");
   insert_object_ = prepare(*db_, kInsertObject, "write object");
   find_file_ = prepare(*db_,
-                       "SELECT 1 FROM files WHERE path = ?1 AND model_id = ?2 AND size = ?3 "
+                       "SELECT status FROM files WHERE path = ?1 AND model_id = ?2 AND size = ?3 "
                        "AND mtime_ns = ?4",
                        "look up file");
   select_records_ = prepare(*db_, kSelectRecords, "read records");
@@ -333,27 +333,37 @@ void Catalog::migrate() {
 
 bool Catalog::up_to_date(const std::string& path, int64_t size, int64_t mtime_ns,
                          const std::string& model_id) {
+  return stored(path, size, mtime_ns, model_id) != Stored::none;
+}
+
+Catalog::Stored Catalog::stored(const std::string& path, int64_t size, int64_t mtime_ns,
+                                const std::string& model_id) {
   Statement::Use use(*find_file_);
   find_file_->bind(1, path);
   find_file_->bind(2, model_id);
   find_file_->bind(3, size);
   find_file_->bind(4, mtime_ns);
-  return find_file_->step();
+  if (!find_file_->step()) return Stored::none;
+  return find_file_->text(0) == "ok" ? Stored::ok : Stored::failed;
 }
 
-void Catalog::write(std::span<const FileRecord> batch) { write_batch(batch, nullptr); }
+void Catalog::write(std::span<const FileRecord> batch) { write_batch(batch, nullptr, {}); }
 
-void Catalog::write_and_assign(std::span<FileRecord> batch) {
+void Catalog::write_and_assign(std::span<FileRecord> batch,
+                               const std::function<void(std::span<const FileRecord>)>& before_commit) {
   std::vector<std::vector<int64_t>> people;
-  write_batch(batch, &people);
-  for (size_t i = 0; i < batch.size(); ++i)
-    for (size_t k = 0; k < batch[i].faces.size() && k < people[i].size(); ++k) {
-      batch[i].faces[k].person_id = people[i][k];
-      batch[i].faces[k].person_name = people[i][k] ? person_name(people[i][k]) : std::string();
-    }
+  write_batch(batch, &people, [&] {
+    for (size_t i = 0; i < batch.size(); ++i)
+      for (size_t k = 0; k < batch[i].faces.size() && k < people[i].size(); ++k) {
+        batch[i].faces[k].person_id = people[i][k];
+        batch[i].faces[k].person_name = people[i][k] ? person_name(people[i][k]) : std::string();
+      }
+    if (before_commit) before_commit(batch);
+  });
 }
 
-void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people) {
+void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
+                          const std::function<void()>& before_commit) {
   if (batch.empty()) return;
   run(*begin_);
   try {
@@ -363,6 +373,7 @@ void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::ve
       if (people) people->push_back(std::move(assigned));
     }
     flush_people();
+    if (before_commit) before_commit();
     run(*commit_);
   } catch (...) {
     db_->rollback_if_open();
@@ -532,5 +543,7 @@ void Catalog::refresh_statistics() {
   }
   if (rows > 0 && (analyzed == 0 || rows >= 2 * analyzed)) db_->exec("ANALYZE", "refresh query statistics");
 }
+
+void Catalog::checkpoint() { db_->exec("PRAGMA wal_checkpoint(PASSIVE)", "checkpoint the write-ahead log"); }
 
 }  // namespace tandem::pipeline

@@ -18,6 +18,7 @@
 // loses at most the batch in flight, which the re-run writes again; the
 // UNIQUE(path, model_id) upsert means nothing is ever stored twice.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -101,14 +102,22 @@ class Catalog {
   // this size and mtime, i.e. a re-run may skip it.
   bool up_to_date(const std::string& path, int64_t size, int64_t mtime_ns,
                   const std::string& model_id);
+  // What the catalog holds for the file as it is now: nothing (never
+  // tagged, or changed since), a result, or a failure.
+  enum class Stored { none, ok, failed };
+  Stored stored(const std::string& path, int64_t size, int64_t mtime_ns, const std::string& model_id);
 
   // Stores `batch` in one transaction: all of it or, on an Error, none. A
   // record replaces the one for the same (path, model_id), tags and objects
   // included. A failed record (ok false) with tags or objects is an Error.
   void write(std::span<const FileRecord> batch);
-  // The same, then sets each face's person_id and person_name to the person
-  // the catalog put it in (for the XMP sidecars written after it).
-  void write_and_assign(std::span<FileRecord> batch);
+  // The same, and sets each face's person_id and person_name to the person
+  // the catalog put it in; then, still inside the transaction, calls
+  // `before_commit` with the batch. What it writes beside the catalog (the
+  // XMP sidecars) is done before the catalog calls the files done: when it
+  // throws, the batch is rolled back and a re-run does those files again.
+  void write_and_assign(std::span<FileRecord> batch,
+                        const std::function<void(std::span<const FileRecord>)>& before_commit = {});
 
   // Every record for `model_id`, ordered by path (bytewise), tags and
   // objects best first, read in one transaction.
@@ -125,6 +134,12 @@ class Catalog {
   // planner needs its row counts to read the gallery's summaries and
   // people by index.
   void refresh_statistics();
+
+  // Copies the write-ahead log into the database file and syncs it. Commits
+  // are not synced (synchronous = NORMAL), so this is where a failing disk
+  // shows: called at the end of a run, it ends with that error rather than
+  // closing over it (SQLite ignores a failed checkpoint at close).
+  void checkpoint();
 
   // People (pipeline/people.h). Every call is one transaction. Names are
   // unique; an id or a face id that does not exist is an Error.
@@ -144,7 +159,8 @@ class Catalog {
 
  private:
   void migrate();
-  void write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people);
+  void write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
+                   const std::function<void()>& before_commit);
   std::vector<int64_t> write_one(const FileRecord& r);
   void write_objects(int64_t file_id, const FileRecord& r);
   void prepare_meta();

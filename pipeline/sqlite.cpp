@@ -1,19 +1,41 @@
 #include "pipeline/sqlite.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <bit>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.h"
 
 namespace tandem::pipeline::sqlite {
+
+namespace {
+
+// Why SQLite cannot open `path` (or create the log beside it): its "unable
+// to open database file" says nothing, and the errno it keeps is from its
+// last fallback attempt (ENOENT after EACCES), so the file and its folder
+// are asked instead. "" when neither explains it.
+std::string cannot_open_reason(const std::string& path, bool write) {
+  if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), write ? R_OK | W_OK : R_OK) != 0)
+    return std::string(": ") + std::strerror(errno);
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  if (write && ::access(folder.c_str(), W_OK | X_OK) != 0)
+    return ": cannot create files in " + folder + ": " + std::strerror(errno);
+  return "";
+}
+
+}  // namespace
 
 Database::Database(std::string path, Mode mode) : path_(std::move(path)) {
   const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    if ((rc & 0xff) == SQLITE_CANTOPEN) message += cannot_open_reason(path_, mode == Mode::read_write);
     sqlite3_close(db_);  // a handle comes back even on failure
     db_ = nullptr;
     throw Error("sqlite: open: " + message, ErrorContext{path_, "", "", ""});
@@ -45,9 +67,20 @@ void Database::check(int rc, const char* step) const {
 void Database::fail(int rc, const char* step) const {
   // Every code passed here came from a call on this connection, so errmsg
   // describes it (often more exactly than errstr: "no such table: files").
-  throw Error(std::string("sqlite: ") + step + ": " + sqlite3_errmsg(db_) + " (code " +
+  throw Error(std::string("sqlite: ") + step + ": " + sqlite3_errmsg(db_) + os_reason(rc) + " (code " +
                   std::to_string(rc) + ")",
               ErrorContext{path_, "", "", ""});
+}
+
+std::string Database::os_reason(int rc) const {
+  // SQLite's words for a failed system call are generic ("disk I/O
+  // error"); the errno says what to fix. Only for those codes: the errno of
+  // an earlier, harmless failure lingers.
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_CANTOPEN) return cannot_open_reason(path_, true);
+  const int err = sqlite3_system_errno(db_);
+  if (err == 0 || (primary != SQLITE_IOERR && primary != SQLITE_FULL)) return "";
+  return std::string(": ") + std::strerror(err);
 }
 
 void Database::rollback_if_open() noexcept {

@@ -42,6 +42,9 @@ class Database {
   const std::string& path() const { return path_; }
 
  private:
+  // ": <strerror>" when `rc` is a failed system call's, else "".
+  std::string os_reason(int rc) const;
+
   std::string path_;
   sqlite3* db_ = nullptr;
 };

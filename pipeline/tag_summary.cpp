@@ -55,11 +55,14 @@ void diagnose(TagStats& s, const TagRunFacts& facts) {
   }
 }
 
-std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored) {
+std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored, int64_t unreadable) {
   const StageTimes& t = s.time;
   std::string out = fmt::format("{} {} images, {} failed, {} up to date (skipped), {} not images{}\n",
                                 s.decode_only ? "decoded" : "tagged", s.tagged, s.failed, skipped, ignored,
                                 s.decode_only ? " (--decode-only: no inference)" : "");
+  if (unreadable > 0)
+    out += fmt::format("  could not be read: {} files or folders (each named above), their photos not tagged\n",
+                       unreadable);
   for (const auto& [kind, n] : s.failures) out += fmt::format("  failed: {} {}\n", n, kind);
   constexpr size_t kListed = 20;
   for (size_t i = 0; i < s.failed_files.size() && i < kListed; ++i)

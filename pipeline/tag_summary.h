@@ -12,7 +12,8 @@ namespace tandem::pipeline {
 void diagnose(TagStats& stats, const TagRunFacts& facts);
 
 // A few lines for the terminal; `skipped` files were up to date in the
-// catalog, `ignored` were not images (or could not be listed).
-std::string format_summary(const TagStats& stats, int64_t skipped, int64_t ignored);
+// catalog, `ignored` were not images (duplicates, broken links), `unreadable`
+// files and folders could not be read (permission denied, I/O errors).
+std::string format_summary(const TagStats& stats, int64_t skipped, int64_t ignored, int64_t unreadable = 0);
 
 }  // namespace tandem::pipeline

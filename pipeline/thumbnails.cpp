@@ -47,40 +47,43 @@ bool unreserved_in_path(unsigned char c) {
   return std::strchr("!$&'()*+,-./:=@_~", c) != nullptr && c != 0;
 }
 
-// mkdir -p with mode 0700 for what it creates (the standard's rule); false
-// when the folder cannot be had.
-bool make_private_dirs(const std::string& dir) {
+// mkdir -p with mode 0700 for what it creates (the standard's rule); 0, or
+// the errno of the folder that cannot be had.
+int make_private_dirs(const std::string& dir) {
   std::error_code ec;
   std::filesystem::path p(dir);
   std::filesystem::path built;
   for (const auto& part : p) {
     built /= part;
     if (std::filesystem::is_directory(built, ec)) continue;
-    if (::mkdir(built.c_str(), 0700) != 0 && errno != EEXIST) return false;
+    if (::mkdir(built.c_str(), 0700) != 0 && errno != EEXIST) return errno;
   }
-  return std::filesystem::is_directory(p, ec);
+  return std::filesystem::is_directory(p, ec) ? 0 : ENOTDIR;
 }
 
 // Writes `bytes` to `path` through a temporary file in the same folder and
-// a rename, mode 0600, so a reader never sees half a PNG.
-bool write_private_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+// a rename, mode 0600, so a reader never sees half a PNG; 0, or the errno
+// of the step that failed (the temporary file is gone then).
+int write_private_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   const std::string tmp = path + ".tandem-" + std::to_string(::getpid()) + "-" +
                           std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
+  if (fd < 0) return errno;
+  int err = 0;
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
     done += size_t(n);
   }
-  const bool ok = done == bytes.size() && ::close(fd) == 0;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) ::unlink(tmp.c_str());
+  return err;
 }
 
 std::string absolute(const std::string& path) {
@@ -142,19 +145,21 @@ void ThumbnailStore::write(const std::string& path, int64_t mtime_ns, int64_t si
   std::vector<Thumb> thumbs;
   for (const auto& [flavor, side] : kFlavors)
     thumbs.push_back({flavor, fitted(thumbs.empty() ? pixels : thumbs.back().pixels, side)});
+  std::string refused;  // why the shared cache did not take it
   if (!fallback_in_use_) {
     try {
       write_all(root_, root_ready_, thumbs, uri, name, mtime_ns, size, full_w, full_h);
       ++written_;
       return;
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      refused = e.what();
       fallback_in_use_ = true;  // the shared cache refused: the fallback folder takes this and the rest
     }
   }
   try {
     write_all(fallback_, fallback_ready_, thumbs, uri, name, mtime_ns, size, full_w, full_h);
   } catch (const Error& e) {
-    throw Error("thumbnail of " + path + ": " + e.what() + " (nor in " + root_ + ")");
+    throw Error("thumbnail of " + path + ": " + e.what() + (refused.empty() ? "" : "; " + refused));
   }
   ++written_;
 }
@@ -164,7 +169,8 @@ void ThumbnailStore::write_all(const std::string& base, std::atomic<bool>& ready
                                int full_w, int full_h) {
   if (!ready) {
     for (const Thumb& t : thumbs)
-      check(make_private_dirs(base + "/" + t.flavor), "cannot create " + base + "/" + t.flavor);
+      if (const int err = make_private_dirs(base + "/" + t.flavor))
+        throw Error("cannot create " + base + "/" + t.flavor + ": " + std::strerror(err));
     ready = true;
   }
   for (const Thumb& t : thumbs) {
@@ -177,7 +183,8 @@ void ThumbnailStore::write_all(const std::string& base, std::atomic<bool>& ready
                                      {"Thumb::Image::Height", std::to_string(full_h)},
                                      {"Software", "tandem"}},
                           1);
-    check(write_private_file(file, png), "cannot write the thumbnail " + file);
+    if (const int err = write_private_file(file, png))
+      throw Error("cannot write the thumbnail " + file + ": " + std::strerror(err));
   }
 }
 
@@ -201,6 +208,21 @@ std::optional<std::vector<uint8_t>> ThumbnailStore::current(const std::string& p
     }
   }
   return std::nullopt;
+}
+
+bool ThumbnailStore::has(const std::string& path, int64_t mtime_ns) const {
+  const std::string name = md5_hex(file_uri(absolute(path))) + ".png";
+  const auto written_since = [&](const std::string& file) {
+    struct stat st {};
+    return ::stat(file.c_str(), &st) == 0 &&
+           int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec >= mtime_ns;
+  };
+  for (const std::string& base : {root_, fallback_}) {
+    bool all = true;
+    for (const auto& [flavor, side] : kFlavors) all = all && written_since(base + "/" + flavor + "/" + name);
+    if (all) return true;
+  }
+  return false;
 }
 
 }  // namespace tandem::pipeline

@@ -57,6 +57,12 @@ class ThumbnailStore {
   // Thumb::MTime match (a stale one is a file that changed since).
   std::optional<std::vector<uint8_t>> current(const std::string& path, int64_t mtime_ns, bool large) const;
 
+  // Whether both thumbnails of the photo at `path` (made absolute) exist in
+  // the cache or the fallback folder, written no earlier than `mtime_ns`:
+  // one stat each, for a re-run to find the photos whose thumbnails went
+  // missing (a full disk, a cleaned cache) without reading any.
+  bool has(const std::string& path, int64_t mtime_ns) const;
+
   int64_t written() const { return written_; }
   // Whether thumbnails go to the fallback folder (the cache was not writable).
   bool using_fallback() const { return fallback_in_use_; }

@@ -98,19 +98,20 @@ class Walker {
     if (::lstat(path.c_str(), &st) != 0) return problem(path, reason_for(errno));
     if (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &st) != 0) {
       const int err = errno;
-      return problem(path, err == ENOENT ? "broken symbolic link (its target does not exist)" : reason_for(err));
+      if (err == ENOENT) return problem(path, "broken symbolic link (its target does not exist)", false);
+      return problem(path, reason_for(err));
     }
     if (S_ISDIR(st.st_mode)) return visit_folder(path, st);
     if (S_ISREG(st.st_mode)) return add_file(path, st);
-    problem(path, "not a regular file (" + file_type_name(st.st_mode) + ")");
+    problem(path, "not a regular file (" + file_type_name(st.st_mode) + ")", false);
   }
 
  private:
   std::map<FileId, std::string> seen_;  // files and folders listed, by their first path
   std::vector<std::pair<FileId, std::string>> ancestors_;  // the folders being walked
 
-  void problem(const std::string& path, std::string reason) {
-    result.problems.push_back({path, std::move(reason)});
+  void problem(const std::string& path, std::string reason, bool unreadable = true) {
+    result.problems.push_back({path, std::move(reason), unreadable});
   }
 
   // True (and recorded as a duplicate) when `id` was listed before.
@@ -123,7 +124,7 @@ class Walker {
   void visit_folder(const std::string& path, const struct stat& st) {
     const FileId id = id_of(st);
     for (const auto& [ancestor, ancestor_path] : ancestors_) {
-      if (ancestor == id) return problem(path, "symlink loop: leads back to " + ancestor_path);
+      if (ancestor == id) return problem(path, "symlink loop: leads back to " + ancestor_path, false);
     }
     if (seen_before(path, id)) return;
     std::vector<std::string> names;

@@ -55,6 +55,10 @@ struct WalkDuplicate {
 struct WalkProblem {
   std::string path;
   std::string reason;
+  // True when something that exists could not be read (permission denied,
+  // an I/O error, a root not found): photos may be missing from the run.
+  // False for what is no photo anyway (a broken link, a loop, a socket).
+  bool unreadable = true;
 };
 
 struct WalkResult {

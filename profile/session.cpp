@@ -2,10 +2,10 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include "core/error.h"
+#include "core/file_write.h"
 #include "profile/chrome_trace.h"
 #include "profile/overhead.h"
 #include "profile/report_html.h"
@@ -15,12 +15,9 @@ namespace tandem::profile {
 namespace {
 
 void write_text(const std::filesystem::path& path, const std::string& text) {
-  const ErrorContext where{path.string(), "", "", ""};
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  check(bool(file), "cannot open profile file for writing", where);
-  file << text;
-  file.close();
-  check(!file.fail(), "cannot write profile file", where);
+  // Whole or not at all: a full disk or a kill must not leave half a
+  // report over the last run's.
+  write_file_atomically(path.string(), text);
 }
 
 }  // namespace
