@@ -9,6 +9,11 @@ namespace tandem {
 
 using Shape = std::vector<int64_t>;
 
+// The largest extent a model file may declare (2^40): far beyond any real
+// tensor, and far enough below int64's range that sums and products of a
+// few extents in shape inference cannot overflow.
+inline constexpr int64_t kMaxDeclaredExtent = int64_t(1) << 40;
+
 // Number of elements; throws on negative extents or int64 overflow, since
 // shapes come from untrusted model files.
 int64_t shape_numel(const Shape& s);

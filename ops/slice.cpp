@@ -94,7 +94,7 @@ SplitSpec split_spec(const InferContext& c) {
     return s;
   }
   // Split-18 lets the last chunk be smaller; earlier opsets need equal parts.
-  int64_t chunk = (dim + n - 1) / n;
+  int64_t chunk = dim / n + (dim % n != 0);  // ceil(dim / n), with no dim + n to overflow
   check(c.opset >= 18 || dim % n == 0,
         "axis extent " + std::to_string(dim) + " does not split into " + std::to_string(n) + " equal parts");
   for (int64_t i = 0; i < n; ++i) s.sizes.push_back(std::clamp<int64_t>(dim - i * chunk, 0, chunk));

@@ -37,9 +37,9 @@ void apply_type(const onnx::TypeProto& type, Value& v, bool required) {
   bool any_name = false;
   for (const auto& d : tt.shape().dim()) {
     if (d.has_dim_value()) {
-      if (d.dim_value() < 0) {
-        check(!required, "value '" + v.name + "' has negative extent " +
-                             std::to_string(d.dim_value()));
+      if (d.dim_value() < 0 || d.dim_value() > kMaxDeclaredExtent) {
+        check(!required, "value '" + v.name + "' has " + (d.dim_value() < 0 ? "negative" : "absurd") +
+                             " extent " + std::to_string(d.dim_value()));
         return;
       }
       shape.push_back(d.dim_value());

@@ -158,7 +158,7 @@ Shape TfNode::get_shape(const std::string& key) const {
     for (const json& d : s["dim"]) {
       check(d.is_object(), "malformed dim");
       int64_t size = d.contains("size") ? json_int(d["size"], "dim size") : -1;
-      check(size >= -1, "negative dim size");
+      check(size >= -1 && size <= kMaxDeclaredExtent, "dim size " + std::to_string(size) + " is invalid");
       shape.push_back(size);
     }
   } catch (const Error& e) {

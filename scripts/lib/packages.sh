@@ -25,6 +25,20 @@ TEST_PACKAGES=(
   mate-backgrounds plasma-workspace-wallpapers
 )
 
+# scripts/fuzz on top of the main job's: clang with libFuzzer and the
+# sanitizer runtimes.
+FUZZ_PACKAGES=(clang-14 libfuzzer-14-dev libclang-rt-14-dev python3-pil python3-numpy libheif-examples libjpeg-turbo-progs sqlite3)
+
+# scripts/cross-arm64: the main job's and the unit tests' libraries built
+# for arm64 (installed as PACKAGE:arm64 beside the host's).
+# (libdnnl-dev and libonnx-dev are not co-installable: scripts/cross-arm64
+# unpacks them.)
+ARM64_PACKAGES=(
+  libprotobuf-dev zlib1g-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libexif-dev
+  libxxhash-dev libwebp-dev libheif-dev libfmt-dev libsqlite3-dev libexiv2-dev nettle-dev libcpp-httplib-dev
+  libgtest-dev libgmock-dev
+)
+
 # Runs its arguments as root: directly when root, else through sudo.
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
