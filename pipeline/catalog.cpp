@@ -314,6 +314,9 @@ void Catalog::migrate() {
   db_->exec("BEGIN IMMEDIATE", "begin schema migration");
   try {
     int64_t version = db_->query_int("PRAGMA user_version", "read schema version");
+    // user_version is any 32-bit integer another program may have set.
+    check(version >= 0, "catalog schema version " + std::to_string(version) + " is not one tandem writes",
+          ErrorContext{path(), "", "", ""});
     check(version <= kSchemaVersion,
           "catalog schema version " + std::to_string(version) + " is newer than this tandem's (" +
               std::to_string(kSchemaVersion) + "); use a newer tandem",

@@ -346,6 +346,11 @@ TEST(Catalog, RefusesOtherSqliteFilesAndNonDatabases) {
                {newer, fmt::format("schema version {} is newer", future), "use a newer tandem"});
   EXPECT_EQ(sqlite3_cli(newer, "PRAGMA user_version"),
             fmt::format("{}\n", future));  // left as it was
+
+  // A negative version (user_version is any 32-bit integer) indexes no
+  // migration: refused, not used to pick one.
+  sqlite3_cli(newer, "PRAGMA user_version = -251");
+  expect_error([&] { Catalog c(newer); }, {newer, "schema version -251 is not one tandem writes"});
 }
 
 TEST(Catalog, FileStampIsSizeAndNanosecondMtime) {
