@@ -36,6 +36,20 @@ void read_exactly(gzFile f, void* out, size_t n, const std::string& path) {
   }
 }
 
+// Reads the `n` bytes of data the header promises, growing the buffer as
+// they arrive: a 25-byte file claiming 2^31 elements is found short after
+// reading what it has, instead of first allocating (and zeroing) 2 GB.
+std::vector<uint8_t> read_data(gzFile f, size_t n, const std::string& path) {
+  constexpr size_t kChunk = size_t(16) << 20;
+  std::vector<uint8_t> raw;
+  while (raw.size() < n) {
+    const size_t have = raw.size();
+    raw.resize(have + std::min(kChunk, n - have));
+    read_exactly(f, raw.data() + have, raw.size() - have, path);
+  }
+  return raw;
+}
+
 uint32_t big_endian_u32(const uint8_t* b) {
   return uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | uint32_t(b[3]);
 }
@@ -96,8 +110,7 @@ Tensor read_idx(const std::string& path) {
     count *= e;
     shape.push_back(int64_t(e));
   }
-  std::vector<uint8_t> raw(size_t(count) * size);
-  read_exactly(f.get(), raw.data(), raw.size(), path);
+  const std::vector<uint8_t> raw = read_data(f.get(), size_t(count) * size, path);
   uint8_t extra = 0;
   check(gzread(f.get(), &extra, 1) == 0, "IDX file has data past its extents", ErrorContext{path, {}, {}, {}});
   Tensor t = Tensor::empty(dtype, shape);

@@ -88,6 +88,8 @@ TEST(Idx, BadFilesAreErrorsNamingTheFile) {
       {0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 2, 1},   // 4 bytes promised, 1 given
       {0, 0, 8, 1, 0, 0, 0, 1, 7, 8},            // data past the extents
       {0, 0, 8},                                 // cut inside the header
+      {0, 0, 0x0E, 2, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 1},  // extents overflowing
+      {0, 0, 8, 1, 0x80, 0, 0, 0, 7},            // 2 GB promised, 1 byte given (read as it comes, not allocated first)
       {},                                        // empty
   };
   for (const auto& b : bad) {
