@@ -40,14 +40,22 @@ int64_t Window::effective_pad_end(size_t i, int64_t in) const {
 Window resolve_window(const Attributes& a, const Shape& kernel, const Shape& in, bool allow_ceil_mode) {
   size_t k = kernel.size();
   check(in.size() == k, "kernel rank does not match the input's spatial rank");
-  for (int64_t x : kernel) check(x >= 1, "kernel extent " + std::to_string(x) + " is not positive");
+  // Window attributes come from the model file: bounded so that the window
+  // arithmetic below stays far from int64's range, and strides never 0.
+  constexpr int64_t kMaxWindow = int64_t(1) << 31;
+  for (int64_t x : kernel)
+    check(x >= 1 && x <= kMaxWindow, "kernel extent " + std::to_string(x) + " is not in [1, 2^31]");
   Window w;
   w.kernel = kernel;
   w.strides = ints_or(a, "strides", k, 1, 1);
   w.dilations = ints_or(a, "dilations", k, 1, 1);
   w.ceil_mode = a.get_int("ceil_mode", 0) != 0;
   check(allow_ceil_mode || !w.ceil_mode, "ceil_mode is not an attribute of this op");
+  for (size_t i = 0; i < k; ++i)
+    check(w.strides[i] >= 1 && w.strides[i] <= kMaxWindow && w.dilations[i] >= 1 && w.dilations[i] <= kMaxWindow,
+          "strides and dilations must be in [1, 2^31]");
   Shape pads = ints_or(a, "pads", 2 * k, 0, 0);
+  for (int64_t p : pads) check(p >= -kMaxWindow && p <= kMaxWindow, "pad " + std::to_string(p) + " is out of range");
   w.pads_begin.assign(pads.begin(), pads.begin() + long(k));
   w.pads_end.assign(pads.begin() + long(k), pads.end());
   std::string auto_pad = a.get_string("auto_pad", "NOTSET");

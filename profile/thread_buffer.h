@@ -101,8 +101,21 @@ inline std::atomic<uint32_t> g_session{0};
 // The calling thread's buffer, nullptr until it first records or is named.
 // initial-exec: one %fs-relative load instead of a __tls_get_addr call under
 // -fPIC; valid because tandem is linked into the executable (static layers).
+// initial-exec: one instruction per access on the hot path. Not under
+// AddressSanitizer: GCC 12 lets UBSan's null check of the variable's
+// address read the flags of the `add x@gottpoff(%rip), %reg` it emits, and
+// the linker's TLS relaxation turns that add into a `lea`, which sets none;
+// the check then reads stale flags and reports a null pointer that is not
+// there (tracer.cpp, registering a thread). The default model's access goes
+// through a call whose result the check tests itself.
+#if defined(__SANITIZE_ADDRESS__)
+#define TANDEM_TLS_INITIAL_EXEC
+#else
+#define TANDEM_TLS_INITIAL_EXEC [[gnu::tls_model("initial-exec")]]
+#endif
+
 inline ThreadBuffer*& this_thread_buffer() {
-  [[gnu::tls_model("initial-exec")]] static thread_local ThreadBuffer* buffer = nullptr;
+  TANDEM_TLS_INITIAL_EXEC static thread_local ThreadBuffer* buffer = nullptr;
   return buffer;
 }
 

@@ -28,7 +28,7 @@ void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes, boo
   }
   FILE* f = std::fopen(path.c_str(), "wb");
   ASSERT_NE(f, nullptr);
-  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  if (!bytes.empty()) ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());  // data() may be null
   std::fclose(f);
 }
 
