@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 
@@ -44,18 +45,25 @@ bool write_and_sync(int fd, const std::string& bytes) {
   return ::fsync(fd) == 0;
 }
 
-}  // namespace
-
-void write_file_atomically(const std::string& path, const std::string& bytes) {
+// Replaces `path` through a temp file beside it that `fill` writes and
+// syncs (given the temp file's fd and name; false on failure, errno set).
+template <typename Fill>
+void replace_through_temp(const std::string& path, Fill&& fill) {
   auto [temp, fd] = create_temp_beside(path);
   const char* failed = nullptr;
   // A replaced file keeps its permissions (a user's sidecar may be read-only
   // to others); a new one gets what open() gave the temp file.
   struct stat old {};
-  if (::stat(path.c_str(), &old) == 0 && ::fchmod(fd, old.st_mode & 07777) != 0)
-    failed = "set the permissions of";
-  else if (!write_and_sync(fd, bytes))
-    failed = "write";
+  try {
+    if (::stat(path.c_str(), &old) == 0 && ::fchmod(fd, old.st_mode & 07777) != 0)
+      failed = "set the permissions of";
+    else if (!fill(fd, temp))
+      failed = "write";
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
   int err = errno;
   if (::close(fd) != 0 && !failed) {
     failed = "write";
@@ -70,6 +78,24 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
     throw Error(std::string("cannot ") + failed + " file: " + std::strerror(err),
                 ErrorContext{path, "", "", ""});
   }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  replace_through_temp(path, [&](int fd, const std::string&) { return write_and_sync(fd, bytes); });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  replace_through_temp(path, [&](int fd, const std::string& temp) {
+    std::ofstream os(temp, std::ios::binary | std::ios::trunc);
+    if (!os) return false;
+    write(os);
+    os.close();
+    // The stream wrote through its own descriptor; fsync of ours syncs the
+    // same file.
+    return !os.fail() && ::fsync(fd) == 0;
+  });
 }
 
 }  // namespace tandem

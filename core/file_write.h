@@ -1,6 +1,8 @@
 #pragma once
 // Replacing a file so that nobody sees half of it: every layer that writes
 // a result file (checkpoints, sidecars, exports, profiles) goes through it.
+#include <functional>
+#include <ostream>
 #include <string>
 
 namespace tandem {
@@ -12,5 +14,8 @@ namespace tandem {
 // truncated `path`. New files get 0666 less the umask. Throws Error naming
 // `path` and the reason (strerror) on any failure (the temp file is removed).
 void write_file_atomically(const std::string& path, const std::string& bytes);
+// The same for content too large to hold as one string (a trace of
+// millions of events): `write` streams it into the temp file.
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace tandem

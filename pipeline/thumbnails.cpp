@@ -19,6 +19,7 @@
 #include "image/png_decoder.h"
 #include "image/png_encoder.h"
 #include "image/resize.h"
+#include "pipeline/catalog.h"
 
 namespace tandem::pipeline {
 
@@ -121,6 +122,13 @@ std::string md5_hex(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// The standard's name for the thumbnail of the file at `uri`.
+std::string thumbnail_file_name(const std::string& uri) { return md5_hex(uri) + ".png"; }
+
+}  // namespace
+
 std::string default_thumbnail_root() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg && xdg[0] == '/') return std::string(xdg) + "/thumbnails";
@@ -139,7 +147,7 @@ struct ThumbnailStore::Thumb {
 void ThumbnailStore::write(const std::string& path, int64_t mtime_ns, int64_t size, const image::Image& pixels) {
   check(pixels.width > 0 && pixels.height > 0, "thumbnail of " + path + ": no pixels");
   const std::string uri = file_uri(absolute(path));
-  const std::string name = md5_hex(uri) + ".png";
+  const std::string name = thumbnail_file_name(uri);
   const int full_w = pixels.full_width > 0 ? pixels.full_width : pixels.width;
   const int full_h = pixels.full_height > 0 ? pixels.full_height : pixels.height;
   std::vector<Thumb> thumbs;
@@ -191,7 +199,7 @@ void ThumbnailStore::write_all(const std::string& base, std::atomic<bool>& ready
 std::optional<std::vector<uint8_t>> ThumbnailStore::current(const std::string& path, int64_t mtime_ns,
                                                            bool large) const {
   const std::string uri = file_uri(absolute(path));
-  const std::string name = std::string(large ? "large" : "normal") + "/" + md5_hex(uri) + ".png";
+  const std::string name = std::string(large ? "large" : "normal") + "/" + thumbnail_file_name(uri);
   const std::string mtime = std::to_string(mtime_ns / 1000000000);
   for (const std::string& base : {root_, fallback_}) {
     std::vector<uint8_t> png;
@@ -211,11 +219,10 @@ std::optional<std::vector<uint8_t>> ThumbnailStore::current(const std::string& p
 }
 
 bool ThumbnailStore::has(const std::string& path, int64_t mtime_ns) const {
-  const std::string name = md5_hex(file_uri(absolute(path))) + ".png";
+  const std::string name = thumbnail_file_name(file_uri(absolute(path)));
   const auto written_since = [&](const std::string& file) {
-    struct stat st {};
-    return ::stat(file.c_str(), &st) == 0 &&
-           int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec >= mtime_ns;
+    const std::optional<FileStamp> stamp = file_stamp_if_any(file);
+    return stamp && stamp->mtime_ns >= mtime_ns;
   };
   for (const std::string& base : {root_, fallback_}) {
     bool all = true;

@@ -4,18 +4,15 @@
 // nlohmann::json only escapes strings, once per location, counter and thread.
 #include "profile/chrome_trace.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_write.h"
 
 namespace tandem::profile {
 namespace {
@@ -248,19 +245,9 @@ std::string chrome_trace_json(const Trace& trace) {
 }
 
 void write_chrome_trace(const Trace& trace, const std::string& path) {
-  // Streamed into a temporary file beside it and renamed over it once
-  // whole: a full disk or a kill leaves the last trace, never half a new one.
-  const ErrorContext where{path, "", "", ""};
-  const std::string temp = path + ".tandem-" + std::to_string(::getpid()) + ".tmp";
-  std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-  check(bool(file), std::string("cannot create a temp file beside it: ") + std::strerror(errno), where);
-  write_chrome_trace(trace, file);
-  file.close();
-  if (file.fail() || ::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    throw Error(std::string("cannot write trace file: ") + std::strerror(err), where);
-  }
+  // Whole or not at all: a full disk or a kill leaves the last trace, never
+  // half a new one.
+  write_file_atomically(path, [&](std::ostream& os) { write_chrome_trace(trace, os); });
 }
 
 }  // namespace tandem::profile
