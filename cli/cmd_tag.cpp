@@ -306,6 +306,9 @@ int tag_command(TagOptions& o) {
         stderr,
         "tandem: {} of {} GPU JPEG decoders did not open, the CPU decoders took their files: {}\n",
         stats.gpu_decoders_unopened, stats.gpu_decoders, stats.gpu_open_error);
+  if (stats.gpu_decoders_out_of_memory > 0)
+    fmt::print(stderr, "tandem: {} of {} GPU JPEG decoders ran out of GPU memory, the CPU decoders took their files: {}\n",
+               stats.gpu_decoders_out_of_memory, stats.gpu_decoders, stats.gpu_memory_error);
   if (!o.decode_only && model->session()) say_fallback_cost(*model->session(), stats.wall_s);
   pipeline::diagnose(stats, facts);
   fmt::print(stderr, "{}", pipeline::format_summary(stats, in.skipped, in.ignored, in.unreadable));

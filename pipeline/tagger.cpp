@@ -124,6 +124,8 @@ struct Run {
   std::atomic<int> gpu_threads_running{0};
   std::atomic<int> gpu_unopened{0};
   std::string gpu_open_error;  // under error_mutex
+  std::atomic<int> gpu_out_of_memory{0};
+  std::string gpu_memory_error;  // under error_mutex
   std::mutex time_mutex;
   StageTimes time;
   std::mutex error_mutex;
@@ -468,6 +470,11 @@ class GpuDecoderThread {
     try {
       TANDEM_ZONE_CAT("gpu decode", "tag");
       results = dec_.decode(jobs);
+    } catch (const Error& e) {
+      for (const BatchRing::Claim& c : claims) commit(c, nullptr);
+      if (e.kind() != ErrorKind::out_of_memory || required_) throw;
+      retire(g, reader, e.what());
+      return false;
     } catch (...) {
       for (const BatchRing::Claim& c : claims) commit(c, nullptr);
       throw;
@@ -517,6 +524,22 @@ class GpuDecoderThread {
     uint8_t* out = t.pixels.data();
     for (size_t i = 0; i < n; ++i) out[i] = uint8_t(floats[i]);
     run_.gpu_thumbnails.push(std::move(t));
+  }
+
+  // Out of GPU memory (a group outgrew the decoder's buffers while another
+  // process held the rest): this decoder stops and the CPU decoders take its
+  // files, the group in hand and the one read ahead, instead of the run
+  // failing for want of a faster decoder. Inference keeps the memory its
+  // plans hold.
+  void retire(Group& g, PrefetchThread<Group>& reader, const std::string& why) {
+    for (size_t k = 0; k < g.records.size(); ++k) hand_off(std::move(g.records[k]), std::move(g.bytes[k]));
+    if (reader.pending()) {
+      Group next = reader.take();
+      for (size_t k = 0; k < next.records.size(); ++k) hand_off(std::move(next.records[k]), std::move(next.bytes[k]));
+    }
+    ++run_.gpu_out_of_memory;
+    std::lock_guard<std::mutex> lock(run_.error_mutex);
+    if (run_.gpu_memory_error.empty()) run_.gpu_memory_error = why;
   }
 
   void hand_off(TagRecord r, std::vector<uint8_t> bytes) {
@@ -767,6 +790,8 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   stats.gpu_refused = run.gpu_refused;
   stats.gpu_decoders_unopened = run.gpu_unopened;
   stats.gpu_open_error = run.gpu_open_error;
+  stats.gpu_decoders_out_of_memory = run.gpu_out_of_memory;
+  stats.gpu_memory_error = run.gpu_memory_error;
   stats.thumbnails = options_.thumbnails ? options_.thumbnails->written() : 0;
   stats.thumbnails_failed = run.thumbnails_failed;
   stats.thumbnail_error = run.thumbnail_error;

@@ -91,6 +91,8 @@ struct TagStats {
   int64_t batches = 0, partial_batches = 0;
   int gpu_decoders_unopened = 0;  // GPU decoders that could not open
   std::string gpu_open_error;     // why the first of them could not
+  int gpu_decoders_out_of_memory = 0;  // GPU decoders that stopped for want of GPU memory
+  std::string gpu_memory_error;        // the first of their errors
   int decoders = 0;
   int gpu_decoders = 0;
   int64_t gpu_decoded = 0;  // images the GPU decoded (the rest: the CPU decoders)
