@@ -71,6 +71,7 @@ std::pair<DType, size_t> idx_type(uint8_t code, const std::string& path) {
 // the hosts tandem runs on (x86-64, aarch64) are little-endian.
 void to_host_order(const std::vector<uint8_t>& raw, size_t size, DType t, Tensor& out) {
   const int64_t n = out.numel();
+  if (n == 0) return;  // an empty tensor's storage may be null: nothing to copy
   auto* dst = static_cast<uint8_t*>(out.raw());
   if (size == 1) {
     std::memcpy(dst, raw.data(), size_t(n));

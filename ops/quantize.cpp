@@ -14,16 +14,18 @@ QuantAxis quant_axis(const Attributes& a, const Shape& x, const Shape& scale, co
                                                  " differs from the scale's " + shape_str(scale));
   QuantAxis q;
   if (scale.empty() || scale[0] == 1) {  // per tensor
-    for (int64_t d : x) q.inner *= d;
+    q.inner = shape_numel(x);
     return q;
   }
   const int64_t rank = int64_t(x.size());
-  const int64_t axis = normalize_axis(a.get_int("axis", 1), rank);
-  check(x[size_t(axis)] == scale[0], "a per-axis scale of " + std::to_string(scale[0]) + " values for axis " +
-                                          std::to_string(axis) + " of " + shape_str(x));
-  for (int64_t i = 0; i < axis; ++i) q.outer *= x[size_t(i)];
+  const size_t axis = size_t(normalize_axis(a.get_int("axis", 1), rank));
+  check(x[axis] == scale[0], "a per-axis scale of " + std::to_string(scale[0]) + " values for axis " +
+                                 std::to_string(axis) + " of " + shape_str(x));
+  // Checked products (shape_numel): the extents before and after the axis
+  // can overflow where the whole's product is 0.
+  q.outer = shape_numel(Shape(x.begin(), x.begin() + std::ptrdiff_t(axis)));
   q.channels = scale[0];
-  for (int64_t i = axis + 1; i < rank; ++i) q.inner *= x[size_t(i)];
+  q.inner = shape_numel(Shape(x.begin() + std::ptrdiff_t(axis) + 1, x.end()));
   return q;
 }
 

@@ -10,13 +10,13 @@ SoftmaxSplit softmax_split(const Attributes& a, int opset, const Shape& x) {
   check(rank >= 1, "softmax of a scalar");
   bool coerce = opset < 13;
   int64_t axis = normalize_axis(a.get_int("axis", coerce ? 1 : -1), rank);
+  // Checked products (shape_numel) of the extents before, at and after the
+  // axis: a model file may declare extents whose product overflows.
+  const auto at = x.begin() + axis;
   SoftmaxSplit s;
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t d = x[size_t(i)];
-    if (i < axis) s.outer *= d;
-    else if (i == axis || coerce) s.len *= d;
-    else s.inner *= d;
-  }
+  s.outer = shape_numel(Shape(x.begin(), at));
+  s.len = shape_numel(Shape(at, coerce ? x.end() : at + 1));
+  s.inner = coerce ? 1 : shape_numel(Shape(at + 1, x.end()));
   return s;
 }
 

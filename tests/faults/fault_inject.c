@@ -16,14 +16,7 @@
 //   syncfail      fsync/fdatasync of a matching file fail with EIO once BYTES
 //                 were written to matching files (writeback failing later);
 //   count         nothing fails; the total is logged at exit ("count N"), to
-//                 place a fault part way through the same run;
-//   cudaoom       nothing fails to write; once BYTES were written to matching
-//                 files, every CUDA device allocation (cudaMalloc, the
-//                 stream-ordered and pool forms, pitched, managed) fails with
-//                 cudaErrorMemoryAllocation, as when another process takes
-//                 the GPU's memory mid-run. BYTES 0 arms it from the start.
-//                 Only the calls a program makes into libcudart itself are
-//                 reached: cuDNN and cuBLAS allocate inside their own code.
+//                 place a fault part way through the same run.
 // Read actions act once, just before the first read from a matching file
 // that reaches past BYTES (so a peek at a file's first bytes does not set
 // them off, the read of the whole file does):
@@ -57,7 +50,6 @@ enum action {
   KILL_FAULT,
   SYNCFAIL_FAULT,
   COUNT_ONLY,
-  CUDA_OOM_FAULT,
   TRUNCATE_FAULT,
   REWRITE_FAULT,
   REPLACE_FAULT
@@ -105,8 +97,7 @@ __attribute__((constructor)) static void fault_init(void) {
     const char* name;
     enum action action;
   } kNames[] = {{"enospc", ENOSPC_FAULT},     {"eio", EIO_FAULT},           {"kill", KILL_FAULT},
-                {"syncfail", SYNCFAIL_FAULT}, {"count", COUNT_ONLY},        {"cudaoom", CUDA_OOM_FAULT},
-                {"truncate", TRUNCATE_FAULT},
+                {"syncfail", SYNCFAIL_FAULT}, {"count", COUNT_ONLY},        {"truncate", TRUNCATE_FAULT},
                 {"rewrite", REWRITE_FAULT},   {"replace", REPLACE_FAULT}};
   const char* c1 = strchr(spec, ':');
   const char* c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -156,9 +147,7 @@ static int fault_errno(void) { return g_action == EIO_FAULT ? EIO : ENOSPC; }
 
 static int cuts_writes(void) { return g_action == ENOSPC_FAULT || g_action == EIO_FAULT || g_action == KILL_FAULT; }
 
-static int counts_writes(void) {
-  return cuts_writes() || g_action == SYNCFAIL_FAULT || g_action == COUNT_ONLY || g_action == CUDA_OOM_FAULT;
-}
+static int counts_writes(void) { return cuts_writes() || g_action == SYNCFAIL_FAULT || g_action == COUNT_ONLY; }
 
 // How many of `n` bytes bound for `fd` may be written: n when the fault does
 // not concern it, fewer (possibly 0) once the limit is reached; -1 with errno
@@ -166,8 +155,6 @@ static int counts_writes(void) {
 static ssize_t allowed(int fd, size_t n, char* path, size_t path_size) {
   if (!counts_writes() || !matches(fd, path, path_size)) return (ssize_t)n;
   long long before = __atomic_fetch_add(&g_written, (long long)n, __ATOMIC_SEQ_CST);
-  if (g_action == CUDA_OOM_FAULT && before + (long long)n > g_limit && !__atomic_exchange_n(&g_tripped, 1, __ATOMIC_SEQ_CST))
-    note("cudaoom-armed", path);
   if (!cuts_writes() || before + (long long)n <= g_limit) return (ssize_t)n;
   long long room = before < g_limit ? g_limit - before : 0;
   if (!__atomic_exchange_n(&g_tripped, 1, __ATOMIC_SEQ_CST))
@@ -340,45 +327,4 @@ size_t fread(void* buf, size_t size, size_t count, FILE* f) {
 size_t __fread_chk(void* buf, size_t buflen, size_t size, size_t count, FILE* f) {
   before_read(fileno(f), ftello(f), size * count);
   return real_fread_chk(buf, buflen, size, count, f);
-}
-
-// CUDA's device allocations, declared here rather than through
-// cuda_runtime.h so the shim builds without the toolkit. The return type
-// is cudaError_t; 2 is cudaErrorMemoryAllocation.
-typedef int cuda_status;
-enum { CUDA_ERROR_MEMORY_ALLOCATION = 2 };
-
-static int cuda_out_of_memory(const char* call) {
-  if (g_action != CUDA_OOM_FAULT) return 0;
-  if (g_limit > 0 && !__atomic_load_n(&g_tripped, __ATOMIC_SEQ_CST)) return 0;
-  static int logged;
-  if (!__atomic_exchange_n(&logged, 1, __ATOMIC_SEQ_CST)) note("cudaoom", call);
-  return 1;
-}
-
-#define CUDA_NEXT(type, name) ((type)dlsym(RTLD_NEXT, name))
-
-cuda_status cudaMalloc(void** p, size_t n) {
-  if (cuda_out_of_memory("cudaMalloc")) return CUDA_ERROR_MEMORY_ALLOCATION;
-  return CUDA_NEXT(cuda_status(*)(void**, size_t), "cudaMalloc")(p, n);
-}
-
-cuda_status cudaMallocAsync(void** p, size_t n, void* stream) {
-  if (cuda_out_of_memory("cudaMallocAsync")) return CUDA_ERROR_MEMORY_ALLOCATION;
-  return CUDA_NEXT(cuda_status(*)(void**, size_t, void*), "cudaMallocAsync")(p, n, stream);
-}
-
-cuda_status cudaMallocFromPoolAsync(void** p, size_t n, void* pool, void* stream) {
-  if (cuda_out_of_memory("cudaMallocFromPoolAsync")) return CUDA_ERROR_MEMORY_ALLOCATION;
-  return CUDA_NEXT(cuda_status(*)(void**, size_t, void*, void*), "cudaMallocFromPoolAsync")(p, n, pool, stream);
-}
-
-cuda_status cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
-  if (cuda_out_of_memory("cudaMallocPitch")) return CUDA_ERROR_MEMORY_ALLOCATION;
-  return CUDA_NEXT(cuda_status(*)(void**, size_t*, size_t, size_t), "cudaMallocPitch")(p, pitch, width, height);
-}
-
-cuda_status cudaMallocManaged(void** p, size_t n, unsigned flags) {
-  if (cuda_out_of_memory("cudaMallocManaged")) return CUDA_ERROR_MEMORY_ALLOCATION;
-  return CUDA_NEXT(cuda_status(*)(void**, size_t, unsigned), "cudaMallocManaged")(p, n, flags);
 }
