@@ -532,14 +532,18 @@ class GpuDecoderThread {
   // failing for want of a faster decoder. Inference keeps the memory its
   // plans hold.
   void retire(Group& g, PrefetchThread<Group>& reader, const std::string& why) {
-    for (size_t k = 0; k < g.records.size(); ++k) hand_off(std::move(g.records[k]), std::move(g.bytes[k]));
+    hand_off_all(g);
     if (reader.pending()) {
       Group next = reader.take();
-      for (size_t k = 0; k < next.records.size(); ++k) hand_off(std::move(next.records[k]), std::move(next.bytes[k]));
+      hand_off_all(next);
     }
     ++run_.gpu_out_of_memory;
     std::lock_guard<std::mutex> lock(run_.error_mutex);
     if (run_.gpu_memory_error.empty()) run_.gpu_memory_error = why;
+  }
+
+  void hand_off_all(Group& g) {
+    for (size_t k = 0; k < g.records.size(); ++k) hand_off(std::move(g.records[k]), std::move(g.bytes[k]));
   }
 
   void hand_off(TagRecord r, std::vector<uint8_t> bytes) {
