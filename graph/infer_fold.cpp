@@ -34,6 +34,26 @@ ops::InferContext infer_context(const Graph& g, const Node& n) {
   return ic;
 }
 
+// Folding materialises a value at import, whatever its size. One bigger
+// than this is left to run time, where its memory is planned with the rest
+// and a shortage fails that run: a model file of a few hundred bytes must
+// not make the import allocate terabytes. Real weight rearrangements stay
+// far below (VGG-16's largest fully connected weight is 411 MB in fp32).
+constexpr int64_t kMaxFoldedBytes = int64_t(1) << 30;
+
+bool small_enough_to_fold(const std::vector<TensorDesc>& outs) {
+  int64_t bytes = 0;
+  for (const TensorDesc& d : outs) {
+    if (d.shape.empty()) continue;
+    for (int64_t e : d.shape)
+      if (e < 0) return false;
+    const int64_t n = shape_numel(d.shape), size = std::max<int64_t>(1, int64_t(dtype_size(d.dtype)));
+    if (n > (kMaxFoldedBytes - bytes) / size) return false;
+    bytes += n * size;
+  }
+  return true;
+}
+
 bool all_inputs_constant(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs)
     if (v != kNoValue && !g.value(v).is_constant()) return false;
@@ -110,7 +130,8 @@ void infer_and_fold(Graph& g, Backend& cpu) {
         v.shape = outs[k].shape;
       }
       bool shape_only = n.op_type == "Shape" && shape_is_static(g.value(n.inputs[0]).shape);
-      if (!never_fold(n.op_type) && (shape_only || all_inputs_constant(g, n))) fold_node(g, n, cpu);
+      if (!never_fold(n.op_type) && (shape_only || (all_inputs_constant(g, n) && small_enough_to_fold(outs))))
+        fold_node(g, n, cpu);
     } catch (const Error& e) {
       throw e.with_context(g.context(NodeId(i)));
     }

@@ -9,7 +9,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "cpu/cpu_backend.h"
 #include "formats/onnx/onnx_importer.h"
+#include "graph/passes.h"
 
 #include <fstream>
 #include <sstream>
@@ -260,6 +262,29 @@ TEST(OnnxImport, RefusesHostileFiles) {
 
 // External data: a valid file loads; a location climbing out of the model
 // folder, an absolute one and a file too short are refused.
+// A few hundred bytes that ask for a 4 TiB constant: folding leaves it to
+// run time (found by the onnx_model fuzzer, where the fold's allocation
+// was the crash), and a small constant beside it is still folded.
+TEST(OnnxImport, HugeConstantIsLeftToRunTime) {
+  TempDir dir("onnx_huge_fold");
+  onnx::ModelProto m = make_model();
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = tensor_to_proto(Tensor::from_vector<int64_t>({1 << 20, 1 << 20}, {2}), "huge_shape");
+  *g->add_initializer() = tensor_to_proto(Tensor::from_vector<int64_t>({2, 3}, {2}), "small_shape");
+  add_node(g, "ConstantOfShape", {"huge_shape"}, {"huge"});
+  add_node(g, "ConstantOfShape", {"small_shape"}, {"small"});
+  add_value_info(g->mutable_output(), "huge", onnx::TensorProto::FLOAT, {1 << 20, 1 << 20});
+  add_value_info(g->mutable_output(), "small", onnx::TensorProto::FLOAT, {2, 3});
+  Graph graph = load_onnx(save(dir, "m.onnx", m));
+  infer_and_fold(graph, cpu::cpu_backend());
+  const Value& huge = graph.value(graph.find_value("huge"));
+  EXPECT_FALSE(huge.is_constant());
+  EXPECT_EQ(huge.shape, (Shape{1 << 20, 1 << 20}));
+  const Value& small = graph.value(graph.find_value("small"));
+  ASSERT_TRUE(small.is_constant());
+  EXPECT_EQ(small.constant->shape(), (Shape{2, 3}));
+}
+
 TEST(OnnxImport, ExternalData) {
   TempDir dir("onnx_external");
   std::vector<float> w(16);
