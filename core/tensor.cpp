@@ -98,7 +98,16 @@ int64_t Tensor::int_at(int64_t i) const {
   switch (desc_.dtype) {
     case DType::i64: return static_cast<const int64_t*>(raw())[i];
     case DType::i32: return static_cast<const int32_t*>(raw())[i];
-    default: return int64_t(scalar_at(i));
+    default: {
+      // A float read as an integer (a shape or an index in a float tensor)
+      // must be one int64 can hold: converting NaN, an infinity or 1e30 is
+      // undefined behaviour, not a large number.
+      const double d = scalar_at(i);
+      if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        throw Error("element " + std::to_string(i) + " of a " + std::string(dtype_name(desc_.dtype)) + " tensor is " +
+                    std::to_string(d) + ", not an integer in int64's range");
+      return int64_t(d);
+    }
   }
 }
 

@@ -42,3 +42,13 @@ TEST(Device, ParsesAndRejects) {
   EXPECT_THROW(Device::parse("cuda:x"), Error);
   EXPECT_THROW(Device::parse("tpu"), Error);
 }
+
+// A float tensor read as integers (a Reshape's shape given in floats) holds
+// values int64 may not: those are an error, not undefined behaviour.
+TEST(Tensor, FloatReadAsIntegerMustFitInt64) {
+  Tensor t = Tensor::from_vector<float>({3.0f, -2.0f, INFINITY, NAN, 1e30f}, {5});
+  EXPECT_EQ(t.int_at(0), 3);
+  EXPECT_EQ(t.int_at(1), -2);
+  for (int64_t i : {2, 3, 4}) EXPECT_THROW(t.int_at(i), Error) << i;
+  EXPECT_THROW(t.to_int_vector(), Error);
+}
