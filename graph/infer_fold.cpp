@@ -44,9 +44,7 @@ constexpr int64_t kMaxFoldedBytes = int64_t(1) << 30;
 bool small_enough_to_fold(const std::vector<TensorDesc>& outs) {
   int64_t bytes = 0;
   for (const TensorDesc& d : outs) {
-    if (d.shape.empty()) continue;
-    for (int64_t e : d.shape)
-      if (e < 0) return false;
+    if (!shape_is_static(d.shape)) return false;
     const int64_t n = shape_numel(d.shape), size = std::max<int64_t>(1, int64_t(dtype_size(d.dtype)));
     if (n > (kMaxFoldedBytes - bytes) / size) return false;
     bytes += n * size;
