@@ -63,8 +63,11 @@ EltwiseSpec spec_for(const OpDesc& op) {
 }
 
 KernelPlan make_eltwise(const OpDesc& op) {
-  if (op.inputs[0].dtype != DType::f32)
-    throw Error::unsupported("CPU eltwise supports f32 only, got " + op.inputs[0].str());
+  // bf16 is what oneDNN 2.6's CPU eltwise computes besides f32 (in float,
+  // rounding once on store); f16 it does not.
+  DType t = op.inputs[0].dtype;
+  if (t != DType::f32 && t != DType::bf16)
+    throw Error::unsupported("CPU eltwise supports f32 and bf16, got " + op.inputs[0].str());
   EltwiseSpec s = spec_for(op);
   dnnl::post_ops po;
   if (s.clip01_after) po.append_eltwise(1.f, alg::eltwise_clip_v2, 0.f, 1.f);

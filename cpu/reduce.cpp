@@ -63,8 +63,8 @@ class ReduceKernel : public Kernel {
   size_t scratch_bytes() const override { return size_t(out_numel_) * 8 + 8; }
 
   void run(const void* const* in, void* const* out, const RunContext& ctx) override {
-    if (block_ && type_ == DType::f32) {
-      reduce_block(BlockReduction(int(red_)), *block_, static_cast<const float*>(in[0]), static_cast<float*>(out[0]));
+    if (block_ && reduce_block_supports(type_)) {
+      reduce_block(BlockReduction(int(red_)), *block_, type_, in[0], out[0]);
       return;
     }
     check(ctx.scratch_bytes >= scratch_bytes(), "reduce: scratch too small");

@@ -1,11 +1,14 @@
-// f32 reductions whose reduced axes form one contiguous block, the shape of
+// Float reductions (f32, f16, bf16) whose reduced axes form one contiguous block, the shape of
 // almost every reduction in a CNN (global average pooling written as
 // ReduceMean over H,W; squeeze-excite means; channel sums): the input is
 // viewed as [outer, extent, inner] and reduced along extent. Threads split
 // outer (or inner when outer is small); partial sums run in f32 over short
 // runs, which the compiler vectorizes, and are carried in double across runs,
-// so the result keeps the generic kernel's accuracy.
+// so the result keeps the generic kernel's accuracy. f16 and bf16 elements
+// are widened as they are read and rounded once when the result is stored.
 #include "cpu/reduce_block.h"
+
+#include "cpu/typed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,16 +34,17 @@ float init(BlockReduction r) {
 bool is_sum(BlockReduction r) { return r == BlockReduction::sum || r == BlockReduction::mean; }
 
 // One contiguous row of n values (inner == 1).
-float reduce_row(BlockReduction r, const float* x, int64_t n) {
+template <class S>
+float reduce_row(BlockReduction r, const S* x, int64_t n) {
   if (is_sum(r)) {
     double total = 0;
     for (int64_t b = 0; b < n; b += kRun) {
       float part[8] = {};
       int64_t e = std::min(n, b + kRun), i = b;
       for (; i + 8 <= e; i += 8)
-        for (int k = 0; k < 8; ++k) part[k] += x[i + k];
+        for (int k = 0; k < 8; ++k) part[k] += Num<S>::load(x[i + k]);
       float tail = 0;
-      for (; i < e; ++i) tail += x[i];
+      for (; i < e; ++i) tail += Num<S>::load(x[i]);
       double run = tail;
       for (float p : part) run += p;
       total += run;
@@ -48,13 +52,13 @@ float reduce_row(BlockReduction r, const float* x, int64_t n) {
     return float(r == BlockReduction::mean ? total / double(n) : total);
   }
   float acc = init(r);
-  for (int64_t i = 0; i < n; ++i) acc = combine(r, acc, x[i]);
+  for (int64_t i = 0; i < n; ++i) acc = combine(r, acc, Num<S>::load(x[i]));
   return acc;
 }
 
 // Columns [c0, c1) of an [extent, inner] block: y[c] = reduce over e of x[e, c].
-void reduce_columns(BlockReduction r, const float* x, float* y, int64_t extent, int64_t inner, int64_t c0,
-                    int64_t c1) {
+template <class S>
+void reduce_columns(BlockReduction r, const S* x, S* y, int64_t extent, int64_t inner, int64_t c0, int64_t c1) {
   const int64_t w = c1 - c0;
   if (is_sum(r)) {
     std::vector<double> total(size_t(w), 0.0);
@@ -62,20 +66,21 @@ void reduce_columns(BlockReduction r, const float* x, float* y, int64_t extent, 
     for (int64_t b = 0; b < extent; b += kRun) {
       std::fill(part.begin(), part.end(), 0.f);
       for (int64_t e = b, end = std::min(extent, b + kRun); e < end; ++e) {
-        const float* row = x + e * inner + c0;
-        for (int64_t c = 0; c < w; ++c) part[size_t(c)] += row[c];
+        const S* row = x + e * inner + c0;
+        for (int64_t c = 0; c < w; ++c) part[size_t(c)] += Num<S>::load(row[c]);
       }
       for (int64_t c = 0; c < w; ++c) total[size_t(c)] += part[size_t(c)];
     }
     for (int64_t c = 0; c < w; ++c)
-      y[c0 + c] = float(r == BlockReduction::mean ? total[size_t(c)] / double(extent) : total[size_t(c)]);
+      y[c0 + c] = Num<S>::store(float(r == BlockReduction::mean ? total[size_t(c)] / double(extent) : total[size_t(c)]));
     return;
   }
-  for (int64_t c = c0; c < c1; ++c) y[c] = init(r);
+  std::vector<float> acc(size_t(w), init(r));
   for (int64_t e = 0; e < extent; ++e) {
-    const float* row = x + e * inner;
-    for (int64_t c = c0; c < c1; ++c) y[c] = combine(r, y[c], row[c]);
+    const S* row = x + e * inner + c0;
+    for (int64_t c = 0; c < w; ++c) acc[size_t(c)] = combine(r, acc[size_t(c)], Num<S>::load(row[c]));
   }
+  for (int64_t c = 0; c < w; ++c) y[c0 + c] = Num<S>::store(acc[size_t(c)]);
 }
 
 }  // namespace
@@ -98,11 +103,14 @@ std::optional<BlockShape> block_shape(const Shape& in, const std::vector<bool>& 
   return s;
 }
 
-void reduce_block(BlockReduction r, const BlockShape& s, const float* x, float* y) {
+namespace {
+
+template <class S>
+void reduce_block_typed(BlockReduction r, const BlockShape& s, const S* x, S* y) {
   const int64_t slab = s.extent * s.inner;
   if (s.inner == 1) {
 #pragma omp parallel for schedule(static) if (s.outer * s.extent >= (int64_t(1) << 15))
-    for (int64_t o = 0; o < s.outer; ++o) y[o] = reduce_row(r, x + o * slab, s.extent);
+    for (int64_t o = 0; o < s.outer; ++o) y[o] = Num<S>::store(reduce_row(r, x + o * slab, s.extent));
     return;
   }
   // Column chunks of 64 keep each thread's partial sums in L1.
@@ -113,6 +121,23 @@ void reduce_block(BlockReduction r, const BlockShape& s, const float* x, float* 
     for (int64_t k = 0; k < chunks; ++k)
       reduce_columns(r, x + o * slab, y + o * s.inner, s.extent, s.inner, k * kCols,
                      std::min(s.inner, (k + 1) * kCols));
+}
+
+}  // namespace
+
+bool reduce_block_supports(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+void reduce_block(BlockReduction r, const BlockShape& s, DType t, const void* x, void* y) {
+  switch (t) {
+    case DType::f32:
+      return reduce_block_typed(r, s, static_cast<const float*>(x), static_cast<float*>(y));
+    case DType::f16:
+      return reduce_block_typed(r, s, static_cast<const F16*>(x), static_cast<F16*>(y));
+    case DType::bf16:
+      return reduce_block_typed(r, s, static_cast<const BF16*>(x), static_cast<BF16*>(y));
+    default:
+      throw Error::unsupported("block reduction of " + std::string(dtype_name(t)));
+  }
 }
 
 }  // namespace tandem::cpu

@@ -1,11 +1,12 @@
 #pragma once
-// The fast path of ReduceSum/Mean/Max/Min for f32 when the reduced axes are
+// The fast path of ReduceSum/Mean/Max/Min for f32, f16 and bf16 when the reduced axes are
 // one contiguous block of the input (cpu/reduce.cpp falls back to its
 // generic walk otherwise).
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/shape.h"
 
 namespace tandem::cpu {
@@ -21,7 +22,10 @@ struct BlockShape {
 // dims aside) are adjacent; nullopt otherwise or when nothing is reduced.
 std::optional<BlockShape> block_shape(const Shape& in, const std::vector<bool>& reduced);
 
-// y[outer * inner] = reduction of x over extent; NaN propagates.
-void reduce_block(BlockReduction r, const BlockShape& s, const float* x, float* y);
+bool reduce_block_supports(DType t);
+
+// y[outer * inner] = reduction of x over extent, both of dtype t (one that
+// reduce_block_supports); NaN propagates.
+void reduce_block(BlockReduction r, const BlockShape& s, DType t, const void* x, void* y);
 
 }  // namespace tandem::cpu

@@ -2,7 +2,8 @@
 // taps built once at prepare time (ops/resize_taps.h). A pass views the
 // tensor as [outer, length, inner]: output row j along the axis is its taps'
 // input rows, copied bit for bit (nearest, any dtype) or blended (linear and
-// cubic, f32). Shrinking axes go first so intermediates stay small.
+// cubic; f32, f16 and bf16, summed in float). Shrinking axes go first so
+// intermediates stay small.
 // A 4-D input keeps its layout (nhwc, nChw8c, nChw16c) when N and C are not
 // resized: the passes then run over the layout's memory dims, so no reorder
 // is needed around an upsampling layer of a CNN. tf_crop_and_resize stays
@@ -85,57 +86,72 @@ void pick(const Pass& p, const void* src_v, void* dst_v, E fill) {
     }
 }
 
-// Linear (T = 2) and cubic (T = 4) on f32, inner rows of several elements:
-// each output row is a weighted sum of whole input rows.
-template <int T>
-void blend_rows(const Pass& p, const float* src, float* dst, float fill) {
+// Linear (T = 2) and cubic (T = 4), inner rows of several elements: each
+// output row is a weighted sum of whole input rows. S is the element type;
+// the sum is taken in float and rounded once, when stored.
+template <int T, class S>
+void blend_rows(const Pass& p, const S* src, S* dst, S fill) {
   const int64_t inner = p.inner;
 #pragma omp parallel for collapse(2) schedule(static) if (p.out_elems() >= kParallelElems)
   for (int64_t o = 0; o < p.outer; ++o) {
     for (int64_t j = 0; j < p.out_len; ++j) {
-      float* __restrict d = dst + (o * p.out_len + j) * inner;
+      S* __restrict d = dst + (o * p.out_len + j) * inner;
       if (p.taps.outside[size_t(j)]) {
         std::fill(d, d + inner, fill);
         continue;
       }
-      const float* base = src + o * p.in_len * inner;
+      const S* base = src + o * p.in_len * inner;
       const int64_t* idx = &p.taps.index[size_t(j * T)];
       const float* w = &p.taps.weight[size_t(j * T)];
-      const float* __restrict r0 = base + idx[0] * inner;
-      const float* __restrict r1 = base + idx[1] * inner;
+      const S* __restrict r0 = base + idx[0] * inner;
+      const S* __restrict r1 = base + idx[1] * inner;
       if constexpr (T == 2) {
-        for (int64_t k = 0; k < inner; ++k) d[k] = w[0] * r0[k] + w[1] * r1[k];
+        for (int64_t k = 0; k < inner; ++k) d[k] = Num<S>::store(w[0] * Num<S>::load(r0[k]) + w[1] * Num<S>::load(r1[k]));
       } else {
-        const float* __restrict r2 = base + idx[2] * inner;
-        const float* __restrict r3 = base + idx[3] * inner;
-        for (int64_t k = 0; k < inner; ++k) d[k] = w[0] * r0[k] + w[1] * r1[k] + w[2] * r2[k] + w[3] * r3[k];
+        const S* __restrict r2 = base + idx[2] * inner;
+        const S* __restrict r3 = base + idx[3] * inner;
+        for (int64_t k = 0; k < inner; ++k)
+          d[k] = Num<S>::store(w[0] * Num<S>::load(r0[k]) + w[1] * Num<S>::load(r1[k]) +
+                               w[2] * Num<S>::load(r2[k]) + w[3] * Num<S>::load(r3[k]));
       }
     }
   }
 }
 
 // The innermost memory dim (inner == 1): a weighted gather along each line.
-template <int T>
-void blend_elements(const Pass& p, const float* src, float* dst, float fill) {
+template <int T, class S>
+void blend_elements(const Pass& p, const S* src, S* dst, S fill) {
   const int64_t* idx = p.taps.index.data();
   const float* w = p.taps.weight.data();
   const uint8_t* outside = p.taps.outside.data();
 #pragma omp parallel for schedule(static) if (p.out_elems() >= kParallelElems)
   for (int64_t o = 0; o < p.outer; ++o) {
-    const float* s = src + o * p.in_len;
-    float* d = dst + o * p.out_len;
+    const S* s = src + o * p.in_len;
+    S* d = dst + o * p.out_len;
     for (int64_t j = 0; j < p.out_len; ++j) {
       float acc = 0.f;
-      for (int t = 0; t < T; ++t) acc += w[j * T + t] * s[idx[j * T + t]];
-      d[j] = outside[j] ? fill : acc;
+      for (int t = 0; t < T; ++t) acc += w[j * T + t] * Num<S>::load(s[idx[j * T + t]]);
+      d[j] = outside[j] ? fill : Num<S>::store(acc);
     }
   }
 }
 
+template <int T, class S>
+void blend_typed(const Pass& p, const void* src, void* dst, float fill) {
+  const S* s = static_cast<const S*>(src);
+  S* d = static_cast<S*>(dst);
+  if (p.inner == 1) blend_elements<T>(p, s, d, Num<S>::store(fill));
+  else blend_rows<T>(p, s, d, Num<S>::store(fill));
+}
+
+// The blending dtypes: f32, and f16/bf16 for the reduced-precision plans.
 template <int T>
-void blend(const Pass& p, const void* src, void* dst, float fill) {
-  if (p.inner == 1) blend_elements<T>(p, static_cast<const float*>(src), static_cast<float*>(dst), fill);
-  else blend_rows<T>(p, static_cast<const float*>(src), static_cast<float*>(dst), fill);
+void blend(const Pass& p, DType t, const void* src, void* dst, float fill) {
+  switch (t) {
+    case DType::f16: return blend_typed<T, F16>(p, src, dst, fill);
+    case DType::bf16: return blend_typed<T, BF16>(p, src, dst, fill);
+    default: return blend_typed<T, float>(p, src, dst, fill);
+  }
 }
 
 // The fill element's bits, as an unsigned integer of its size.
@@ -177,8 +193,8 @@ class ResizeKernel : public Kernel {
 
   void run_pass(const Pass& p, const void* src, void* dst) const {
     switch (mode_) {
-      case ops::ResizeMode::linear: return blend<2>(p, src, dst, float(fill_));
-      case ops::ResizeMode::cubic: return blend<4>(p, src, dst, float(fill_));
+      case ops::ResizeMode::linear: return blend<2>(p, type_, src, dst, float(fill_));
+      case ops::ResizeMode::cubic: return blend<4>(p, type_, src, dst, float(fill_));
       case ops::ResizeMode::nearest: break;
     }
     switch (elem_) {
@@ -251,8 +267,9 @@ KernelPlan make_resize(const OpDesc& op) {
     plan.alias_input = 0;
     return plan;
   }
-  check_supported(s.mode == ops::ResizeMode::nearest || x.dtype == DType::f32,
-                  "Resize linear/cubic supports f32 only, got " + x.str());
+  check_supported(s.mode == ops::ResizeMode::nearest || x.dtype == DType::f32 || x.dtype == DType::f16 ||
+                      x.dtype == DType::bf16,
+                  "Resize linear/cubic supports f32, f16 and bf16, got " + x.str());
   plan.kernel = std::make_unique<ResizeKernel>(plan_passes(x.shape, out, l, taps), x.dtype, s.mode, s.extrapolation);
   return plan;
 }

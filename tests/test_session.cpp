@@ -139,3 +139,81 @@ TEST(Session, LowPrecisionKeepsTheOutputGemmInFloat32) {
       EXPECT_NEAR(got.data<float>()[r * 10 + c], want, 1e-5 * scale) << r << "," << c;
     }
 }
+
+// The op mix of the shipped detector's upsampling head (convolution in a
+// blocked layout, bilinear upsampling kept in that layout, an unfused Relu,
+// a squeeze-excite mean over H and W, a broadcast product) runs in bf16 on
+// the CPU and agrees with float64 arithmetic within bf16's rounding; each of
+// these kernels once refused bf16, so `--precision bf16` failed on the CPU.
+TEST(Session, Bf16RunsTheDetectorsUpsamplingHeadOnTheCpu) {
+  const int64_t N = 2, C = 32, H = 6, W = 5, OH = 2 * H, OW = 2 * W;
+  GraphBuilder b;
+  ValueId x = b.input("x", {N, C, H, W});
+  Tensor w = random_tensor({C, C, 3, 3}, 41, -0.2f, 0.2f);
+  Attributes conv;
+  conv.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ValueId c = b.node("Conv", {x, b.constant("w", w)}, conv);
+  Attributes linear;
+  linear.set("mode", std::string("linear"));
+  linear.set("coordinate_transformation_mode", std::string("half_pixel"));
+  ValueId roi = b.constant("roi", Tensor::from_vector<float>({}, {0}));
+  ValueId scales = b.constant("scales", Tensor::from_vector<float>({1.f, 1.f, 2.f, 2.f}, {4}));
+  ValueId a = b.node("Relu", {b.node("Resize", {c, roi, scales}, linear)});
+  Attributes hw;
+  hw.set("axes", std::vector<int64_t>{2, 3});
+  hw.set("keepdims", int64_t(1));
+  b.output(b.node("Mul", {a, b.node("ReduceMean", {a}, hw)}));
+  SessionOptions o;
+  o.device = Device::cpu();
+  o.precision = Precision::bf16;
+  Tensor in = random_tensor({N, C, H, W}, 42, -1.f, 1.f);
+  Tensor got = Session(b.g, o).run({in})[0];
+  ASSERT_EQ(got.shape(), (Shape{N, C, OH, OW}));
+
+  auto X = [&](int64_t n, int64_t ch, int64_t y, int64_t x_) { return double(in.data<float>()[((n * C + ch) * H + y) * W + x_]); };
+  std::vector<double> conv_out(size_t(N * C * H * W)), up(size_t(N * C * OH * OW));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < C; ++oc)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x_ = 0; x_ < W; ++x_) {
+          double s = 0;
+          for (int64_t ic = 0; ic < C; ++ic)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                int64_t iy = y + ky - 1, ix = x_ + kx - 1;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                s += X(n, ic, iy, ix) * w.data<float>()[((oc * C + ic) * 3 + ky) * 3 + kx];
+              }
+          conv_out[size_t(((n * C + oc) * H + y) * W + x_)] = s;
+        }
+  // ONNX's half_pixel linear: source coordinate (d + 0.5) / 2 - 0.5, clamped
+  // to the edge samples.
+  auto taps = [](int64_t d, int64_t len, int64_t* i0, int64_t* i1, double* f) {
+    double s = std::clamp((double(d) + 0.5) / 2.0 - 0.5, 0.0, double(len - 1));
+    *i0 = int64_t(std::floor(s));
+    *i1 = std::min(*i0 + 1, len - 1);
+    *f = s - double(*i0);
+  };
+  std::vector<double> mean(size_t(N * C), 0.0);
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t y = 0; y < OH; ++y)
+      for (int64_t x_ = 0; x_ < OW; ++x_) {
+        int64_t y0, y1, x0, x1;
+        double fy, fx;
+        taps(y, H, &y0, &y1, &fy);
+        taps(x_, W, &x0, &x1, &fx);
+        auto at = [&](int64_t yy, int64_t xx) { return conv_out[size_t((nc * H + yy) * W + xx)]; };
+        double v = (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x1)) + fy * ((1 - fx) * at(y1, x0) + fx * at(y1, x1));
+        up[size_t((nc * OH + y) * OW + x_)] = std::max(v, 0.0);
+        mean[size_t(nc)] += std::max(v, 0.0) / double(OH * OW);
+      }
+  double peak = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) peak = std::max(peak, std::fabs(up[size_t(i)] * mean[size_t(i / (OH * OW))]));
+  // bf16 keeps 8 significant bits: each of the six roundings on the way
+  // (inputs, weights, convolution, upsampling, mean, product) is within
+  // 2^-9 of its value.
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double want = up[size_t(i)] * mean[size_t(i / (OH * OW))];
+    EXPECT_NEAR(got.scalar_at(i), want, 0.02 * peak) << i;
+  }
+}
