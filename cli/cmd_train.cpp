@@ -13,6 +13,8 @@
 #include "cli/train_setup.h"
 #include "cpu/cpu_backend.h"
 #include "profile/session.h"
+#include "cuda/context.h"
+#include "train/distributed/communicator.h"
 #include "train/export.h"
 #include "train/models/models.h"
 #include "train/precision.h"
@@ -23,6 +25,13 @@
 namespace tandem::cli {
 
 namespace {
+
+// The ranks of a --distributed run; one process otherwise.
+struct Ranks {
+  std::unique_ptr<train::Communicator> comm;
+  int rank = 0, size = 1;
+  bool leads() const { return rank == 0; }
+};
 
 train::LoaderOptions loader_options(const TrainCliOptions& o, bool shuffle, float fill = 0) {
   train::LoaderOptions l;
@@ -48,14 +57,16 @@ nlohmann::json epoch_json(const train::EpochReport& r, const std::string& precis
 }
 
 void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train::Dataset* te, int64_t batches,
-                const train::Optimizer& opt) {
+                const train::Optimizer& opt, int ranks) {
   const std::string test = te ? fmt::format("{} test", te->size()) : "no test";
+  const std::string batch =
+      ranks > 1 ? fmt::format("{} ({} ranks x {})", o.batch * ranks, ranks, o.batch) : std::to_string(o.batch);
   fmt::print(
       "training {} on {}: {} train / {} images {}, {} classes, {} batches of {} per epoch, {} lr "
       "{:g}, "
       "{} epochs, {} {}{}\n",
       o.arch, o.data, tr.size(), test, shape_str(tr.image_shape()), tr.num_classes(), batches,
-      o.batch, o.optimizer, opt.lr(), o.epochs, o.device, o.precision,
+      batch, o.optimizer, opt.lr(), o.epochs, o.device, o.precision,
       channels_last(o) && o.device != "cpu" ? " nhwc" : "");
   std::fflush(stdout);
 }
@@ -63,9 +74,9 @@ void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train:
 // --device hetero: every conv and linear layer split between the GPU and the
 // CPU, the split tuned per layer on a training batch's real shapes (--split
 // auto) or fixed (--split R: the CPU's share of each layer's channels).
-void place_split(const TrainCliOptions& o, train::Sequential& model, const train::Dataset& tr) {
+void place_split(const TrainCliOptions& o, train::Sequential& model, const train::Dataset& tr, Device gpu) {
   const train::SplitSetting setting = train::parse_split_setting(o.split);
-  const int n = train::place_hetero(model, Device::cuda(0), setting);
+  const int n = train::place_hetero(model, gpu, setting);
   if (!setting.automatic) return;
   train::LoaderOptions lo = loader_options(o, false);
   lo.workers = 0;
@@ -78,9 +89,51 @@ void place_split(const TrainCliOptions& o, train::Sequential& model, const train
   train::prepare_split(model, b->images);
 }
 
+// A rank's GPU: the one of its machine its place there picks.
+Device rank_gpu(const Ranks& r) {
+  if (!r.comm) return Device::cuda(0);
+  const int gpus = cuda::device_count();
+  check(gpus > 0, "rank " + std::to_string(r.rank) + " found no CUDA GPU");
+  return Device::cuda(r.comm->local_rank() % gpus);
+}
+
+nlohmann::json step_json(const train::StepReport& r) {
+  return {{"epoch", r.epoch + 1}, {"batch", r.batch},   {"step", r.step},
+          {"loss", r.loss},       {"lr", r.lr},         {"seconds", r.seconds},
+          {"skipped_steps", r.skipped_steps}};
+}
+
+int train_run(const TrainCliOptions& o, Ranks& ranks);
+
 int train_command(const TrainCliOptions& o) {
   check_train_options(o);
-  profile::TraceSession trace(profile::SessionOutputs{o.trace, o.profile});
+  Ranks ranks;
+  if (o.distributed) {
+    ranks.comm = train::mpi_world();
+    ranks.rank = ranks.comm->rank();
+    ranks.size = ranks.comm->size();
+  }
+  try {
+    return train_run(o, ranks);
+  } catch (const std::exception& e) {
+    if (ranks.size == 1) throw;
+    // The other ranks would wait for this one in their next collective:
+    // the whole run ends here, and the launcher says which rank failed.
+    std::fprintf(stderr, "tandem: rank %d of %d: %s\n", ranks.rank, ranks.size, e.what());
+    std::fflush(stderr);
+    ranks.comm->abort(1);
+  }
+  return 1;  // not reached: abort() ends the process
+}
+
+// Rank r > 0 of a distributed run writes its trace and profile beside
+// rank 0's: PATH.rankR.
+std::string for_rank(const std::string& path, const Ranks& r) {
+  return path.empty() || r.rank == 0 ? path : path + ".rank" + std::to_string(r.rank);
+}
+
+int train_run(const TrainCliOptions& o, Ranks& ranks) {
+  profile::TraceSession trace(profile::SessionOutputs{for_rank(o.trace, ranks), for_rank(o.profile, ranks)});
   trace.set_verdict([&o](const profile::ProfileSummary& s) {
     return train::train_profile_verdict(
         s, {"main", o.device != "cpu", o.precision == "fp16" || o.precision == "bf16"});
@@ -95,10 +148,13 @@ int train_command(const TrainCliOptions& o) {
   train::apply_precision(*model, o.precision);
   // Placed before the optimizer is made: its state lives with the weights,
   // and a split layer's parameters are its two slices.
-  if (o.device == "cuda") model->to(Device::cuda(0));
-  if (o.device == "hetero") place_split(o, *model, tr);
+  if (o.device == "cuda") model->to(rank_gpu(ranks));
+  if (o.device == "hetero") place_split(o, *model, tr, rank_gpu(ranks));
   std::unique_ptr<train::Optimizer> optimizer = make_optimizer(o, model->parameters());
-  train::DataLoader train_loader(tr, loader_options(o, true, data.fill));
+  train::LoaderOptions train_lo = loader_options(o, true, data.fill);
+  train_lo.shard = ranks.rank;
+  train_lo.shards = ranks.size;
+  train::DataLoader train_loader(tr, train_lo);
   std::unique_ptr<train::DataLoader> test_loader;
   if (data.test) test_loader = std::make_unique<train::DataLoader>(data.test.get(), loader_options(o, false));
   const int64_t batches = train_loader.batches_per_epoch();
@@ -108,26 +164,36 @@ int train_command(const TrainCliOptions& o) {
   to.clip_grad_norm = o.clip_grad;
   to.checkpoint = o.checkpoint;
   to.channels_last = channels_last(o);
+  to.max_steps = o.max_steps;
+  to.communicator = ranks.comm.get();
   set_precision(o, to);
   train::Trainer trainer(*model, *optimizer, make_schedule(o, optimizer->lr(), batches), to);
   if (o.resume) {
     trainer.resume();
-    fmt::print("resumed from {} at epoch {}, batch {} (step {})\n", o.checkpoint, trainer.state().epoch + 1,
+    if (ranks.leads())
+      fmt::print("resumed from {} at epoch {}, batch {} (step {})\n", o.checkpoint, trainer.state().epoch + 1,
                trainer.state().epoch_batch, trainer.state().step);
   }
-  print_plan(o, tr, data.test ? &data.test.get() : nullptr, batches, *optimizer);
+  if (ranks.leads()) print_plan(o, tr, data.test ? &data.test.get() : nullptr, batches, *optimizer, ranks.size);
   std::ofstream log;
-  if (!o.log.empty()) {
+  if (!o.log.empty() && ranks.leads()) {
     log.open(o.log, std::ios::app);
     check(bool(log), "cannot open the log file", {o.log, "", "", ""});
   }
   TrainProgress progress(o.epochs, o.precision);
-  trainer.on_step = [&](const train::StepReport& r) { progress.step(r); };
-  trainer.on_epoch = [&](const train::EpochReport& r) {
-    progress.epoch(r);
-    if (log.is_open()) log << epoch_json(r, o.precision).dump() << std::endl;
-  };
+  // Every rank's step report holds the global batch's loss; rank 0 shows it.
+  if (ranks.leads()) {
+    trainer.on_step = [&](const train::StepReport& r) {
+      progress.step(r);
+      if (log.is_open() && o.log_steps) log << step_json(r).dump() << std::endl;
+    };
+    trainer.on_epoch = [&](const train::EpochReport& r) {
+      progress.epoch(r);
+      if (log.is_open()) log << epoch_json(r, o.precision).dump() << std::endl;
+    };
+  }
   trainer.fit(train_loader, test_loader.get());
+  if (!ranks.leads()) return 0;
   if (o.device == "hetero") fmt::print("CPU/GPU split (cpu share: of each layer's output channels)\n{}",
                                        train::format_split_summary(train::split_summary(*model)));
   if (!o.out.empty()) {
@@ -188,7 +254,13 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--threads", o->threads, "CPU compute threads (0 = all cores)")->check(CLI::NonNegativeNumber);
   sub->add_option("--out", o->out, "Write the trained model (eval mode) as ONNX to MODEL.onnx");
   sub->add_option("--checkpoint", o->checkpoint, "Checkpoint FILE, written after every epoch");
-  sub->add_flag("--resume", o->resume, "Continue the run saved in --checkpoint");
+  sub->add_flag("--resume", o->resume, "Continue the run saved in --checkpoint (with any number of ranks)");
+  sub->add_option("--max-steps", o->max_steps, "Stop after this many optimizer steps, checkpointed (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--log-steps", o->log_steps, "--log gets one JSON line per step too (loss, lr, seconds)");
+  sub->add_flag("--distributed", o->distributed,
+                "Data-parallel: this process is one rank of an MPI world (mpirun -np N tandem train ... or srun); "
+                "--batch is per rank, gradients are summed across ranks, rank 0 evaluates, logs and checkpoints");
   sub->add_option("--limit-train", o->limit_train, "Train on the first N images only")->check(CLI::NonNegativeNumber);
   sub->add_option("--limit-test", o->limit_test, "Evaluate on the first N images only")->check(CLI::NonNegativeNumber);
   sub->add_option("--log", o->log, "Append one JSON line per epoch (losses, accuracies, times) to FILE");

@@ -41,6 +41,9 @@ struct TrainCliOptions {
   int workers = 2;
   int threads = 0;
   std::string out, checkpoint, log;
+  bool log_steps = false;  // --log gets a line per step too
+  int64_t max_steps = 0;   // stop after this many steps (0: run every epoch)
+  bool distributed = false;  // one of the MPI world's ranks (mpirun, srun)
   bool resume = false;
   int64_t limit_train = 0, limit_test = 0;
   std::string trace, profile;

@@ -1,5 +1,7 @@
 #include "train/autograd.h"
 
+#include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "profile/zone.h"
@@ -134,7 +136,21 @@ const Tensor& Var::value() const { return checked(node_).value; }
 const Tensor& Var::grad() const { return checked(node_).grad; }
 bool Var::requires_grad() const { return checked(node_).requires_grad; }
 
-void backward(const Var& root, const Tensor& seed) {
+namespace {
+
+// For each leaf needing a gradient, the position (in backward's order) of
+// the last node that reads it: after that node ran, its gradient is complete.
+std::unordered_map<const Node*, size_t> last_readers(const std::vector<NodePtr>& backward_order) {
+  std::unordered_map<const Node*, size_t> last;
+  for (size_t i = 0; i < backward_order.size(); ++i)
+    for (const NodePtr& in : differentiable_inputs(*backward_order[i]))
+      if (in->leaf) last[in.get()] = i;
+  return last;
+}
+
+}  // namespace
+
+void backward(const Var& root, const Tensor& seed, const LeafGradientReady& ready) {
   const NodePtr& r = VarAccess::node(root);
   TANDEM_CHECK(r && r->requires_grad, "backward of a value that does not require a gradient");
   const TrainBackend& be = train_backend(root.device());
@@ -151,7 +167,19 @@ void backward(const Var& root, const Tensor& seed) {
       "the seed " + shape_str(s.shape()) + " does not match the root " + shape_str(root.shape()));
   be.sum_to(be.ctx, s, destination(root));
   std::vector<NodePtr> order = topological_order(r);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) run_node(**it);
+  std::reverse(order.begin(), order.end());
+  if (!ready) {
+    for (const NodePtr& n : order) run_node(*n);
+    return;
+  }
+  // Leaves complete after their last reader: grouped by that reader.
+  std::unordered_map<const Node*, size_t> last = last_readers(order);
+  std::vector<std::vector<const Node*>> completes(order.size());
+  for (const auto& [leaf, i] : last) completes[i].push_back(leaf);
+  for (size_t i = 0; i < order.size(); ++i) {
+    run_node(*order[i]);
+    for (const Node* leaf : completes[i]) ready(leaf->grad);
+  }
 }
 
 bool grad_enabled() { return t_grad_enabled; }

@@ -10,6 +10,7 @@
 // Leaves keep their gradients (a Parameter's accumulates into
 // Parameter::grad); intermediate gradients and the tape are freed as
 // backward goes, so a graph is differentiated once.
+#include <functional>
 #include <memory>
 #include <span>
 #include <utility>
@@ -81,9 +82,15 @@ class LayerZoneScope {
 };
 const profile::SourceLocation* current_layer_zone();
 
+// Called during a backward with a leaf's gradient (a Parameter's grad) as
+// soon as it is complete: every op that read the leaf has added its share.
+// Data-parallel training starts summing gradients across ranks there,
+// while the backward of earlier layers still runs.
+using LeafGradientReady = std::function<void(const Tensor& grad)>;
+
 // Runs root's backward. `seed` is dL/droot; omitted, root must hold one value
 // (a loss) and the seed is 1.
-void backward(const Var& root, const Tensor& seed = Tensor());
+void backward(const Var& root, const Tensor& seed = Tensor(), const LeafGradientReady& ready = {});
 
 // Whether ops record the tape on this thread (on by default).
 bool grad_enabled();

@@ -80,7 +80,7 @@ struct CheckedCheckpoint {
   double lr = 0;
   LossScalerState scaler;
   std::vector<std::mt19937_64> rngs;
-  int64_t epoch = 0, epoch_batch = 0, step = 0, skipped_steps = 0;
+  int64_t epoch = 0, epoch_batch = 0, epoch_samples = -1, step = 0, skipped_steps = 0;
 };
 
 CheckedCheckpoint checked_against(const CheckpointData& d, const TrainingState& state, const ErrorContext& ctx) {
@@ -108,6 +108,7 @@ CheckedCheckpoint checked_against(const CheckpointData& d, const TrainingState& 
   c.rngs = rng_states(d, state, ctx);
   c.epoch = required_count(d, "epoch", ctx);
   c.epoch_batch = required_count(d, "epoch_batch", ctx);
+  if (d.ints.count("epoch_samples")) c.epoch_samples = required_count(d, "epoch_samples", ctx);
   c.step = required_count(d, "step", ctx);
   c.skipped_steps = required_count(d, "skipped_steps", ctx);
   return c;
@@ -125,6 +126,7 @@ void apply(const CheckedCheckpoint& c, TrainingState& state, const ErrorContext&
   for (size_t i = 0; i < c.rngs.size(); ++i) *state.rngs[i].second = c.rngs[i];
   state.epoch = c.epoch;
   state.epoch_batch = c.epoch_batch;
+  state.epoch_samples = c.epoch_samples;
   state.step = c.step;
   state.skipped_steps = c.skipped_steps;
 }
@@ -152,6 +154,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
   for (const auto& [name, rng] : state.rngs) d.texts[kRng + name] = rng_text(*rng);
   d.ints["epoch"] = state.epoch;
   d.ints["epoch_batch"] = state.epoch_batch;
+  d.ints["epoch_samples"] = state.epoch_samples;
   d.ints["step"] = state.step;
   d.ints["skipped_steps"] = state.skipped_steps;
   write_checkpoint_file(path, d);

@@ -23,6 +23,10 @@ struct TrainingState {
   std::vector<std::pair<std::string, std::mt19937_64*>> rngs;  // dropout and the like
   int64_t epoch = 0;        // epochs finished
   int64_t epoch_batch = 0;  // batches finished in the current epoch
+  // Samples of the current epoch finished, over every rank: where a run
+  // resumed with another number of ranks (another global batch) goes on.
+  // -1: a checkpoint from before it was kept (epoch_batch alone counts).
+  int64_t epoch_samples = 0;
   int64_t step = 0;         // optimizer iterations finished (skipped ones too)
   int64_t skipped_steps = 0;  // steps skipped for a non-finite loss or gradient
   NamedTensors buffers;  // share storage with the module's buffers (Module::buffers)

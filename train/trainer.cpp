@@ -98,6 +98,7 @@ Trainer::Trainer(Module& model, Optimizer& optimizer, LrSchedule schedule, Train
   state_.optimizer = &optimizer_;
   if (options_.loss_scaling) state_.scaler = &scaler_.emplace(*options_.loss_scaling);
   device_ = model_device(model_);
+  if (options_.communicator) sync_ = std::make_unique<GradientSync>(*options_.communicator, state_.params);
 }
 
 void Trainer::resume() {
@@ -106,7 +107,7 @@ void Trainer::resume() {
 }
 
 void Trainer::save() {
-  if (options_.checkpoint.empty()) return;
+  if (options_.checkpoint.empty() || !leads()) return;
   TANDEM_ZONE_CAT("checkpoint", "train");
   save_checkpoint(options_.checkpoint, state_);
 }
@@ -175,7 +176,16 @@ StepResult Trainer::train_step(const Batch& batch) {
                                   logits_copy = link.to_host(logits.value());
   {
     TANDEM_ZONE_CAT("backward", "train");
-    backward(loss, scaler_ ? loss_seed(scaler_->scale()) : Tensor());
+    const Tensor seed = scaler_ ? loss_seed(scaler_->scale()) : Tensor();
+    if (sync_) {
+      // This rank's gradient is of its samples' mean loss: weighted by its
+      // share of the global batch, the ranks' sum is the global batch's.
+      sync_->begin(batch.global_samples > 0 ? double(r.samples) / double(batch.global_samples) : 1.0);
+      backward(loss, seed, [this](const Tensor& g) { sync_->gradient_ready(g); });
+      sync_->finish();
+    } else {
+      backward(loss, seed);
+    }
   }
   if (scaler_) scaler_->unscale(optimizer_.parameters());  // an overflow makes the norm below inf
   double max_norm = options_.clip_grad_norm > 0 ? options_.clip_grad_norm : std::numeric_limits<double>::infinity();
@@ -190,6 +200,7 @@ StepResult Trainer::train_step(const Batch& batch) {
   r.grad_norm = clip.total_norm;
   r.loss = loss_copy->wait().scalar_at(0);
   r.correct = count_correct(logits_copy->wait(), to_host(batch.labels));
+  if (options_.communicator) global_metrics(r);
   if (!std::isfinite(r.loss)) return skip(r);
   if (!clip.finite) {
     if (scaler_) scaler_->step(optimizer_), scaler_->update();  // counts the overflow, backs the scale off
@@ -203,6 +214,22 @@ StepResult Trainer::train_step(const Batch& batch) {
   ++state_.step;
   bad_in_a_row_ = 0;
   return r;
+}
+
+void Trainer::global_metrics(StepResult& r) const {
+  double m[3] = {r.loss * double(r.samples), double(r.correct), double(r.samples)};
+  options_.communicator->sum(m);
+  r.loss = m[0] / m[2];  // a rank's NaN makes every rank's NaN: all skip the step
+  r.correct = int64_t(m[1]);
+  r.samples = int64_t(m[2]);
+}
+
+int64_t Trainer::first_batch(const DataLoader& train) const {
+  if (state_.epoch_samples < 0) return state_.epoch_batch;  // a checkpoint without the count
+  // Another global batch than the checkpoint's (another number of ranks):
+  // the batch holding the next sample; the samples of it already seen are
+  // seen again.
+  return std::min(state_.epoch_samples / train.global_batch_size(), train.batches_per_epoch());
 }
 
 EvalResult Trainer::evaluate(DataLoader& data, int64_t epoch) {
@@ -232,11 +259,14 @@ std::vector<EpochReport> Trainer::fit(DataLoader& train, DataLoader* test) {
   model_.train();
   for (int64_t epoch = state_.epoch; epoch < options_.epochs && !stop_requested(); ++epoch) {
     EpochMeter meter;
+    state_.epoch_batch = first_batch(train);
+    state_.epoch_samples = state_.epoch_batch * train.global_batch_size();
     train.start_epoch(epoch, state_.epoch_batch);
     Clock::time_point t = Clock::now();
     while (std::optional<Batch> batch = next_batch(train)) {
       StepResult r = train_step(*batch);
       ++state_.epoch_batch;
+      state_.epoch_samples += batch->global_samples;
       const double dt = seconds_since(t);  // data wait and step
       meter.add(r, dt);
       if (on_step)
@@ -253,10 +283,11 @@ std::vector<EpochReport> Trainer::fit(DataLoader& train, DataLoader* test) {
     EpochReport report{epoch, meter.loss(), meter.accuracy(), std::nullopt, meter.seconds, 0, meter.rate(),
                        state_.skipped_steps};
     Clock::time_point e = Clock::now();
-    if (test) report.test = evaluate(*test, epoch);
+    if (test && leads()) report.test = evaluate(*test, epoch);
     report.eval_seconds = seconds_since(e);
     ++state_.epoch;
     state_.epoch_batch = 0;
+    state_.epoch_samples = 0;
     save();
     reports.push_back(report);
     if (on_epoch) on_epoch(report);

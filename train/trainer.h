@@ -26,6 +26,7 @@
 
 #include "train/checkpoint.h"
 #include "train/data/data_loader.h"
+#include "train/distributed/gradient_sync.h"
 #include "train/layers/module.h"
 #include "train/optim/loss_scaler.h"
 #include "train/optim/lr_schedule.h"
@@ -50,6 +51,13 @@ struct TrainerOptions {
   // where the table keeps 16-bit activations), and the convolutions, batch
   // norms and pools keep it, as PyTorch's channels_last. Ignored elsewhere.
   bool channels_last = false;
+  // Data-parallel training (train/distributed): this process is one of
+  // comm->size() ranks, each with the same model and its share of every
+  // global batch (a sharded DataLoader). Gradients are summed across ranks
+  // while backward runs, and the step's loss and accuracy are the global
+  // batch's on every rank, so every rank takes the same decisions (skipped
+  // steps, loss scale). Rank 0 alone evaluates and writes checkpoints.
+  Communicator* communicator = nullptr;
 };
 
 struct StepResult {
@@ -98,7 +106,8 @@ class Trainer {
   std::vector<EpochReport> fit(DataLoader& train, DataLoader* test);
   // One optimization step on `batch` (training mode).
   StepResult train_step(const Batch& batch);
-  // Loss and accuracy over one pass of `data` (as epoch `epoch`), eval mode.
+  // Loss and accuracy over one pass of `data` (as epoch `epoch`), eval mode,
+  // on this process's loader alone.
   EvalResult evaluate(DataLoader& data, int64_t epoch);
   const TrainingState& state() const { return state_; }
 
@@ -116,6 +125,13 @@ class Trainer {
   // A batch's images on the model's device, as its first layer reads them.
   Var model_input(const Tensor& images) const;
   bool stop_requested() const { return options_.max_steps > 0 && state_.step >= options_.max_steps; }
+  // Rank 0, or the only process: the one that evaluates and checkpoints.
+  bool leads() const { return !options_.communicator || options_.communicator->rank() == 0; }
+  // Sums the step's loss, correct count and samples over the ranks.
+  void global_metrics(StepResult& r) const;
+  // The batch of the epoch to begin at: where the checkpoint's samples end,
+  // in batches of this run's global batch.
+  int64_t first_batch(const DataLoader& train) const;
 
   Module& model_;
   Device device_;  // where batches go: the model's
@@ -126,6 +142,7 @@ class Trainer {
   TrainingState state_;
   int64_t bad_in_a_row_ = 0;
   std::vector<Tensor> buffers_before_;  // this step's back_up_buffers(), where the buffers live
+  std::unique_ptr<GradientSync> sync_;  // data-parallel runs only
 };
 
 // Samples of logits [N, K] whose largest value (the first, on ties) is at

@@ -137,6 +137,52 @@ TEST(DataLoader, DropLastDropsOnlyAShortFinalBatch) {
   EXPECT_EQ(DataLoader(data, o).batches_per_epoch(), 2);
 }
 
+// Data-parallel ranks: shard r of each global batch, concatenated over the
+// shards in rank order, is the batch of one loader with the global batch
+// size (images, augmentation and labels byte for byte), including an
+// unevenly split short last batch; a last batch with fewer samples than
+// shards is dropped, so no rank gets an empty one.
+TEST(DataLoader, ShardsTogetherAreTheGlobalBatch) {
+  for (int64_t n : {37, 33}) {  // 37 % 12 = 1 < 3 shards: dropped; 33 % 12 = 9: split 3/3/3
+    IndexDataset data(n);
+    LoaderOptions whole = options(2);
+    whole.batch_size = 12;
+    DataLoader one(data, whole);
+    std::vector<Batch> want = epoch(one, 1);
+    if (n % 12 < 3) want.pop_back();
+    std::vector<std::vector<Batch>> shards;
+    for (int r = 0; r < 3; ++r) {
+      LoaderOptions o = options(r % 2);  // the worker count does not matter
+      o.shard = r;
+      o.shards = 3;
+      DataLoader loader(data, o);
+      EXPECT_EQ(loader.global_batch_size(), 12);
+      EXPECT_EQ(loader.batches_per_epoch(), int64_t(want.size())) << n;
+      shards.push_back(epoch(loader, 1));
+    }
+    for (size_t b = 0; b < want.size(); ++b) {
+      int64_t row = 0, pixels = 60;
+      for (int r = 0; r < 3; ++r) {
+        const Batch& part = shards[size_t(r)][b];
+        ASSERT_GT(part.labels.numel(), 0) << "rank " << r << " batch " << b;
+        EXPECT_EQ(part.global_samples, want[b].labels.numel());
+        for (int64_t k = 0; k < part.labels.numel(); ++k, ++row) {
+          EXPECT_EQ(part.labels.data<int64_t>()[k], want[b].labels.data<int64_t>()[row]);
+          for (int64_t p = 0; p < pixels; ++p)
+            ASSERT_EQ(part.images.data<float>()[k * pixels + p], want[b].images.data<float>()[row * pixels + p])
+                << "n " << n << " batch " << b << " rank " << r << " sample " << k;
+        }
+      }
+      EXPECT_EQ(row, want[b].labels.numel()) << "the shards cover batch " << b;
+    }
+  }
+  IndexDataset data(8);
+  LoaderOptions o = options(0);
+  o.shard = 3;
+  o.shards = 3;
+  EXPECT_THROW(DataLoader(data, o), Error);
+}
+
 TEST(DataLoader, DatasetErrorsBadLabelsAndShapesSurfaceAtTheirBatch) {
   for (int workers : {0, 2}) {
     LoaderOptions o = options(workers);

@@ -16,6 +16,8 @@ constexpr uint64_t kOrderStream = ~uint64_t(0);
 void check_options(const Dataset& data, const LoaderOptions& o) {
   check(o.batch_size > 0, "batch size must be > 0, got " + std::to_string(o.batch_size));
   check(o.workers >= 0 && o.prefetch > 0, "loader needs workers >= 0 and prefetch > 0");
+  check(o.shards >= 1 && o.shard >= 0 && o.shard < o.shards,
+        "loader shard " + std::to_string(o.shard) + " of " + std::to_string(o.shards) + " does not exist");
   check(o.augment.crop_padding >= 0, "crop padding must be >= 0");
   Shape s = data.image_shape();
   check(s.size() == 3, "dataset images must be [C,H,W], got " + shape_str(s));
@@ -30,8 +32,9 @@ DataLoader::DataLoader(const Dataset& data, const LoaderOptions& options) : data
 DataLoader::~DataLoader() { stop(); }
 
 int64_t DataLoader::batches_per_epoch() const {
-  int64_t n = data_.size(), b = options_.batch_size;
-  return options_.drop_last ? n / b : (n + b - 1) / b;
+  const int64_t n = data_.size(), b = options_.batch_size * options_.shards;
+  const bool last_fits = n % b >= options_.shards;  // every shard gets a sample of a short last batch
+  return options_.drop_last || !last_fits ? n / b : (n + b - 1) / b;
 }
 
 std::vector<int64_t> DataLoader::order(int64_t epoch) const {
@@ -47,12 +50,15 @@ Batch DataLoader::make_batch(int64_t global, OrderCache& cache) const {
   TANDEM_ZONE_CAT("make batch", "data");
   const int64_t epoch = global / batches_per_epoch(), b = global % batches_per_epoch();
   if (cache.epoch != epoch) cache = OrderCache{epoch, order(epoch)};
-  const int64_t begin = b * options_.batch_size;
-  const int64_t count = std::min(options_.batch_size, data_.size() - begin);
+  const int64_t global_batch = options_.batch_size * options_.shards;
+  const int64_t whole = std::min(global_batch, data_.size() - b * global_batch);
+  const int64_t shard = options_.shard, shards = options_.shards;
+  const int64_t begin = b * global_batch + shard * whole / shards;
+  const int64_t count = (shard + 1) * whole / shards - shard * whole / shards;
   Shape image = data_.image_shape();
   const int64_t pixels = shape_numel(image);
   Batch out{Tensor::empty(DType::f32, {count, image[0], image[1], image[2]}), Tensor::empty(DType::i64, {count}),
-            epoch, b};
+            epoch, b, whole};
   std::vector<float> raw(options_.augment.active() ? size_t(pixels) : 0);
   for (int64_t k = 0; k < count; ++k) {
     int64_t i = cache.order[size_t(begin + k)];

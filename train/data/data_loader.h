@@ -16,6 +16,14 @@
 // epoch, so the next epoch's first batches are ready while the caller
 // evaluates; start_epoch() only restarts the workers when asked for a batch
 // other than the one the stream is at.
+//
+// Sharded (data-parallel training, one loader per rank): every rank draws
+// the same epoch permutation and the same global batches of
+// batch_size * shards samples; shard r takes its contiguous share of each
+// (an even split of a short last batch), so the ranks together see exactly
+// what one process with the global batch would, each sample augmented the
+// same way. A last batch with fewer samples than shards is dropped, so no
+// rank ever gets an empty one.
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -40,6 +48,7 @@ struct LoaderOptions {
   int workers = 2;         // 0: next() makes each batch on the calling thread
   int prefetch = 2;        // batches each worker may have ready ahead
   Augmentation augment;
+  int shard = 0, shards = 1;  // this rank's share of every global batch
 };
 
 struct Batch {
@@ -47,6 +56,7 @@ struct Batch {
   Tensor labels;  // i64 [B]
   int64_t epoch = 0;
   int64_t index = 0;  // batch number within its epoch
+  int64_t global_samples = 0;  // the whole batch's samples, over every shard
 };
 
 class DataLoader {
@@ -58,6 +68,8 @@ class DataLoader {
   DataLoader& operator=(const DataLoader&) = delete;
 
   int64_t batches_per_epoch() const;
+  // Samples of a whole batch over every shard.
+  int64_t global_batch_size() const { return options_.batch_size * options_.shards; }
   // The dataset indices of `epoch` in batch order.
   std::vector<int64_t> order(int64_t epoch) const;
   // Begins `epoch` at batch `first_batch` (a resumed run).
