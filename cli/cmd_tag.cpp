@@ -15,6 +15,7 @@
 #include "cli/progress.h"
 #include "graph/session.h"
 #include "pipeline/catalog.h"
+#include "pipeline/sql.h"
 #include "pipeline/exports.h"
 #include "pipeline/gpu_jpeg.h"
 #include "pipeline/model_store.h"
@@ -235,7 +236,9 @@ int tag_command(TagOptions& o) {
   std::unique_ptr<pipeline::ThumbnailStore> thumbnails;
   if (!o.decode_only && (o.thumbnails == "on" || (o.thumbnails == "auto" && catalog))) {
     const std::string root = pipeline::default_thumbnail_root();
-    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, catalog ? pipeline::catalog_thumbnail_folder(o.catalog) : root);
+    // A server's catalog has no folder of its own: the shared cache only.
+    const bool beside = catalog && !pipeline::sql::is_postgres_url(o.catalog);
+    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, beside ? pipeline::catalog_thumbnail_folder(o.catalog) : root);
   }
   Inputs in;
   {
@@ -346,7 +349,8 @@ void add_tag_command(CLI::App& app) {
       "One JSON object per photo and line on stdout: path, ok, width, height, objects (label, "
       "score, box; a detector's), tags");
   sub->add_option("--catalog", o->catalog,
-                  "SQLite catalog of results (survives crashes; a re-run skips files already tagged)");
+                  "Catalog of results: a SQLite FILE or a postgresql:// URL (survives crashes; a re-run skips files "
+                  "already tagged)");
   sub->add_option("--jsonl", o->jsonl, "Also write the results as JSON lines to FILE");
   sub->add_option("--csv", o->csv, "Also write the results as CSV to FILE");
   sub->add_flag("--xmp", o->xmp, "Write tags as keywords into XMP sidecars (IMG.jpg.xmp; photos are never touched)");

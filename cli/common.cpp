@@ -7,6 +7,7 @@
 #include "formats/load_model.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
+#include "pipeline/sql.h"
 #endif
 
 namespace tandem::cli {
@@ -78,6 +79,17 @@ std::string sanitize_name(const std::string& name) {
   std::string r;
   for (char c : name) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
   return r.empty() ? "output" : r;
+}
+
+CLI::Validator sqlite_catalog_file() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (pipeline::sql::is_postgres_url(value))
+          return fmt::format("the gallery reads SQLite catalogs only so far; `tandem catalog copy {} FILE.sqlite` makes one",
+                             value);
+        return CLI::ExistingFile(value);
+      },
+      "FILE");
 }
 
 }  // namespace tandem::cli

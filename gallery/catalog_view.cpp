@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "pipeline/catalog.h"
+#include "pipeline/sql.h"
 #include "pipeline/sqlite.h"
 
 namespace tandem::gallery {
@@ -60,8 +61,23 @@ class CatalogView::ReadTransaction {
   Database& db_;
 };
 
+void require_sqlite_catalog(const std::string& catalog) {
+  check_supported(!pipeline::sql::is_postgres_url(catalog),
+                  "the gallery reads SQLite catalogs only so far; `tandem catalog copy URL FILE.sqlite` makes one",
+                  ErrorContext{catalog, "", "", ""});
+}
+
+namespace {
+
+std::unique_ptr<Database> open_read_only(const std::string& catalog) {
+  require_sqlite_catalog(catalog);
+  return std::make_unique<Database>(catalog, Database::Mode::read_only);
+}
+
+}  // namespace
+
 CatalogView::CatalogView(const std::string& catalog, const std::string& model)
-    : db_(std::make_unique<Database>(catalog, Database::Mode::read_only)), model_(model) {
+    : db_(open_read_only(catalog)), model_(model) {
   db_->exec("PRAGMA busy_timeout = 5000", "set busy timeout");
   const int64_t version = db_->query_int("PRAGMA user_version", "read schema version");
   check(version == pipeline::Catalog::kSchemaVersion,

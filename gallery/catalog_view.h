@@ -87,6 +87,11 @@ class CatalogView {
   std::vector<std::string> labels_;
 };
 
+// Throws Error::unsupported for a PostgreSQL catalog: the gallery reads
+// SQLite catalogs (its path search and query plans are SQLite's) until it
+// has a PostgreSQL reading of its own.
+void require_sqlite_catalog(const std::string& catalog);
+
 // `j` as JSON text; bytes that are not UTF-8 (a file name from an old
 // camera's card) become U+FFFD instead of failing the answer.
 inline std::string json_text(const nlohmann::json& j) {

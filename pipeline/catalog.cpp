@@ -9,11 +9,12 @@
 #include <unordered_map>
 
 #include "core/error.h"
-#include "pipeline/sqlite.h"
+#include "pipeline/catalog_postgres.h"
+#include "pipeline/sql.h"
 
 namespace tandem::pipeline {
 
-using sqlite::Statement;
+using sql::Statement;
 
 namespace {
 
@@ -173,7 +174,7 @@ static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 constexpr const char* kUpsertFile = R"sql(
 INSERT INTO files (path, model_id, size, mtime_ns, content_hash, status, error_kind, error,
                    decode_ms, infer_ms, width, height, tagged_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
 ON CONFLICT (path, model_id) DO UPDATE SET
   size = excluded.size, mtime_ns = excluded.mtime_ns, content_hash = excluded.content_hash,
   status = excluded.status, error_kind = excluded.error_kind, error = excluded.error,
@@ -210,24 +211,19 @@ INSERT INTO faces (file_id, rank, score, x1, y1, x2, y2, landmarks, descriptor, 
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
 )sql";
 
-std::unique_ptr<Statement> prepare(sqlite::Database& db, const char* sql, const char* step) {
+std::unique_ptr<Statement> prepare(sql::Database& db, const char* sql, const char* step) {
   return std::make_unique<Statement>(db, sql, step);
-}
-
-void run(Statement& s) {
-  Statement::Use use(s);
-  s.run();
 }
 
 // Refuses a SQLite file that some other program wrote, before changing
 // anything in it (journal mode included).
-void check_is_catalog(sqlite::Database& db) {
+void check_is_catalog(sql::Database& db) {
   int64_t app = db.query_int("PRAGMA application_id", "read application id");
   if (app == kApplicationId) return;
   bool empty = app == 0 && db.query_int("PRAGMA user_version", "read schema version") == 0 &&
                db.query_int("SELECT count(*) FROM sqlite_schema", "read schema") == 0;
   check(empty, "not a tandem catalog (a SQLite database some other program wrote)",
-        ErrorContext{db.path(), "", "", ""});
+        ErrorContext{db.name(), "", "", ""});
 }
 
 }  // namespace
@@ -254,8 +250,40 @@ std::optional<FileStamp> file_stamp_if_any(const std::string& path) {
   return stamp_of(st);
 }
 
-Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Database>(path)) {
-  std::string busy = "PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs);
+Catalog::Catalog(const std::string& path) {
+  if (sql::is_postgres_url(path)) {
+    db_ = sql::open_postgres(path);
+    open_postgres();
+  } else {
+    db_ = sql::open_sqlite(path);
+    open_sqlite();
+  }
+  upsert_file_ = prepare(*db_, kUpsertFile, "write file row");
+  delete_tags_ = prepare(*db_, "DELETE FROM tags WHERE file_id = ?1", "delete old tags");
+  insert_tag_ = prepare(*db_, "INSERT INTO tags (file_id, rank, label, score) VALUES (?1, ?2, ?3, ?4)",
+                        "write tag");
+  delete_objects_ = prepare(*db_, "DELETE FROM objects WHERE file_id = ?1", "delete old objects");
+  insert_object_ = prepare(*db_, kInsertObject, "write object");
+  find_file_ = prepare(*db_,
+                       "SELECT status FROM files WHERE path = ?1 AND model_id = ?2 AND size = ?3 "
+                       "AND mtime_ns = ?4",
+                       "look up file");
+  select_records_ = prepare(*db_, kSelectRecords, "read records");
+  select_objects_ = prepare(*db_, kSelectObjects, "read objects");
+  old_faces_ = prepare(*db_, kOldFaces, "read old faces");
+  delete_faces_ = prepare(*db_, "DELETE FROM faces WHERE file_id = ?1", "delete old faces");
+  insert_face_ = prepare(*db_, kInsertFace, "write face");
+  insert_person_ = prepare(*db_, "INSERT INTO people (centroid, faces, created_at) VALUES (?1, 0, ?2) RETURNING id",
+                           "add a person");
+  update_person_ = prepare(*db_, "UPDATE people SET centroid = ?1, faces = ?2 WHERE id = ?3", "update a person");
+  prepare_meta();
+  count_status_ = prepare(*db_,
+                          "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status",
+                          "count files");
+}
+
+void Catalog::open_sqlite() {
+  const std::string busy = "PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs);
   db_->exec(busy.c_str(), "set busy timeout");
   check_is_catalog(*db_);
   // WAL: a commit appends to the -wal file, readers never block the writer,
@@ -272,43 +300,18 @@ Catalog::Catalog(const std::string& path) : db_(std::make_unique<sqlite::Databas
     wal = mode.step() && mode.text(0) == "wal";
   }
   check(wal, "cannot use a write-ahead log here (a network file system?)",
-        ErrorContext{path, "", "", ""});
+        ErrorContext{db_->name(), "", "", ""});
   db_->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "set synchronous mode");
-  migrate();
-
-  begin_ = prepare(*db_, "BEGIN IMMEDIATE", "begin transaction");
-  commit_ = prepare(*db_, "COMMIT", "commit transaction");
-  upsert_file_ = prepare(*db_, kUpsertFile, "write file row");
-  delete_tags_ = prepare(*db_, "DELETE FROM tags WHERE file_id = ?1", "delete old tags");
-  insert_tag_ = prepare(*db_, "INSERT INTO tags (file_id, rank, label, score) VALUES (?1, ?2, ?3, ?4)",
-                        "write tag");
-  delete_objects_ = prepare(*db_, "DELETE FROM objects WHERE file_id = ?1", "delete old objects");
-  insert_object_ = prepare(*db_, kInsertObject, "write object");
-  find_file_ = prepare(*db_,
-                       "SELECT status FROM files WHERE path = ?1 AND model_id = ?2 AND size = ?3 "
-                       "AND mtime_ns = ?4",
-                       "look up file");
-  select_records_ = prepare(*db_, kSelectRecords, "read records");
-  select_objects_ = prepare(*db_, kSelectObjects, "read objects");
-  old_faces_ = prepare(*db_, kOldFaces, "read old faces");
-  delete_faces_ = prepare(*db_, "DELETE FROM faces WHERE file_id = ?1", "delete old faces");
-  insert_face_ = prepare(*db_, kInsertFace, "write face");
-  insert_person_ = prepare(*db_,
-                           "INSERT INTO people (centroid, faces, created_at) VALUES "
-                           "(x'', 0, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING id",
-                           "add a person");
-  update_person_ = prepare(*db_, "UPDATE people SET centroid = ?1, faces = ?2 WHERE id = ?3", "update a person");
-  prepare_meta();
-  count_status_ = prepare(*db_,
-                          "SELECT status, count(*) FROM files WHERE model_id = ?1 GROUP BY status",
-                          "count files");
+  migrate_sqlite();
 }
+
+void Catalog::open_postgres() { prepare_postgres_catalog(*db_); }
 
 Catalog::~Catalog() = default;
 
-const std::string& Catalog::path() const { return db_->path(); }
+const std::string& Catalog::path() const { return db_->name(); }
 
-void Catalog::migrate() {
+void Catalog::migrate_sqlite() {
   // IMMEDIATE takes the write lock first, so two processes opening a new
   // catalog at once do not both create the tables.
   db_->exec("BEGIN IMMEDIATE", "begin schema migration");
@@ -368,19 +371,20 @@ void Catalog::write_and_assign(std::span<FileRecord> batch,
 void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
                           const std::function<void()>& before_commit) {
   if (batch.empty()) return;
-  run(*begin_);
+  db_->begin_write("begin transaction");
   try {
-    load_people();  // once a batch: a PRAGMA when no one else wrote meanwhile
     for (const FileRecord& r : batch) {
       std::vector<int64_t> assigned = write_one(r);
       if (people) people->push_back(std::move(assigned));
     }
     flush_people();
     if (before_commit) before_commit();
-    run(*commit_);
+    db_->commit("commit transaction");
+    people_locked_ = false;
   } catch (...) {
     db_->rollback_if_open();
     people_data_version_ = -1;  // the index may hold what was rolled back
+    people_locked_ = false;
     dirty_people_.clear();
     if (people) people->clear();
     throw;
@@ -409,6 +413,7 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
     s.bind(10, r.infer_ms);
     s.bind(11, int64_t(r.width));
     s.bind(12, int64_t(r.height));
+    s.bind(13, sql::utc_now());
     s.step();  // RETURNING: the row (new or replaced) comes back
     id = s.int64(0);
     s.run();
@@ -456,10 +461,10 @@ void Catalog::write_objects(int64_t file_id, const FileRecord& r) {
 std::vector<FileRecord> Catalog::records(const std::string& model_id) {
   // One read transaction: files, tags and objects from the same commit,
   // whatever another process writes meanwhile.
-  db_->exec("BEGIN", "begin reading records");
+  db_->begin_read("begin reading records");
   try {
     std::vector<FileRecord> out = read_records(model_id);
-    db_->exec("COMMIT", "end reading records");
+    db_->commit("end reading records");
     return out;
   } catch (...) {
     db_->rollback_if_open();
@@ -518,17 +523,17 @@ CatalogCounts Catalog::counts(const std::string& model_id) {
 
 void Catalog::add_roots(std::span<const std::string> roots) {
   if (roots.empty()) return;
-  db_->exec("BEGIN IMMEDIATE", "record roots");
+  db_->begin_write("record roots");
   try {
-    Statement s(*db_,
-                "INSERT OR IGNORE INTO roots (path, added_at) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                "record a root");
+    Statement s(*db_, "INSERT INTO roots (path, added_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING", "record a root");
+    const std::string now = sql::utc_now();
     for (const std::string& r : roots) {
       Statement::Use use(s);
       s.bind(1, r);
+      s.bind(2, now);
       s.run();
     }
-    db_->exec("COMMIT", "record roots");
+    db_->commit("record roots");
   } catch (...) {
     db_->rollback_if_open();
     throw;
@@ -536,6 +541,7 @@ void Catalog::add_roots(std::span<const std::string> roots) {
 }
 
 void Catalog::refresh_statistics() {
+  if (db_->dialect() == sql::Dialect::postgresql) return;  // its autovacuum analyzes as tables grow
   const int64_t rows = db_->query_int("SELECT coalesce(max(id), 0) FROM files", "count files");
   int64_t analyzed = 0;
   if (db_->query_int("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'", "look for statistics") > 0) {
@@ -547,6 +553,10 @@ void Catalog::refresh_statistics() {
   if (rows > 0 && (analyzed == 0 || rows >= 2 * analyzed)) db_->exec("ANALYZE", "refresh query statistics");
 }
 
-void Catalog::checkpoint() { db_->exec("PRAGMA wal_checkpoint(PASSIVE)", "checkpoint the write-ahead log"); }
+void Catalog::checkpoint() {
+  // PostgreSQL made each commit durable when it returned.
+  if (db_->dialect() == sql::Dialect::sqlite)
+    db_->exec("PRAGMA wal_checkpoint(PASSIVE)", "checkpoint the write-ahead log");
+}
 
 }  // namespace tandem::pipeline

@@ -1,5 +1,6 @@
 #pragma once
-// The catalog `tandem tag` writes: one SQLite file holding, per (file, model),
+// The catalog `tandem tag` writes: one SQLite file (or one PostgreSQL
+// database, for workers on many machines: pipeline/sql.h) holding, per (file, model),
 // what the file was (path, size, mtime, content hash), what the model found
 // (tags with scores) or why it failed, and how long decoding and inference
 // took. A detector's objects (label, score, box in pixels of the upright
@@ -32,10 +33,10 @@
 
 namespace tandem::pipeline {
 
-namespace sqlite {
+namespace sql {
 class Database;
 class Statement;
-}  // namespace sqlite
+}  // namespace sql
 
 struct FileRecord {
   std::string path;  // as the caller names it; the catalog compares bytes
@@ -90,7 +91,9 @@ class Catalog {
   static constexpr int kSchemaVersion = 5;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
-  // files) if missing. Throws Error if the file is not a tandem catalog.
+  // files) if missing; a postgresql:// URL connects to that database and
+  // creates the tables in it if it has none. Throws Error if the file or
+  // database is not a tandem catalog.
   explicit Catalog(const std::string& path);
   ~Catalog();
   Catalog(const Catalog&) = delete;
@@ -158,7 +161,16 @@ class Catalog {
   int64_t recluster();
 
  private:
-  void migrate();
+  void open_sqlite();
+  void migrate_sqlite();
+  void open_postgres();
+  // The people's change count: SQLite's data_version (another connection
+  // committed), PostgreSQL's counter that every change of people bumps.
+  int64_t people_version();
+  // Before reading or changing people in a write transaction: on
+  // PostgreSQL, workers on other machines change them too, so people are
+  // changed by one transaction at a time (SQLite's writers are anyway).
+  void lock_people();
   void write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
                    const std::function<void()>& before_commit);
   std::vector<int64_t> write_one(const FileRecord& r);
@@ -178,9 +190,9 @@ class Catalog {
   auto in_transaction(const char* what, Body body);
   std::vector<FileRecord> read_records(const std::string& model_id);
 
-  std::unique_ptr<sqlite::Database> db_;
+  std::unique_ptr<sql::Database> db_;
   // Prepared once, used for every file (declared after db_: destroyed first).
-  std::unique_ptr<sqlite::Statement> begin_, commit_, upsert_file_, delete_tags_, insert_tag_,
+  std::unique_ptr<sql::Statement> upsert_file_, delete_tags_, insert_tag_,
       delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_,
       old_faces_, delete_faces_, insert_face_, insert_person_, update_person_, delete_meta_, insert_meta_,
       select_meta_;
@@ -189,6 +201,7 @@ class Catalog {
   PeopleIndex people_;
   int64_t people_data_version_ = -1;
   std::vector<int64_t> dirty_people_;  // centroids to write back before commit
+  bool people_locked_ = false;         // in this transaction (lock_people)
 };
 
 }  // namespace tandem::pipeline

@@ -7,11 +7,11 @@
 
 #include "core/error.h"
 #include "pipeline/catalog.h"
-#include "pipeline/sqlite.h"
+#include "pipeline/sql.h"
 
 namespace tandem::pipeline {
 
-using sqlite::Statement;
+using sql::Statement;
 
 namespace {
 
@@ -63,22 +63,41 @@ OldFace* same_face(std::vector<OldFace>& old, const Box& box) {
 
 template <typename Body>
 auto Catalog::in_transaction(const char* what, Body body) {
-  db_->exec("BEGIN IMMEDIATE", what);
+  db_->begin_write(what);
   try {
     load_people();
     auto result = body();
     flush_people();
-    db_->exec("COMMIT", what);
+    db_->commit(what);
+    people_locked_ = false;
     return result;
   } catch (...) {
     db_->rollback_if_open();
     people_data_version_ = -1;  // the index may hold what was rolled back
+    people_locked_ = false;
     throw;
   }
 }
 
+void Catalog::lock_people() {
+  if (db_->dialect() != sql::Dialect::postgresql) return;  // SQLite's write transaction is exclusive
+  // A transaction-scoped advisory lock: released by its commit or rollback,
+  // also when a worker's connection dies.
+  Statement s(*db_, "SELECT pg_advisory_xact_lock(7630411627066404209)", "lock people");
+  Statement::Use use(s);
+  s.step();
+}
+
+int64_t Catalog::people_version() {
+  if (db_->dialect() == sql::Dialect::sqlite) return db_->query_int("PRAGMA data_version", "read data version");
+  return db_->query_int("SELECT value FROM tandem_meta WHERE key = 'people_version'", "read people version");
+}
+
 void Catalog::load_people() {
-  const int64_t version = db_->query_int("PRAGMA data_version", "read data version");
+  if (people_locked_) return;  // loaded in this transaction
+  lock_people();
+  people_locked_ = true;
+  const int64_t version = people_version();
   if (version == people_data_version_) return;
   people_.clear();
   Statement s(*db_, "SELECT id, centroid, faces FROM people", "read people");
@@ -89,6 +108,8 @@ void Catalog::load_people() {
 int64_t Catalog::new_person() {
   Statement& s = *insert_person_;
   Statement::Use use(s);
+  s.bind(1, std::span<const float>());  // an empty centroid: flush_people writes the sum
+  s.bind(2, sql::utc_now());
   s.step();
   const int64_t id = s.int64(0);
   s.run();
@@ -97,6 +118,7 @@ int64_t Catalog::new_person() {
 }
 
 void Catalog::flush_people() {
+  if (!people_locked_) return;  // this transaction changed no one
   std::sort(dirty_people_.begin(), dirty_people_.end());
   dirty_people_.erase(std::unique(dirty_people_.begin(), dirty_people_.end()), dirty_people_.end());
   for (int64_t id : dirty_people_) {
@@ -111,6 +133,12 @@ void Catalog::flush_people() {
   dirty_people_.clear();
   // An unnamed person left without faces is gone; a named one stays.
   db_->exec("DELETE FROM people WHERE faces = 0 AND name IS NULL", "delete empty people");
+  if (db_->dialect() == sql::Dialect::postgresql) {
+    // Other workers see the change by the count, committed with it.
+    people_data_version_ = db_->query_int(
+        "UPDATE tandem_meta SET value = value + 1 WHERE key = 'people_version' RETURNING value", "count a change of people");
+    return;
+  }
   // Our own commit bumps no data_version of ours; another writer's does.
   people_data_version_ = db_->query_int("PRAGMA data_version", "read data version");
 }
@@ -137,6 +165,8 @@ std::vector<int64_t> Catalog::write_faces(int64_t file_id, const FileRecord& r) 
       old.push_back(std::move(o));
     }
   }
+  if (old.empty() && r.faces.empty()) return assigned;  // no one's faces change
+  load_people();  // once a transaction
   for (const OldFace& o : old)
     if (o.person) people_.remove(o.person, o.unit), dirty_people_.push_back(o.person);
   {
@@ -195,7 +225,7 @@ void Catalog::read_faces(const std::string& model_id, std::vector<FileRecord>& o
 }
 
 std::vector<PersonSummary> Catalog::people() {
-  db_->exec("BEGIN", "begin reading people");
+  db_->begin_read("begin reading people");
   try {
     std::vector<PersonSummary> out;
     Statement s(*db_, R"sql(
@@ -211,7 +241,7 @@ ORDER BY p.faces DESC, p.id
       if (!s.is_null(4)) p.box = {float(s.real(4)), float(s.real(5)), float(s.real(6)), float(s.real(7))};
       out.push_back(std::move(p));
     }
-    db_->exec("COMMIT", "end reading people");
+    db_->commit("end reading people");
     return out;
   } catch (...) {
     db_->rollback_if_open();
@@ -221,13 +251,13 @@ ORDER BY p.faces DESC, p.id
 
 namespace {
 
-void require_person(sqlite::Database& db, int64_t id) {
+void require_person(sql::Database& db, int64_t id) {
   Statement s(db, "SELECT 1 FROM people WHERE id = ?1", "look up person");
   s.bind(1, id);
-  check(s.step(), "no person " + std::to_string(id) + " in the catalog", ErrorContext{db.path(), "", "", ""});
+  check(s.step(), "no person " + std::to_string(id) + " in the catalog", ErrorContext{db.name(), "", "", ""});
 }
 
-std::string name_of(sqlite::Database& db, int64_t id) {
+std::string name_of(sql::Database& db, int64_t id) {
   Statement s(db, "SELECT name FROM people WHERE id = ?1", "read name");
   s.bind(1, id);
   return s.step() ? s.text(0) : std::string();

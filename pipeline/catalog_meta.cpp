@@ -3,11 +3,11 @@
 #include <optional>
 
 #include "pipeline/catalog.h"
-#include "pipeline/sqlite.h"
+#include "pipeline/sql.h"
 
 namespace tandem::pipeline {
 
-using sqlite::Statement;
+using sql::Statement;
 
 namespace {
 

@@ -157,10 +157,13 @@ void Statement::bind_or_null(int index, const std::optional<double>& value) {
   if (value) bind(index, *value);
 }
 
-Statement::Use::Use(Statement& s) : s_(s) {
-  sqlite3_reset(s_.stmt_);
-  sqlite3_clear_bindings(s_.stmt_);
+void Statement::reset() noexcept {
+  // reset repeats the last step's error code, which step() already threw.
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
 }
+
+Statement::Use::Use(Statement& s) : s_(s) { s_.reset(); }
 
 Statement::Use::~Use() {
   // reset repeats the last step's error code, which step() already threw.

@@ -80,6 +80,8 @@ class Statement {
   std::vector<float> floats(int column) const;
   bool is_null(int column) const;
   std::optional<double> real_or_null(int column) const;
+  // Back before the first row, every binding NULL (what Use does).
+  void reset() noexcept;
 
   // Resets the statement and clears its bindings when it goes out of scope,
   // so a statement never keeps a read snapshot (which would stall WAL

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "pipeline/catalog.h"
+#include "pipeline/people.h"
 #include "temp_dir.h"
 
 namespace tandem::testing {
@@ -103,6 +105,45 @@ inline std::string sqlite3_cli(const std::string& path, const std::string& sql) 
   std::string out = capture_command("sqlite3 " + shell_quote(path) + " " + shell_quote(sql), &status);
   EXPECT_EQ(status, 0) << sql;
   return out;
+}
+
+// Faces for the catalog's people tests. A person is a random direction in
+// 1024 dimensions (random directions are nearly orthogonal: cosine
+// distance about 1), each face of them that direction plus noise (cosine
+// distance about 0.05 from it).
+inline std::vector<float> direction(int person) {
+  std::mt19937 rng(1000 + person);
+  std::normal_distribution<float> n;
+  std::vector<float> v(1024);
+  for (float& x : v) x = n(rng);
+  return v;
+}
+
+// A face of `person`: its direction scaled to a descriptor's length plus noise.
+inline pipeline::FaceRecord face_of(int person, int variant, float x) {
+  std::vector<float> d = pipeline::unit_descriptor(direction(person));
+  std::mt19937 rng(77 * person + variant);
+  std::normal_distribution<float> n(0.f, 0.3f / 32.f);  // |noise| ~ 0.3 of |d| = 1
+  for (float& v : d) v = v + n(rng);
+  pipeline::FaceRecord f;
+  f.score = 0.9f;
+  f.box = {x, 100, x + 200, 300};
+  for (size_t k = 0; k < f.landmarks.size(); ++k) f.landmarks[k] = {x + 20.f * float(k), 150.5f};
+  f.descriptor = std::move(d);
+  for (float& v : f.descriptor) v *= 11.f;  // FaceRes's descriptors are about 11 long
+  f.age = 30 + float(person);
+  f.gender_score = 0.25f;
+  return f;
+}
+
+inline pipeline::FileRecord photo(int i, std::vector<pipeline::FaceRecord> faces) {
+  pipeline::FileRecord r = synthetic_record(i, 1);
+  r.ok = true;
+  r.error_kind.clear(), r.error.clear();
+  r.width = 640, r.height = 480;
+  r.path = fmt::format("/photos/faces/{:03d}.jpg", i);
+  r.faces = std::move(faces);
+  return r;
 }
 
 }  // namespace tandem::testing

@@ -21,41 +21,6 @@ using namespace tandem::testing;
 
 namespace {
 
-std::vector<float> direction(int person) {
-  std::mt19937 rng(1000 + person);
-  std::normal_distribution<float> n;
-  std::vector<float> v(1024);
-  for (float& x : v) x = n(rng);
-  return v;
-}
-
-// A face of `person`: its direction scaled to a descriptor's length plus noise.
-FaceRecord face_of(int person, int variant, float x) {
-  std::vector<float> d = unit_descriptor(direction(person));
-  std::mt19937 rng(77 * person + variant);
-  std::normal_distribution<float> n(0.f, 0.3f / 32.f);  // |noise| ~ 0.3 of |d| = 1
-  for (float& v : d) v = v + n(rng);
-  FaceRecord f;
-  f.score = 0.9f;
-  f.box = {x, 100, x + 200, 300};
-  for (size_t k = 0; k < f.landmarks.size(); ++k) f.landmarks[k] = {x + 20.f * float(k), 150.5f};
-  f.descriptor = std::move(d);
-  for (float& v : f.descriptor) v *= 11.f;  // FaceRes's descriptors are about 11 long
-  f.age = 30 + float(person);
-  f.gender_score = 0.25f;
-  return f;
-}
-
-FileRecord photo(int i, std::vector<FaceRecord> faces) {
-  FileRecord r = synthetic_record(i, 1);
-  r.ok = true;
-  r.error_kind.clear(), r.error.clear();
-  r.width = 640, r.height = 480;
-  r.path = fmt::format("/photos/faces/{:03d}.jpg", i);
-  r.faces = std::move(faces);
-  return r;
-}
-
 std::map<std::string, std::vector<int64_t>> people_by_path(Catalog& c) {
   std::map<std::string, std::vector<int64_t>> out;
   for (const FileRecord& r : c.records("centernet"))

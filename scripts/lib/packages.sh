@@ -21,6 +21,7 @@ TEST_PACKAGES=(
   libonnx-testdata darknet libheif-examples exiv2 sqlite3 dataset-fashion-mnist
   libglib2.0-bin  # gio: GLib's file URIs, which file managers key thumbnails by
   libopenmpi-dev openmpi-bin  # data-parallel training's ranks (tandem train --distributed, mpirun)
+  libpq-dev postgresql  # PostgreSQL catalogs, and the server their tests start
   chromium  # headless, loads the --profile report.html (tests/cli/report_html_e2e.py)
   # photographs scripts/make-corpus builds its benchmark corpus from
   mate-backgrounds plasma-workspace-wallpapers

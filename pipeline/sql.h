@@ -1,0 +1,126 @@
+#pragma once
+// The catalog's storage, one small interface over two databases: SQLite
+// (the embedded default, a file) and PostgreSQL (a server many machines'
+// `tag` workers share). The catalog writes its SQL once, with ?N
+// parameters, in the subset both speak (ON CONFLICT upserts, RETURNING,
+// no engine-specific functions); only the schema and the connection set-up
+// differ per dialect. Every driver error becomes a tandem::Error naming the
+// database and the step:
+//   photos.sqlite: sqlite: write tag: database or disk is full (code 13)
+//   postgresql://host/photos: postgresql: write tag: could not ...
+// Not thread-safe: one thread uses a Database and its statements at a time.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tandem::pipeline::sql {
+
+enum class Dialect { sqlite, postgresql };
+
+// A driver's prepared statement, what Statement forwards to.
+class Cursor {
+ public:
+  virtual ~Cursor() = default;
+  virtual void bind(int index, int64_t value) = 0;
+  virtual void bind(int index, double value) = 0;
+  virtual void bind(int index, std::string_view text) = 0;
+  // Little-endian float32 bytes (a BLOB, a bytea).
+  virtual void bind(int index, std::span<const float> values) = 0;
+  virtual bool step() = 0;
+  // Back before the first row, every parameter NULL again.
+  virtual void reset() noexcept = 0;
+  virtual int64_t int64(int column) const = 0;
+  virtual double real(int column) const = 0;
+  virtual std::string text(int column) const = 0;
+  virtual std::vector<float> floats(int column) const = 0;
+  virtual bool is_null(int column) const = 0;
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+  virtual Dialect dialect() const = 0;
+  // The file, or the URL without its password: what messages name.
+  virtual const std::string& name() const = 0;
+  // SQL that returns no rows (may hold several statements).
+  virtual void exec(const char* sql, const char* step) = 0;
+  virtual std::unique_ptr<Cursor> prepare(const char* sql, const char* step) = 0;
+  // A transaction that will write (SQLite takes its write lock at once, so
+  // two writers queue instead of failing at their first write), one that
+  // reads a single snapshot, and their end.
+  virtual void begin_write(const char* step) = 0;
+  virtual void begin_read(const char* step) = 0;
+  virtual void commit(const char* step) = 0;
+  // For error paths: never throws, the first Error is the one to see.
+  virtual void rollback_if_open() noexcept = 0;
+
+  // A statement returning one integer (a count).
+  int64_t query_int(const char* sql, const char* step);
+};
+
+class Statement {
+ public:
+  Statement(Database& db, const char* sql, const char* step) : cursor_(db.prepare(sql, step)) {}
+
+  void bind(int index, int64_t value) { cursor_->bind(index, value); }
+  void bind(int index, double value) { cursor_->bind(index, value); }
+  void bind(int index, std::string_view text) { cursor_->bind(index, text); }
+  void bind(int index, std::span<const float> values) { cursor_->bind(index, values); }
+  // Binds nothing for an empty text or no value: the parameter stays NULL.
+  void bind_or_null(int index, const std::string& text) {
+    if (!text.empty()) bind(index, std::string_view(text));
+  }
+  void bind_or_null(int index, const std::optional<double>& value) {
+    if (value) bind(index, *value);
+  }
+  // Advances: true when a row is ready, false when the statement is done.
+  bool step() { return cursor_->step(); }
+  void run() { step(); }
+
+  int64_t int64(int column) const { return cursor_->int64(column); }
+  double real(int column) const { return cursor_->real(column); }
+  std::string text(int column) const { return cursor_->text(column); }
+  std::vector<float> floats(int column) const { return cursor_->floats(column); }
+  bool is_null(int column) const { return cursor_->is_null(column); }
+  std::optional<double> real_or_null(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<double>(real(column));
+  }
+
+  // Resets the statement and clears its bindings at both ends of a use, so
+  // a statement never keeps a read snapshot or stale values after an early
+  // return or an Error.
+  class Use {
+   public:
+    explicit Use(Statement& s) : s_(s) { s_.cursor_->reset(); }
+    ~Use() { s_.cursor_->reset(); }
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    Statement& s_;
+  };
+
+ private:
+  std::unique_ptr<Cursor> cursor_;
+};
+
+// Whether a --catalog names a PostgreSQL database (postgresql://...,
+// postgres://...) rather than a SQLite file.
+bool is_postgres_url(std::string_view location);
+
+// Opens (creating a missing file) the SQLite database at `path`.
+std::unique_ptr<Database> open_sqlite(const std::string& path);
+// Connects to the PostgreSQL database at `url` (libpq's connection URI).
+// Throws Error::unsupported in a build without libpq.
+std::unique_ptr<Database> open_postgres(const std::string& url);
+bool built_with_postgres();
+
+// The current UTC time as ISO 8601 with milliseconds ("...T12:34:56.789Z"):
+// timestamps are made here, not by either database's own functions.
+std::string utc_now();
+
+}  // namespace tandem::pipeline::sql

@@ -1,0 +1,79 @@
+// The SQLite driver of pipeline/sql.h: pipeline/sqlite.h's connection and
+// statements behind the common interface.
+#include <chrono>
+#include <ctime>
+
+#include <fmt/core.h>
+
+#include "core/error.h"
+#include "pipeline/sql.h"
+#include "pipeline/sqlite.h"
+
+namespace tandem::pipeline::sql {
+
+namespace {
+
+class SqliteCursor : public Cursor {
+ public:
+  SqliteCursor(sqlite::Database& db, const char* sql, const char* step) : s_(db, sql, step) {}
+  void bind(int index, int64_t value) override { s_.bind(index, value); }
+  void bind(int index, double value) override { s_.bind(index, value); }
+  void bind(int index, std::string_view text) override { s_.bind(index, text); }
+  void bind(int index, std::span<const float> values) override { s_.bind(index, values); }
+  bool step() override { return s_.step(); }
+  void reset() noexcept override { s_.reset(); }
+  int64_t int64(int column) const override { return s_.int64(column); }
+  double real(int column) const override { return s_.real(column); }
+  std::string text(int column) const override { return s_.text(column); }
+  std::vector<float> floats(int column) const override { return s_.floats(column); }
+  bool is_null(int column) const override { return s_.is_null(column); }
+
+ private:
+  sqlite::Statement s_;
+};
+
+class SqliteDatabase : public Database {
+ public:
+  explicit SqliteDatabase(const std::string& path) : db_(path) {}
+  Dialect dialect() const override { return Dialect::sqlite; }
+  const std::string& name() const override { return db_.path(); }
+  void exec(const char* sql, const char* step) override { db_.exec(sql, step); }
+  std::unique_ptr<Cursor> prepare(const char* sql, const char* step) override {
+    return std::make_unique<SqliteCursor>(db_, sql, step);
+  }
+  void begin_write(const char* step) override { db_.exec("BEGIN IMMEDIATE", step); }
+  void begin_read(const char* step) override { db_.exec("BEGIN", step); }
+  void commit(const char* step) override { db_.exec("COMMIT", step); }
+  void rollback_if_open() noexcept override { db_.rollback_if_open(); }
+
+ private:
+  sqlite::Database db_;
+};
+
+}  // namespace
+
+int64_t Database::query_int(const char* sql, const char* step) {
+  Statement s(*this, sql, step);
+  Statement::Use use(s);
+  if (!s.step()) throw Error(std::string(step) + ": no result", ErrorContext{name(), "", "", ""});
+  return s.int64(0);
+}
+
+bool is_postgres_url(std::string_view location) {
+  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+}
+
+std::unique_ptr<Database> open_sqlite(const std::string& path) { return std::make_unique<SqliteDatabase>(path); }
+
+std::string utc_now() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const std::time_t secs = system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+}  // namespace tandem::pipeline::sql

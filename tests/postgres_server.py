@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Runs a command beside a PostgreSQL server of its own: Debian's
+postgresql, initdb into a temporary folder, listening on a unix socket
+there only (no TCP port), fsync off (a test server), stopped and removed
+at the end. The command finds it through TANDEM_TEST_POSTGRES_HOST (the
+socket folder) and TANDEM_TEST_POSTGRES_USER (a superuser, trusted on the
+socket); postgresql:///DB?host=...&user=... reaches database DB.
+
+As root (CI) the server runs as the postgres user, as PostgreSQL requires.
+
+  postgres_server.py COMMAND [ARG...]   the command's exit status; 77
+                                        (skipped) when PostgreSQL is missing
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def server_bin():
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return os.path.dirname(found[-1]) if found else None
+
+
+def as_server_user(cmd):
+    if os.geteuid() != 0:
+        return cmd
+    return ["runuser", "-u", "postgres", "--", *cmd]
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    bindir = server_bin()
+    if not bindir:
+        print("skipped: no PostgreSQL server (Debian's postgresql)")
+        return 77
+    top = tempfile.mkdtemp(prefix="tandem_pg_")
+    data = os.path.join(top, "data")
+    if os.geteuid() == 0:
+        shutil.chown(top, "postgres", "postgres")
+    user = "tandem"
+    try:
+        subprocess.run(as_server_user([os.path.join(bindir, "initdb"), "-D", data, "-A", "trust", "-U", user,
+                                       "-E", "UTF8", "--locale", "C"]),
+                       check=True, capture_output=True)
+        options = "-k %s -c listen_addresses='' -F -c max_connections=200" % top
+        subprocess.run(as_server_user([os.path.join(bindir, "pg_ctl"), "-D", data, "-o", options, "-w", "-l",
+                                       os.path.join(top, "server.log"), "start"]),
+                       check=True, capture_output=True)
+        env = dict(os.environ, TANDEM_TEST_POSTGRES_HOST=top, TANDEM_TEST_POSTGRES_USER=user)
+        try:
+            return subprocess.run(sys.argv[1:], env=env).returncode
+        finally:
+            subprocess.run(as_server_user([os.path.join(bindir, "pg_ctl"), "-D", data, "-m", "immediate", "stop"]),
+                           capture_output=True)
+    except subprocess.CalledProcessError as e:
+        print("cannot start the test server: %s\n%s" % (e.cmd, (e.stderr or b"").decode()[-2000:]))
+        log = os.path.join(top, "server.log")
+        if os.path.exists(log):
+            print(open(log).read()[-2000:])
+        return 1
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+// The catalog on PostgreSQL, against the catalog on SQLite as the
+// reference: the same batches written to both read back the same records,
+// faces and people; a copy either way keeps everything; two connections
+// (two workers) share one people index. The server is a real PostgreSQL
+// that tests/postgres_server.py starts (initdb into a temporary folder, a
+// unix socket) for `ctest -R catalog.postgres`; run alone, these skip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "catalog_test_util.h"
+#include "core/error.h"
+#include "pipeline/catalog.h"
+#include "pipeline/catalog_copy.h"
+#include "pipeline/people.h"
+#include "pipeline/sql.h"
+
+using namespace tandem;
+using namespace tandem::pipeline;
+using namespace tandem::testing;
+
+namespace {
+
+// postgresql:///DB on the test server's socket, or "" when there is none.
+std::string server_url(const std::string& db) {
+  const char* host = std::getenv("TANDEM_TEST_POSTGRES_HOST");
+  const char* user = std::getenv("TANDEM_TEST_POSTGRES_USER");
+  if (!host || !user) return "";
+  return "postgresql:///" + db + "?host=" + host + "&user=" + user;
+}
+
+// A new, empty database on the test server.
+std::string fresh_database(const std::string& db) {
+  std::unique_ptr<sql::Database> admin = sql::open_postgres(server_url("postgres"));
+  admin->exec(("DROP DATABASE IF EXISTS " + db).c_str(), "drop the test database");
+  admin->exec(("CREATE DATABASE " + db).c_str(), "create the test database");
+  return server_url(db);
+}
+
+#define REQUIRE_SERVER()                                                                   \
+  if (server_url("postgres").empty() || !sql::built_with_postgres())                       \
+  GTEST_SKIP() << "no PostgreSQL test server (ctest -R catalog.postgres starts one)"
+
+// Everything a catalog holds for the model, faces and people included.
+std::vector<std::string> everything(Catalog& c) {
+  std::vector<std::string> out;
+  for (const FileRecord& r : c.records("centernet")) {
+    std::string s = content_of(r);
+    for (const FaceRecord& f : r.faces) {
+      s += fmt::format("|face {:a} {:a},{:a},{:a},{:a} age {:a} g {:a} person {} '{}' confirmed {} n {} first {:a}",
+                       f.score, f.box.x1, f.box.y1, f.box.x2, f.box.y2, f.age, f.gender_score, f.person_id,
+                       f.person_name, f.confirmed, f.descriptor.size(), f.descriptor.empty() ? 0.f : f.descriptor[0]);
+      for (const auto& p : f.landmarks) s += fmt::format(" {:a},{:a}", p[0], p[1]);
+    }
+    out.push_back(s);
+  }
+  for (const PersonSummary& p : c.people())
+    out.push_back(fmt::format("person {} '{}' {} faces, best in {}", p.id, p.name, p.faces, p.photo));
+  return out;
+}
+
+// The same writes, to any catalog: files in batches, some tagged again,
+// faces of three people, a name, a merge.
+void write_collection(Catalog& c) {
+  std::vector<FileRecord> first = synthetic_records(30, 1);
+  c.write(std::span(first).subspan(0, 16));
+  c.write(std::span(first).subspan(16));
+  std::vector<FileRecord> faces = {photo(100, {face_of(1, 0, 10), face_of(2, 0, 400)}),
+                                   photo(101, {face_of(1, 1, 50)}), photo(102, {face_of(3, 0, 80)})};
+  c.write_and_assign(faces);
+  std::vector<FileRecord> again = {synthetic_record(4, 2), synthetic_record(9, 2), photo(101, {face_of(1, 2, 52)})};
+  c.write_and_assign(again);
+  c.name_person(faces[0].faces[0].person_id, "Alice");
+  c.merge_people(faces[2].faces[0].person_id, faces[0].faces[1].person_id);
+  c.add_roots(std::vector<std::string>{"/photos", "/photos/faces"});
+}
+
+TEST(CatalogOnPostgres, RecordsFacesAndPeopleMatchSqlite) {
+  REQUIRE_SERVER();
+  TempDir dir("catalog_pg");
+  Catalog lite(dir.file("c.sqlite"));
+  Catalog pg(fresh_database("records_match"));
+  write_collection(lite);
+  write_collection(pg);
+  EXPECT_EQ(everything(pg), everything(lite));
+  for (int i : {0, 4, 5, 29}) {
+    FileRecord r = synthetic_record(i, i == 4 ? 2 : 1);
+    EXPECT_EQ(pg.stored(r.path, r.size, r.mtime_ns, "centernet"), lite.stored(r.path, r.size, r.mtime_ns, "centernet"))
+        << r.path;
+    EXPECT_FALSE(pg.up_to_date(r.path, r.size + 1, r.mtime_ns, "centernet"));
+  }
+  EXPECT_EQ(pg.counts("centernet").ok, lite.counts("centernet").ok);
+  EXPECT_EQ(pg.counts("centernet").failed, lite.counts("centernet").failed);
+  EXPECT_EQ(pg.recluster(), lite.recluster());
+  EXPECT_EQ(everything(pg), everything(lite));
+}
+
+TEST(CatalogOnPostgres, CopiesBothWaysKeepEverything) {
+  REQUIRE_SERVER();
+  TempDir dir("catalog_pg");
+  const std::string original = dir.file("original.sqlite"), back = dir.file("back.sqlite");
+  const std::string url = fresh_database("copy_both_ways");
+  std::vector<std::string> want;
+  {
+    Catalog c(original);
+    write_collection(c);
+    want = everything(c);
+  }
+  CopyCounts to_pg = copy_catalog(original, url);
+  EXPECT_EQ(to_pg.files, 33);
+  EXPECT_EQ(to_pg.faces, 4);
+  EXPECT_EQ(to_pg.roots, 2);
+  copy_catalog(url, back);
+  {
+    Catalog pg(url), lite(back);
+    EXPECT_EQ(everything(pg), want);
+    EXPECT_EQ(everything(lite), want);
+    // New rows after a copy take new ids (the sequences moved past the
+    // copied ones): a new person and a new file.
+    std::vector<FileRecord> more = {photo(200, {face_of(9, 0, 10)})};
+    pg.write_and_assign(more);
+    EXPECT_GT(more[0].faces[0].person_id, 0);
+    EXPECT_EQ(pg.counts("centernet").ok + pg.counts("centernet").failed, 34);
+  }
+  EXPECT_THROW(copy_catalog(original, url), Error) << "a destination with files is refused";
+}
+
+TEST(CatalogOnPostgres, TwoWorkersShareOnePeopleIndex) {
+  REQUIRE_SERVER();
+  const std::string url = fresh_database("two_workers");
+  Catalog a(url), b(url);
+  std::vector<FileRecord> one = {photo(1, {face_of(1, 0, 10)})};
+  a.write_and_assign(one);
+  std::vector<FileRecord> two = {photo(2, {face_of(1, 1, 20), face_of(2, 0, 400)})};
+  b.write_and_assign(two);
+  EXPECT_EQ(two[0].faces[0].person_id, one[0].faces[0].person_id) << "b found the person a made";
+  std::vector<FileRecord> three = {photo(3, {face_of(2, 1, 30)})};
+  a.write_and_assign(three);
+  EXPECT_EQ(three[0].faces[0].person_id, two[0].faces[1].person_id) << "a found the person b made";
+  EXPECT_EQ(a.people().size(), 2u);
+}
+
+TEST(CatalogOnPostgres, RefusesNewerSchemasAndOtherPrograms) {
+  REQUIRE_SERVER();
+  const std::string newer = fresh_database("newer_schema");
+  { Catalog c(newer); }
+  sql::open_postgres(newer)->exec("UPDATE tandem_meta SET value = 6 WHERE key = 'schema_version'", "pretend");
+  try {
+    Catalog c(newer);
+    FAIL() << "a newer schema was opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer than this tandem's"), std::string::npos) << e.what();
+  }
+  const std::string other = fresh_database("other_program");
+  sql::open_postgres(other)->exec("CREATE TABLE files (id INTEGER)", "another program's table");
+  EXPECT_THROW(Catalog{other}, Error);
+}
+
+TEST(CatalogOnPostgres, AnUnreachableServerIsNamedWithoutItsPassword) {
+  if (!sql::built_with_postgres()) GTEST_SKIP() << "built without libpq";
+  TempDir dir("catalog_pg");
+  const std::string url = "postgresql://alice:s3cret@/photos?host=" + dir.path().string() + "&connect_timeout=2";
+  try {
+    Catalog c(url);
+    FAIL() << "connected to nothing";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("postgresql: connect"), std::string::npos) << m;
+    EXPECT_NE(m.find("postgresql://alice@/photos"), std::string::npos) << m;
+    EXPECT_EQ(m.find("s3cret"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
