@@ -16,6 +16,7 @@
 #include "graph/session.h"
 #include "pipeline/catalog.h"
 #include "pipeline/sql.h"
+#include "pipeline/work_queue.h"
 #include "pipeline/exports.h"
 #include "pipeline/gpu_jpeg.h"
 #include "pipeline/model_store.h"
@@ -48,6 +49,9 @@ struct TagOptions {
   bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
   std::string faces = "auto";       // auto, on, off
   int face_threads = 0;             // threads cutting face crops; 0: the stage's default
+  bool queue = false;               // share the run with other workers through the catalog's queue
+  double lease = 60;                // --queue: seconds a claim lasts unrenewed
+  int claim = 0;                    // --queue: files per claim (0: 32 batches)
   std::string thumbnails = "auto";  // auto (on with a catalog), on, off
   CommonOptions common;
 };
@@ -193,6 +197,35 @@ std::unique_ptr<pipeline::FaceStage> open_faces(const TagOptions& o, const pipel
   return std::make_unique<pipeline::FaceStage>(fo, *input);
 }
 
+// One worker of a shared run (--queue): enqueues what it listed, then
+// claims and tags files until the queue has nothing left that no live
+// lease holds, waiting while other workers' leases may still run out.
+pipeline::TagStats run_queue_worker(const TagOptions& o, pipeline::Catalog& catalog, pipeline::TagModel& model,
+                                    const Inputs& in, pipeline::Tagger& tagger,
+                                    const std::function<void(std::vector<pipeline::TagRecord>&)>& sink, int batch) {
+  const auto start = std::chrono::steady_clock::now();
+  pipeline::WorkQueue queue(o.catalog, model.id(), o.lease);
+  const int64_t added = queue.enqueue(in.files);
+  queue.start_renewing();
+  fmt::print(stderr, "tandem: worker {}: {} of {} listed files added to the queue of {}\n", queue.worker(), added,
+             in.files.size(), catalog.path());
+  const int claim = o.claim > 0 ? o.claim : 32 * batch;
+  pipeline::TagStats total;
+  for (;;) {
+    std::vector<pipeline::InputFile> mine = queue.claim(claim);
+    if (mine.empty()) {
+      if (queue.finished()) break;
+      // Files under other workers' leases: done soon, or theirs to lose.
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(queue.wait_s() + 0.1, 0.2, 2.0)));
+      continue;
+    }
+    pipeline::add_run(total, tagger.run(mine, sink));
+  }
+  queue.stop();
+  total.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return total;
+}
+
 int tag_command(TagOptions& o) {
   // Threads waiting on the GPU block rather than spin (unless the user set
   // TANDEM_CUDA_SYNC): the decoders need every core, and a spinning wait took
@@ -229,6 +262,10 @@ int tag_command(TagOptions& o) {
   std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> gpu = open_gpu_decoders(o, mo.device, *model);
   std::unique_ptr<pipeline::FaceStage> faces = open_faces(o, mo, *model);
   if (o.decode_only) o.catalog.clear(), o.jsonl.clear(), o.csv.clear(), o.xmp = false;
+  check(!o.queue || !o.catalog.empty(), "--queue needs --catalog: the queue is in the catalog");
+  // Every worker of a shared run would open every file again, each undoing
+  // the others' work: a forced re-tag is one worker's job.
+  check(!o.queue || !o.force, "--force with --queue: tag again with one worker, without --queue");
   std::unique_ptr<pipeline::Catalog> catalog;
   if (!o.catalog.empty()) catalog = std::make_unique<pipeline::Catalog>(o.catalog);
   // Thumbnails in the shared cache file managers read; beside the catalog
@@ -280,7 +317,7 @@ int tag_command(TagOptions& o) {
         pipeline::write_xmp_sidecar(r.path, words, r.model_id, faces, r.width, r.height);
       }
     };
-    stats = tagger.run(in.files, [&](std::vector<pipeline::TagRecord>& group) {
+    const auto sink = [&](std::vector<pipeline::TagRecord>& group) {
       // Sidecars before the commit: a file the catalog calls done has its
       // sidecar, so a run stopped at one (disk full, a read-only folder, a
       // kill) leaves its batch to the re-run instead of skipping it there.
@@ -291,7 +328,9 @@ int tag_command(TagOptions& o) {
         std::fflush(stdout);
       }
       if (!catalog && (!o.jsonl.empty() || !o.csv.empty())) kept.insert(kept.end(), group.begin(), group.end());
-    });
+    };
+    if (o.queue) stats = run_queue_worker(o, *catalog, *model, in, tagger, sink, to.batch);
+    else stats = tagger.run(in.files, sink);
   }
   if (catalog) {
     TANDEM_ZONE_CAT("catalog statistics", "tag");
@@ -351,6 +390,13 @@ void add_tag_command(CLI::App& app) {
   sub->add_option("--catalog", o->catalog,
                   "Catalog of results: a SQLite FILE or a postgresql:// URL (survives crashes; a re-run skips files "
                   "already tagged)");
+  sub->add_flag("--queue", o->queue,
+                "Share the run with other tag processes (any machines, any order) through the catalog's work queue: "
+                "each lists the roots, claims files in batches under a renewed lease, and takes over a dead "
+                "worker's files when its lease runs out");
+  sub->add_option("--lease", o->lease, "--queue: seconds a claim lasts without renewal (renewed every third)")
+      ->check(CLI::Range(1.0, 86400.0));
+  sub->add_option("--claim", o->claim, "--queue: files per claim (default: 32 batches)")->check(CLI::NonNegativeNumber);
   sub->add_option("--jsonl", o->jsonl, "Also write the results as JSON lines to FILE");
   sub->add_option("--csv", o->csv, "Also write the results as CSV to FILE");
   sub->add_flag("--xmp", o->xmp, "Write tags as keywords into XMP sidecars (IMG.jpg.xmp; photos are never touched)");

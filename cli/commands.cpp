@@ -46,6 +46,7 @@ void add_train_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_gallery_command(CLI::App& app);
 void add_catalog_command(CLI::App& app);
+void add_status_command(CLI::App& app);
 
 void add_all_commands(CLI::App& app) {
   add_run_command(app);
@@ -59,6 +60,7 @@ void add_all_commands(CLI::App& app) {
   add_serve_command(app);
   add_gallery_command(app);
   add_catalog_command(app);
+  add_status_command(app);
   add_models_command(app);
   add_ops_command(app);
   add_profile_diff_command(app);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "pipeline/catalog_postgres.h"
 #include "pipeline/sql.h"
+#include "pipeline/work_queue.h"
 
 namespace tandem::pipeline {
 
@@ -169,7 +170,9 @@ CREATE TABLE roots (
 ) WITHOUT ROWID;
 )sql",
 };
-static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
+// Version 6, the work queue, is written once for both databases
+// (work_queue_schema).
+static_assert(std::size(kMigrations) + 1 == Catalog::kSchemaVersion);
 
 constexpr const char* kUpsertFile = R"sql(
 INSERT INTO files (path, model_id, size, mtime_ns, content_hash, status, error_kind, error,
@@ -264,6 +267,10 @@ Catalog::Catalog(const std::string& path) {
                         "write tag");
   delete_objects_ = prepare(*db_, "DELETE FROM objects WHERE file_id = ?1", "delete old objects");
   insert_object_ = prepare(*db_, kInsertObject, "write object");
+  finish_work_ = prepare(*db_,
+                         "UPDATE work SET done = 1, done_by = owner, owner = NULL, lease_until = 0 "
+                         "WHERE model_id = ?1 AND path = ?2 AND done = 0",
+                         "mark queued work done");
   find_file_ = prepare(*db_,
                        "SELECT status FROM files WHERE path = ?1 AND model_id = ?2 AND size = ?3 "
                        "AND mtime_ns = ?4",
@@ -325,7 +332,11 @@ void Catalog::migrate_sqlite() {
               std::to_string(kSchemaVersion) + "); use a newer tandem",
           ErrorContext{path(), "", "", ""});
     if (version < kSchemaVersion) {
-      for (int64_t v = version; v < kSchemaVersion; ++v) db_->exec(kMigrations[v], "migrate schema");
+      for (int64_t v = version; v < kSchemaVersion; ++v) {
+        const std::string step = v < int64_t(std::size(kMigrations)) ? std::string(kMigrations[v])
+                                                                      : work_queue_schema(sql::Dialect::sqlite);
+        db_->exec(step.c_str(), "migrate schema");
+      }
       std::string stamp = "PRAGMA application_id = " + std::to_string(kApplicationId) +
                           "; PRAGMA user_version = " + std::to_string(kSchemaVersion);
       db_->exec(stamp.c_str(), "set schema version");
@@ -433,6 +444,13 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
   }
   write_objects(id, r);
   write_meta(id, r);
+  {
+    // Queued (tag --queue): done with this commit, whoever claimed it.
+    Statement::Use use(*finish_work_);
+    finish_work_->bind(1, r.model_id);
+    finish_work_->bind(2, r.path);
+    finish_work_->run();
+  }
   return write_faces(id, r);
 }
 

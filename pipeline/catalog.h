@@ -88,7 +88,7 @@ class Catalog {
  public:
   // Schema version kept in PRAGMA user_version; opening an older catalog
   // migrates it, a newer one is an Error.
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
   // files) if missing; a postgresql:// URL connects to that database and
@@ -195,7 +195,7 @@ class Catalog {
   std::unique_ptr<sql::Statement> upsert_file_, delete_tags_, insert_tag_,
       delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_,
       old_faces_, delete_faces_, insert_face_, insert_person_, update_person_, delete_meta_, insert_meta_,
-      select_meta_;
+      select_meta_, finish_work_;
   // The people, loaded at the first write with faces and again whenever
   // another connection changed the file (PRAGMA data_version).
   PeopleIndex people_;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "pipeline/work_queue.h"
 
 namespace tandem::pipeline {
 
@@ -137,13 +138,18 @@ void prepare_postgres_catalog(sql::Database& db) {
             "catalog schema version " + std::to_string(version) + " is newer than this tandem's (" +
                 std::to_string(kPostgresSchemaVersion) + "); use a newer tandem",
             ctx);
-      check(version == kPostgresSchemaVersion,
-            "catalog schema version " + std::to_string(version) + " is not one tandem writes", ctx);
+      check(version >= 5, "catalog schema version " + std::to_string(version) + " is not one tandem writes", ctx);
+      if (version < 6) db.exec(work_queue_schema(sql::Dialect::postgresql).c_str(), "add the work queue");
+      db.exec(("UPDATE tandem_meta SET value = " + std::to_string(kPostgresSchemaVersion) +
+               " WHERE key = 'schema_version'")
+                  .c_str(),
+              "set schema version");
     } else {
       check(!has_table(db, "files"),
             "not a tandem catalog (a database some other program filled: it has a 'files' table but no tandem_meta)",
             ctx);
       db.exec(kSchema, "create the catalog's tables");
+      db.exec(work_queue_schema(sql::Dialect::postgresql).c_str(), "create the work queue");
       db.exec("CREATE TABLE tandem_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)", "create tandem_meta");
       const std::string stamp = "INSERT INTO tandem_meta (key, value) VALUES ('schema_version', " +
                                 std::to_string(kPostgresSchemaVersion) + "), ('people_version', 0)";

@@ -7,7 +7,7 @@
 namespace tandem::pipeline {
 
 // The schema version tandem_meta records for this layout.
-inline constexpr int kPostgresSchemaVersion = 5;
+inline constexpr int kPostgresSchemaVersion = 6;
 
 // Creates the schema in an empty database, accepts one at this version,
 // refuses a newer tandem's or a database some other program filled.

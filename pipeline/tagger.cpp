@@ -591,7 +591,10 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   stats.decoders = options_.decoders;
   stats.gpu_decoders = int(options_.gpu_decoders.size());
   stats.decode_only = options_.decode_only;
-  progress_.total = int64_t(files.size());
+  // Counters run on across runs (a queue worker's claims): one progress
+  // display for them all; this run's figures are the differences.
+  progress_.total += int64_t(files.size());
+  const int64_t done_before = progress_.done, failed_before = progress_.failed;
   Clock::time_point start = Clock::now();
 
   const int slots = options_.batch;
@@ -799,9 +802,34 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   stats.thumbnails = options_.thumbnails ? options_.thumbnails->written() : 0;
   stats.thumbnails_failed = run.thumbnails_failed;
   stats.thumbnail_error = run.thumbnail_error;
-  stats.failed = progress_.failed;
-  stats.tagged = progress_.done - progress_.failed;
+  stats.failed = progress_.failed - failed_before;
+  stats.tagged = progress_.done - done_before - stats.failed;
   return stats;
+}
+
+void add_run(TagStats& total, const TagStats& part) {
+  total.files += part.files, total.tagged += part.tagged, total.failed += part.failed;
+  for (const auto& [kind, n] : part.failures) total.failures[kind] += n;
+  for (const auto& f : part.failed_files)
+    if (total.failed_files.size() < TagStats::kMaxFailedListed) total.failed_files.push_back(f);
+  total.batches += part.batches, total.partial_batches += part.partial_batches;
+  total.gpu_decoders_unopened = std::max(total.gpu_decoders_unopened, part.gpu_decoders_unopened);
+  if (total.gpu_open_error.empty()) total.gpu_open_error = part.gpu_open_error;
+  total.gpu_decoders_out_of_memory = std::max(total.gpu_decoders_out_of_memory, part.gpu_decoders_out_of_memory);
+  if (total.gpu_memory_error.empty()) total.gpu_memory_error = part.gpu_memory_error;
+  total.decoders = std::max(total.decoders, part.decoders);
+  total.gpu_decoders = std::max(total.gpu_decoders, part.gpu_decoders);
+  total.gpu_decoded += part.gpu_decoded, total.gpu_refused += part.gpu_refused;
+  total.thumbnails += part.thumbnails, total.thumbnails_failed += part.thumbnails_failed;
+  if (total.thumbnail_error.empty()) total.thumbnail_error = part.thumbnail_error;
+  total.decode_only = part.decode_only;
+  total.wall_s += part.wall_s;
+  StageTimes& t = total.time;
+  const StageTimes& p = part.time;
+  t.read += p.read, t.decode += p.decode, t.resize += p.resize, t.slot_wait += p.slot_wait;
+  t.gpu_decode += p.gpu_decode, t.infer += p.infer, t.batch_wait += p.batch_wait;
+  t.write += p.write, t.write_wait += p.write_wait, t.faces += p.faces, t.faces_wait += p.faces_wait;
+  t.thumbnails += p.thumbnails;
 }
 
 }  // namespace tandem::pipeline

@@ -107,6 +107,11 @@ struct TagStats {
   std::string limiting_stage, verdict;
 };
 
+// `part` (one run over a share of the files, as a queue worker makes
+// several) added into `total`: counts and thread times summed, the first
+// errors kept. wall_s and the verdict are the caller's to set for the whole.
+void add_run(TagStats& total, const TagStats& part);
+
 // Live counters for a progress display (read from any thread).
 struct TagProgress {
   std::atomic<int64_t> total{0}, done{0}, failed{0};

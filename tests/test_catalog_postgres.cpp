@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "pipeline/catalog.h"
 #include "pipeline/catalog_copy.h"
+#include "pipeline/catalog_postgres.h"
 #include "pipeline/people.h"
 #include "pipeline/sql.h"
 
@@ -146,7 +147,9 @@ TEST(CatalogOnPostgres, RefusesNewerSchemasAndOtherPrograms) {
   REQUIRE_SERVER();
   const std::string newer = fresh_database("newer_schema");
   { Catalog c(newer); }
-  sql::open_postgres(newer)->exec("UPDATE tandem_meta SET value = 6 WHERE key = 'schema_version'", "pretend");
+  const std::string future = "UPDATE tandem_meta SET value = " + std::to_string(kPostgresSchemaVersion + 1) +
+                             " WHERE key = 'schema_version'";
+  sql::open_postgres(newer)->exec(future.c_str(), "pretend a newer tandem wrote it");
   try {
     Catalog c(newer);
     FAIL() << "a newer schema was opened";
