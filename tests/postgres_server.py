@@ -8,8 +8,9 @@ socket); postgresql:///DB?host=...&user=... reaches database DB.
 
 As root (CI) the server runs as the postgres user, as PostgreSQL requires.
 
-  postgres_server.py COMMAND [ARG...]   the command's exit status; 77
-                                        (skipped) when PostgreSQL is missing
+  postgres_server.py [--durable] COMMAND [ARG...]
+      the command's exit status; 77 (skipped) when PostgreSQL is missing.
+      --durable keeps fsync on (for benchmarks of commits: bench/queue_scale.py).
 """
 import glob
 import os
@@ -31,7 +32,11 @@ def as_server_user(cmd):
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    durable = bool(args) and args[0] == "--durable"
+    if durable:
+        args = args[1:]
+    if not args:
         print(__doc__)
         return 2
     bindir = server_bin()
@@ -47,13 +52,13 @@ def main():
         subprocess.run(as_server_user([os.path.join(bindir, "initdb"), "-D", data, "-A", "trust", "-U", user,
                                        "-E", "UTF8", "--locale", "C"]),
                        check=True, capture_output=True)
-        options = "-k %s -c listen_addresses='' -F -c max_connections=200" % top
+        options = "-k %s -c listen_addresses='' -c max_connections=200%s" % (top, "" if durable else " -F")
         subprocess.run(as_server_user([os.path.join(bindir, "pg_ctl"), "-D", data, "-o", options, "-w", "-l",
                                        os.path.join(top, "server.log"), "start"]),
                        check=True, capture_output=True)
         env = dict(os.environ, TANDEM_TEST_POSTGRES_HOST=top, TANDEM_TEST_POSTGRES_USER=user)
         try:
-            return subprocess.run(sys.argv[1:], env=env).returncode
+            return subprocess.run(args, env=env).returncode
         finally:
             subprocess.run(as_server_user([os.path.join(bindir, "pg_ctl"), "-D", data, "-m", "immediate", "stop"]),
                            capture_output=True)
