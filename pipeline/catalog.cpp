@@ -382,7 +382,9 @@ void Catalog::write_and_assign(std::span<FileRecord> batch,
 void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
                           const std::function<void()>& before_commit) {
   if (batch.empty()) return;
-  db_->begin_write("begin transaction");
+  // Batched: the statements whose results are not read are sent without
+  // waiting for each (a file's row upsert still waits, for its id).
+  db_->begin_write("begin transaction", true);
   try {
     for (const FileRecord& r : batch) {
       std::vector<int64_t> assigned = write_one(r);
@@ -432,7 +434,7 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
   {
     Statement::Use use(*delete_tags_);
     delete_tags_->bind(1, id);
-    delete_tags_->run();
+    delete_tags_->run_later();
   }
   for (size_t rank = 0; rank < r.tags.size(); ++rank) {
     Statement::Use use(*insert_tag_);
@@ -440,7 +442,7 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
     insert_tag_->bind(2, int64_t(rank));
     insert_tag_->bind(3, r.tags[rank].label);
     insert_tag_->bind(4, double(r.tags[rank].score));
-    insert_tag_->run();
+    insert_tag_->run_later();
   }
   write_objects(id, r);
   write_meta(id, r);
@@ -449,7 +451,7 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
     Statement::Use use(*finish_work_);
     finish_work_->bind(1, r.model_id);
     finish_work_->bind(2, r.path);
-    finish_work_->run();
+    finish_work_->run_later();
   }
   return write_faces(id, r);
 }
@@ -458,7 +460,7 @@ void Catalog::write_objects(int64_t file_id, const FileRecord& r) {
   {
     Statement::Use use(*delete_objects_);
     delete_objects_->bind(1, file_id);
-    delete_objects_->run();
+    delete_objects_->run_later();
   }
   Statement& s = *insert_object_;
   for (size_t rank = 0; rank < r.objects.size(); ++rank) {
@@ -472,7 +474,7 @@ void Catalog::write_objects(int64_t file_id, const FileRecord& r) {
     s.bind(6, double(o.box.y1));
     s.bind(7, double(o.box.x2));
     s.bind(8, double(o.box.y2));
-    s.run();
+    s.run_later();
   }
 }
 

@@ -128,7 +128,7 @@ void Catalog::flush_people() {
     s.bind(1, people_.sum(id));
     s.bind(2, people_.faces(id));
     s.bind(3, id);
-    s.run();
+    s.run_later();
   }
   dirty_people_.clear();
   // An unnamed person left without faces is gone; a named one stays.
@@ -172,7 +172,7 @@ std::vector<int64_t> Catalog::write_faces(int64_t file_id, const FileRecord& r) 
   {
     Statement::Use use(*delete_faces_);
     delete_faces_->bind(1, file_id);
-    delete_faces_->run();
+    delete_faces_->run_later();
   }
   for (size_t rank = 0; rank < r.faces.size(); ++rank) {
     const FaceRecord& f = r.faces[rank];
@@ -200,7 +200,7 @@ std::vector<int64_t> Catalog::write_faces(int64_t file_id, const FileRecord& r) 
     if (person) s.bind(12, person);
     s.bind(13, int64_t(was && was->confirmed && person == was->person));
     s.bind(14, int64_t(ignored));
-    s.run();
+    s.run_later();
   }
   return assigned;
 }

@@ -36,7 +36,7 @@ void Catalog::write_meta(int64_t file_id, const FileRecord& r) {
   {
     Statement::Use use(*delete_meta_);
     delete_meta_->bind(1, file_id);
-    delete_meta_->run();
+    delete_meta_->run_later();
   }
   const image::PhotoMetadata& m = r.meta;
   if (m.empty() && m.taken_offset.empty()) return;
@@ -55,7 +55,7 @@ void Catalog::write_meta(int64_t file_id, const FileRecord& r) {
   s.bind_or_null(11, m.latitude);
   s.bind_or_null(12, m.longitude);
   s.bind_or_null(13, m.altitude_m);
-  s.run();
+  s.run_later();
 }
 
 void Catalog::read_meta(const std::string& model_id, std::vector<FileRecord>& out,

@@ -31,6 +31,11 @@ class Cursor {
   // Little-endian float32 bytes (a BLOB, a bytea).
   virtual void bind(int index, std::span<const float> values) = 0;
   virtual bool step() = 0;
+  // Runs a statement whose rows (none) and outcome the caller does not
+  // need before the transaction's next statement that returns rows or its
+  // commit: a driver may send it without waiting (an error is reported
+  // there). By default it simply runs.
+  virtual void run_later() { step(); }
   // Back before the first row, every parameter NULL again.
   virtual void reset() noexcept = 0;
   virtual int64_t int64(int column) const = 0;
@@ -51,8 +56,11 @@ class Database {
   virtual std::unique_ptr<Cursor> prepare(const char* sql, const char* step) = 0;
   // A transaction that will write (SQLite takes its write lock at once, so
   // two writers queue instead of failing at their first write), one that
-  // reads a single snapshot, and their end.
-  virtual void begin_write(const char* step) = 0;
+  // reads a single snapshot, and their end. `batched`: statements run with
+  // run_later() are sent without waiting for each (PostgreSQL's pipeline
+  // mode: a batch of files costs a few round trips, not a dozen each);
+  // only single-statement SQL may then go to exec().
+  virtual void begin_write(const char* step, bool batched = false) = 0;
   virtual void begin_read(const char* step) = 0;
   virtual void commit(const char* step) = 0;
   // For error paths: never throws, the first Error is the one to see.
@@ -80,6 +88,7 @@ class Statement {
   // Advances: true when a row is ready, false when the statement is done.
   bool step() { return cursor_->step(); }
   void run() { step(); }
+  void run_later() { cursor_->run_later(); }
 
   int64_t int64(int column) const { return cursor_->int64(column); }
   double real(int column) const { return cursor_->real(column); }

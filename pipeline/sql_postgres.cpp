@@ -3,12 +3,19 @@
 // SQL is a fixed set of strings), their ?N parameters rewritten as $N and
 // sent as text (numbers with every significant digit, so a double comes
 // back bit for bit) or, for float vectors, as binary bytea.
+//
+// A batched write transaction runs in libpq's pipeline mode: statements
+// run with run_later() are sent and not waited for; a statement whose rows
+// are needed sends a flush request and reads, in order, the results of
+// everything sent before it (the first error among them is thrown there),
+// then its own; commit syncs the pipeline and reads the rest.
 #include "pipeline/sql.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 
@@ -81,11 +88,19 @@ class PgCursor : public Cursor {
     std::snprintf(text, sizeof text, "%.17g", value);
     set(index, text, 0);
   }
-  void bind(int index, std::string_view text) override { set(index, std::string(text), 0); }
+  void bind(int index, std::string_view text) override {
+    // Text parameters travel NUL-terminated: a NUL inside would cut the
+    // value short without a word, so it is refused. (Bytes that are not
+    // UTF-8 the server refuses itself, naming them.)
+    check(text.find('\0') == std::string_view::npos, "text with a NUL byte cannot be stored in PostgreSQL",
+          ErrorContext{db_name(), "", "", step_});
+    set(index, std::string(text), 0);
+  }
   void bind(int index, std::span<const float> values) override {
     set(index, std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()), 1);
   }
   bool step() override;
+  void run_later() override;
   void reset() noexcept override {
     PQclear(result_);
     result_ = nullptr;
@@ -103,6 +118,9 @@ class PgCursor : public Cursor {
 
  private:
   void set(int index, std::string bytes, int format);
+  const std::string& db_name() const;
+  // Sends the statement with its parameters (pipeline mode or not).
+  void send();
   const char* value(int column) const { return PQgetvalue(result_, row_, column); }
 
   PgDatabase& db_;
@@ -130,16 +148,81 @@ class PgDatabase : public Database {
 
   Dialect dialect() const override { return Dialect::postgresql; }
   const std::string& name() const override { return name_; }
-  void exec(const char* sql, const char* step) override { PQclear(check(PQexec(conn_, sql), step)); }
+  void exec(const char* sql, const char* step) override {
+    if (!pipelined_) {
+      PQclear(check(PQexec(conn_, sql), step));
+      return;
+    }
+    send_text(sql, step);
+    PQclear(read_through_last(step));
+  }
   std::unique_ptr<Cursor> prepare(const char* sql, const char* step) override {
     return std::make_unique<PgCursor>(*this, sql, step);
   }
-  void begin_write(const char* step) override { exec("BEGIN", step); }
+  void begin_write(const char* step, bool batched) override {
+    if (!batched) {
+      exec("BEGIN", step);
+      return;
+    }
+    if (PQenterPipelineMode(conn_) != 1) fail(step, "cannot enter pipeline mode");
+    pipelined_ = true;
+    send_text("BEGIN", step);
+  }
   // One snapshot for every statement of the transaction.
   void begin_read(const char* step) override { exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", step); }
-  void commit(const char* step) override { exec("COMMIT", step); }
+  void commit(const char* step) override {
+    if (!pipelined_) {
+      exec("COMMIT", step);
+      return;
+    }
+    send_text("COMMIT", step);
+    if (PQpipelineSync(conn_) != 1) fail(step, "cannot sync the pipeline");
+    std::string first_error = read_to_sync();
+    end_pipeline();
+    if (!first_error.empty()) {
+      for (const std::string& sql : prepared_in_pipeline_) statements_.erase(sql);
+      prepared_in_pipeline_.clear();
+      throw Error("postgresql: " + first_error, ErrorContext{name_, "", "", ""});
+    }
+    prepared_in_pipeline_.clear();
+  }
   void rollback_if_open() noexcept override {
+    if (pipelined_) {
+      // What was sent is read and dropped; statements prepared in the
+      // aborted pipeline never came to be.
+      if (PQpipelineSync(conn_) == 1) read_to_sync();
+      end_pipeline();
+      for (const std::string& sql : prepared_in_pipeline_) statements_.erase(sql);
+    }
+    prepared_in_pipeline_.clear();
     if (PQtransactionStatus(conn_) != PQTRANS_IDLE) PQclear(PQexec(conn_, "ROLLBACK"));
+  }
+
+  bool pipelined() const { return pipelined_; }
+  // A statement was sent in pipeline mode; its result comes in order.
+  void sent(const char* step) { pending_.push_back(step); }
+  // In pipeline mode, after sending a statement whose result is needed:
+  // reads the results of everything sent before it, then returns its own.
+  PGresult* read_through_last(const char* step) {
+    if (PQsendFlushRequest(conn_) != 1 || PQflush(conn_) != 0) fail(step, "cannot flush the pipeline");
+    PGresult* last = nullptr;
+    std::string first_error;
+    while (!pending_.empty()) {
+      const char* s = pending_.front();
+      pending_.pop_front();
+      PGresult* r = PQgetResult(conn_);
+      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // the NULL that ends a statement's results
+      const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && first_error.empty())
+        first_error = std::string(s) + ": " + trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+      if (pending_.empty() && first_error.empty()) {
+        last = r;
+      } else {
+        PQclear(r);
+      }
+    }
+    if (!first_error.empty()) throw Error("postgresql: " + first_error, ErrorContext{name_, "", "", ""});
+    return last;
   }
 
   // The server-side statement for `sql` (prepared at its first use).
@@ -148,8 +231,14 @@ class PgDatabase : public Database {
     if (it == statements_.end()) {
       int n = 0;
       const std::string text = dollar_parameters(sql, &n);
-      std::string name = "tandem_" + std::to_string(statements_.size());
-      PQclear(check(PQprepare(conn_, name.c_str(), text.c_str(), 0, nullptr), step));
+      std::string name = "tandem_" + std::to_string(next_statement_++);
+      if (pipelined_) {
+        if (PQsendPrepare(conn_, name.c_str(), text.c_str(), 0, nullptr) != 1) fail(step, "cannot prepare");
+        sent(step);
+        prepared_in_pipeline_.push_back(sql);
+      } else {
+        PQclear(check(PQprepare(conn_, name.c_str(), text.c_str(), 0, nullptr), step));
+      }
       it = statements_.emplace(sql, Prepared{std::move(name), n}).first;
     }
     *params = it->second.params;
@@ -178,9 +267,58 @@ class PgDatabase : public Database {
     return m;
   }
 
+  [[noreturn]] void fail(const char* step, const char* what) {
+    throw Error(std::string("postgresql: ") + step + ": " + what + ": " + trimmed(PQerrorMessage(conn_)),
+                ErrorContext{name_, "", "", ""});
+  }
+  // A statement without parameters, sent in pipeline mode.
+  void send_text(const char* sql, const char* step) {
+    if (PQsendQueryParams(conn_, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) fail(step, "cannot send");
+    sent(step);
+  }
+  // Reads every result up to the pipeline's sync point; the first error.
+  std::string read_to_sync() noexcept {
+    std::string first_error;
+    const char* s = "";
+    for (;;) {
+      PGresult* r = PQgetResult(conn_);
+      if (!r) {  // the end of one statement's results, or a lost connection
+        if (PQstatus(conn_) != CONNECTION_OK) {
+          if (first_error.empty()) first_error = trimmed(PQerrorMessage(conn_));
+          break;
+        }
+        continue;
+      }
+      const ExecStatusType st = PQresultStatus(r);
+      if (st == PGRES_PIPELINE_SYNC) {
+        PQclear(r);
+        break;
+      }
+      if (!pending_.empty()) s = pending_.front(), pending_.pop_front();
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_ABORTED && first_error.empty())
+        first_error = std::string(s) + ": " + trimmed(PQresultErrorMessage(r));
+      PQclear(r);
+      if (PQstatus(conn_) != CONNECTION_OK) {
+        if (first_error.empty()) first_error = trimmed(PQerrorMessage(conn_));
+        break;
+      }
+    }
+    pending_.clear();
+    return first_error;
+  }
+  void end_pipeline() noexcept {
+    PQexitPipelineMode(conn_);
+    pipelined_ = false;
+    pending_.clear();
+  }
+
   PGconn* conn_ = nullptr;
   std::string name_;
   std::unordered_map<std::string, Prepared> statements_;  // by SQL text
+  int next_statement_ = 0;
+  bool pipelined_ = false;
+  std::deque<const char*> pending_;                 // steps sent in the pipeline, results not read
+  std::vector<std::string> prepared_in_pipeline_;  // undone by a rollback
 };
 
 PgCursor::PgCursor(PgDatabase& db, const char* sql, const char* step) : db_(db), step_(step) {
@@ -190,6 +328,8 @@ PgCursor::PgCursor(PgDatabase& db, const char* sql, const char* step) : db_(db),
   formats_.assign(size_t(params), 0);
 }
 
+const std::string& PgCursor::db_name() const { return db_.name(); }
+
 void PgCursor::set(int index, std::string bytes, int format) {
   check(index >= 1 && size_t(index) <= values_.size(),
         "parameter ?" + std::to_string(index) + " of a statement with " + std::to_string(values_.size()),
@@ -198,22 +338,45 @@ void PgCursor::set(int index, std::string bytes, int format) {
   formats_[size_t(index - 1)] = format;
 }
 
-bool PgCursor::step() {
-  if (row_ < 0) {
-    std::vector<const char*> ptrs(values_.size());
-    std::vector<int> lengths(values_.size());
-    for (size_t i = 0; i < values_.size(); ++i) {
-      ptrs[i] = values_[i] ? values_[i]->data() : nullptr;
-      lengths[i] = values_[i] ? int(values_[i]->size()) : 0;
-    }
+void PgCursor::send() {
+  std::vector<const char*> ptrs(values_.size());
+  std::vector<int> lengths(values_.size());
+  for (size_t i = 0; i < values_.size(); ++i) {
+    ptrs[i] = values_[i] ? values_[i]->data() : nullptr;
+    lengths[i] = values_[i] ? int(values_[i]->size()) : 0;
+  }
+  if (!db_.pipelined()) {
     result_ = db_.check(PQexecPrepared(db_.conn(), statement_.c_str(), int(values_.size()), ptrs.data(),
                                        lengths.data(), formats_.data(), 0),
                         step_);
+    return;
+  }
+  // libpq copies the parameters into its output buffer here.
+  if (PQsendQueryPrepared(db_.conn(), statement_.c_str(), int(values_.size()), ptrs.data(), lengths.data(),
+                          formats_.data(), 0) != 1)
+    throw Error(std::string("postgresql: ") + step_ + ": cannot send: " + PQerrorMessage(db_.conn()),
+                ErrorContext{db_.name(), "", "", ""});
+  db_.sent(step_);
+}
+
+bool PgCursor::step() {
+  if (row_ < 0) {
+    send();
+    if (db_.pipelined()) result_ = db_.read_through_last(step_);
     row_ = 0;
   } else {
     ++row_;
   }
-  return row_ < PQntuples(result_);
+  return result_ && row_ < PQntuples(result_);
+}
+
+void PgCursor::run_later() {
+  if (!db_.pipelined()) {
+    step();
+    return;
+  }
+  send();
+  row_ = 0;  // done, as far as this cursor goes: no rows to read
 }
 
 std::vector<float> PgCursor::floats(int column) const {

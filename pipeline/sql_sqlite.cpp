@@ -41,7 +41,8 @@ class SqliteDatabase : public Database {
   std::unique_ptr<Cursor> prepare(const char* sql, const char* step) override {
     return std::make_unique<SqliteCursor>(db_, sql, step);
   }
-  void begin_write(const char* step) override { db_.exec("BEGIN IMMEDIATE", step); }
+  // SQLite has no round trips to save: a batched transaction is a plain one.
+  void begin_write(const char* step, bool) override { db_.exec("BEGIN IMMEDIATE", step); }
   void begin_read(const char* step) override { db_.exec("BEGIN", step); }
   void commit(const char* step) override { db_.exec("COMMIT", step); }
   void rollback_if_open() noexcept override { db_.rollback_if_open(); }

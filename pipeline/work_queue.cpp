@@ -27,12 +27,15 @@ WHERE work.done = 1 AND (work.size <> excluded.size OR work.mtime_ns <> excluded
 RETURNING id
 )sql";
 
-// The files to claim: open, under no live lease, in queue order. On
-// PostgreSQL rows another worker is claiming are skipped, not waited for.
+// The files to claim: open, under no live lease, never-claimed ones (lease
+// 0) first, then those whose lease ran out, in queue order. The open-work
+// index leads with the lease's end, so a claim reads only claimable rows
+// and never walks past the files other workers hold. On PostgreSQL rows
+// another worker is claiming are skipped, not waited for.
 std::string claim_sql(sql::Dialect d) {
   return std::string(R"sql(
 UPDATE work SET owner = ?1, lease_until = ?2 WHERE id IN (
-  SELECT id FROM work WHERE model_id = ?3 AND done = 0 AND lease_until < ?4 ORDER BY id LIMIT ?5)sql") +
+  SELECT id FROM work WHERE model_id = ?3 AND done = 0 AND lease_until < ?4 ORDER BY lease_until, id LIMIT ?5)sql") +
          (d == sql::Dialect::postgresql ? " FOR UPDATE SKIP LOCKED" : "") + ")\nRETURNING id, path, size, mtime_ns";
 }
 
@@ -75,7 +78,7 @@ std::string work_queue_schema(sql::Dialect dialect) {
          "  done_by TEXT,\n"
          "  UNIQUE (model_id, path)\n"
          ");\n"
-         "CREATE INDEX work_open ON work (model_id, id) WHERE done = 0;\n"
+         "CREATE INDEX work_open ON work (model_id, lease_until, id) WHERE done = 0;\n"
          "CREATE INDEX work_by_owner ON work (owner) WHERE done = 0;\n"
          "CREATE TABLE workers (\n"
          "  id TEXT PRIMARY KEY,\n"

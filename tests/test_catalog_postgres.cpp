@@ -6,6 +6,7 @@
 // unix socket) for `ctest -R catalog.postgres`; run alone, these skip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -159,6 +160,43 @@ TEST(CatalogOnPostgres, RefusesNewerSchemasAndOtherPrograms) {
   const std::string other = fresh_database("other_program");
   sql::open_postgres(other)->exec("CREATE TABLE files (id INTEGER)", "another program's table");
   EXPECT_THROW(Catalog{other}, Error);
+}
+
+// A batch's statements are pipelined: an error in one whose result nobody
+// waited for (a tag the server refuses: bytes that are not UTF-8) still
+// fails the batch at its next read or its commit, names the step, stores
+// nothing of it, and leaves the connection fit for the next batch. So do a
+// record the catalog refuses in the middle of a batch, and text with a NUL
+// byte (which the driver refuses rather than cut short).
+TEST(CatalogOnPostgres, AnErrorInAPipelinedBatchStoresNothingOfIt) {
+  REQUIRE_SERVER();
+  Catalog c(fresh_database("pipelined_errors"));
+  std::vector<FileRecord> batch = synthetic_records(6, 1);
+  batch[0].ok = true, batch[0].error_kind.clear(), batch[0].error.clear();
+  batch[0].tags = {{"caf\xe9", 0.5f}};  // Latin-1
+  try {
+    c.write(batch);
+    FAIL() << "a Latin-1 label was stored in a UTF-8 database";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("write tag"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(c.counts("centernet").ok + c.counts("centernet").failed, 0);
+  std::vector<FileRecord> refused = synthetic_records(6, 1);
+  refused[4].ok = false, refused[4].tags = {{"dog", 0.5f}};
+  EXPECT_THROW(c.write(refused), Error);
+  EXPECT_EQ(c.counts("centernet").ok + c.counts("centernet").failed, 0);
+  std::vector<FileRecord> nul = synthetic_records(6, 1);
+  nul[2].ok = true, nul[2].error_kind.clear(), nul[2].error.clear();
+  nul[2].tags = {{std::string("bad\0label", 9), 0.5f}};
+  EXPECT_THROW(c.write(nul), Error);
+  EXPECT_EQ(c.counts("centernet").ok + c.counts("centernet").failed, 0);
+  std::vector<FileRecord> good = synthetic_records(6, 1);
+  c.write(good);
+  EXPECT_EQ(c.counts("centernet").ok + c.counts("centernet").failed, 6);
+  std::vector<std::string> want = contents_of(good), got = contents_of(c.records("centernet"));
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
 }
 
 TEST(CatalogOnPostgres, AnUnreachableServerIsNamedWithoutItsPassword) {
