@@ -2,6 +2,7 @@
 
 #include <png.h>
 
+#include <cctype>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -40,6 +41,13 @@ void read_from_memory(png_structp png, png_bytep out, size_t n) {
   if (n > src->size - src->pos) png_error(png, "file is truncated (unexpected end of PNG data)");
   std::memcpy(out, src->data + src->pos, n);
   src->pos += n;
+}
+
+// A chunk type as messages show it: letters kept, other bytes as '?'.
+std::string printable(std::string type) {
+  for (char& ch : type)
+    if (!std::isalpha(static_cast<unsigned char>(ch))) ch = '?';
+  return type;
 }
 
 // Owns the libpng structs; destroyed on every path, error or not.
@@ -108,7 +116,29 @@ void check_ihdr_size(std::span<const uint8_t> b, const DecodeOptions& opt, std::
 
 // Sets `r` up to read `bytes` and reads up to the image data (the header
 // and the chunks before it).
+// libpng allocates and zeroes a chunk's declared length before reading its
+// data: a 127-byte file whose text chunk claims 1.97 GB took 17 s and 1.9
+// GB of memory to be found short (fuzzing). A chunk that claims more bytes
+// than the file holds after it is refused here, before libpng sees it;
+// libpng would refuse the truncated file too, only later.
+void check_chunk_lengths(std::span<const uint8_t> bytes, const ErrorContext& ctx) {
+  uint64_t pos = 8;  // after the signature
+  while (pos + 8 <= bytes.size()) {
+    const uint8_t* c = bytes.data() + pos;
+    const uint64_t length = uint64_t(c[0]) << 24 | uint64_t(c[1]) << 16 | uint64_t(c[2]) << 8 | uint64_t(c[3]);
+    const std::string type(reinterpret_cast<const char*>(c + 4), 4);
+    const uint64_t after = bytes.size() - pos - 8;  // data and CRC
+    if (length + 4 > after)
+      throw Error("PNG chunk '" + printable(type) + "' claims " + std::to_string(length) + " bytes, the file holds " +
+                      std::to_string(after >= 4 ? after - 4 : 0) + " after it (truncated or corrupt)",
+                  ctx);
+    if (type == "IEND") return;
+    pos += 12 + length;
+  }
+}
+
 PngHeader open_png(PngReader& r, std::span<const uint8_t> bytes, const ErrorContext& ctx) {
+  check_chunk_lengths(bytes, ctx);
   r.src = PngSource{bytes.data(), bytes.size(), 0, {}};
   r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.src, on_png_error, on_png_warning);
   check(r.png != nullptr, "png_create_read_struct failed", ctx);

@@ -13,6 +13,7 @@
 #include "image/decode.h"
 #include "image/exif_orientation.h"
 #include "image/jpeg_decoder.h"
+#include "image/png_decoder.h"
 #include "image_test_util.h"
 
 using namespace tandem;
@@ -153,6 +154,22 @@ TEST(HostileFiles, TruncatedPng) {
     std::string e = decode_error(dir / "cut.png");
     EXPECT_NE(e.find("cut.png"), std::string::npos) << "cut at " << cut << ": " << e;
   }
+}
+
+// A chunk whose declared length runs past the end of the file (here a
+// text chunk claiming 1.97 GB in 50 bytes, as fuzzing found) is refused
+// before libpng allocates and zeroes that length: the error names the
+// chunk, its claim and the file.
+TEST(HostileFiles, PngChunkClaimingMoreThanTheFileIsRefusedFirst) {
+  const ScratchDir scratch;
+  std::vector<uint8_t> png = png_header_only(8, 11);
+  put_be32(png, 1970102842u);
+  png.insert(png.end(), {'i', 'T', 'X', 't', 'm', 'e', 0xbf, 0x0b});
+  write_bytes(scratch.path / "claims.png", png.data(), png.size());
+  const std::string e = decode_error(scratch.path / "claims.png");
+  EXPECT_NE(e.find("claims.png"), std::string::npos) << e;
+  EXPECT_NE(e.find("chunk 'iTXt' claims 1970102842 bytes"), std::string::npos) << e;
+  EXPECT_THROW(read_png_text(png, "claims.png"), Error);
 }
 
 // Random truncations and byte flips of a small JPEG and PNG: each decode
