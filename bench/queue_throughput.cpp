@@ -64,8 +64,7 @@ Args parse(int argc, char** argv) {
 
 // Fills the queue with files /bench/1 .. /bench/N in the database itself.
 void fill_queue(const std::string& catalog, int64_t rows) {
-  std::unique_ptr<sql::Database> db =
-      sql::is_postgres_url(catalog) ? sql::open_postgres(catalog) : sql::open_sqlite(catalog);
+  std::unique_ptr<sql::Database> db = sql::open_database(catalog);
   const int64_t have = db->query_int("SELECT count(*) FROM work WHERE model_id = 'bench'", "count queued files");
   if (have >= rows) return;
   const std::string series =
@@ -75,9 +74,7 @@ void fill_queue(const std::string& catalog, int64_t rows) {
                         have + 1, rows);
   const std::string sql = "INSERT INTO work (model_id, path, size, mtime_ns) SELECT 'bench', '/bench/' || g, g, g FROM (" +
                           series + ") t";
-  db->begin_write("fill the queue");
-  db->exec(sql.c_str(), "fill the queue");
-  db->commit("fill the queue");
+  sql::in_transaction(*db, true, "fill the queue", [&] { db->exec(sql.c_str(), "fill the queue"); });
   if (db->dialect() == sql::Dialect::postgresql) db->exec("ANALYZE work", "analyze the queue");
 }
 

@@ -23,9 +23,6 @@ namespace {
 // any other SQLite file a user might point --catalog at.
 constexpr int64_t kApplicationId = 0x746E646D;
 
-// A writer waits this long for another process's transaction to end.
-constexpr int kBusyTimeoutMs = 30000;
-
 // kMigrations[v] turns schema version v into v + 1 (0: an empty file).
 // Tags get a table of their own, not a JSON column: "files with a dog",
 // "the best score per label" stay one plain, indexed SQL query.
@@ -253,14 +250,9 @@ std::optional<FileStamp> file_stamp_if_any(const std::string& path) {
   return stamp_of(st);
 }
 
-Catalog::Catalog(const std::string& path) {
-  if (sql::is_postgres_url(path)) {
-    db_ = sql::open_postgres(path);
-    open_postgres();
-  } else {
-    db_ = sql::open_sqlite(path);
-    open_sqlite();
-  }
+Catalog::Catalog(const std::string& path) : db_(sql::open_database(path)) {
+  if (db_->dialect() == sql::Dialect::postgresql) open_postgres();
+  else open_sqlite();
   upsert_file_ = prepare(*db_, kUpsertFile, "write file row");
   delete_tags_ = prepare(*db_, "DELETE FROM tags WHERE file_id = ?1", "delete old tags");
   insert_tag_ = prepare(*db_, "INSERT INTO tags (file_id, rank, label, score) VALUES (?1, ?2, ?3, ?4)",
@@ -290,8 +282,6 @@ Catalog::Catalog(const std::string& path) {
 }
 
 void Catalog::open_sqlite() {
-  const std::string busy = "PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs);
-  db_->exec(busy.c_str(), "set busy timeout");
   check_is_catalog(*db_);
   // WAL: a commit appends to the -wal file, readers never block the writer,
   // and a transaction cut short by a kill is ignored on the next open.
@@ -481,15 +471,7 @@ void Catalog::write_objects(int64_t file_id, const FileRecord& r) {
 std::vector<FileRecord> Catalog::records(const std::string& model_id) {
   // One read transaction: files, tags and objects from the same commit,
   // whatever another process writes meanwhile.
-  db_->begin_read("begin reading records");
-  try {
-    std::vector<FileRecord> out = read_records(model_id);
-    db_->commit("end reading records");
-    return out;
-  } catch (...) {
-    db_->rollback_if_open();
-    throw;
-  }
+  return sql::in_transaction(*db_, false, "read records", [&] { return read_records(model_id); });
 }
 
 std::vector<FileRecord> Catalog::read_records(const std::string& model_id) {
@@ -543,8 +525,7 @@ CatalogCounts Catalog::counts(const std::string& model_id) {
 
 void Catalog::add_roots(std::span<const std::string> roots) {
   if (roots.empty()) return;
-  db_->begin_write("record roots");
-  try {
+  sql::in_transaction(*db_, true, "record roots", [&] {
     Statement s(*db_, "INSERT INTO roots (path, added_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING", "record a root");
     const std::string now = sql::utc_now();
     for (const std::string& r : roots) {
@@ -553,11 +534,7 @@ void Catalog::add_roots(std::span<const std::string> roots) {
       s.bind(2, now);
       s.run();
     }
-    db_->commit("record roots");
-  } catch (...) {
-    db_->rollback_if_open();
-    throw;
-  }
+  });
 }
 
 void Catalog::refresh_statistics() {

@@ -103,17 +103,13 @@ int64_t copy_table(const Table& t, sql::Database& src, sql::Database& dst) {
   return rows;
 }
 
-std::unique_ptr<sql::Database> open_database(const std::string& location) {
-  return sql::is_postgres_url(location) ? sql::open_postgres(location) : sql::open_sqlite(location);
-}
-
 }  // namespace
 
 CopyCounts copy_catalog(const std::string& src, const std::string& dst) {
   // Opening each as a catalog checks it is one, migrates an older one and
   // gives an empty destination its schema.
   { Catalog check_src(src), check_dst(dst); }
-  std::unique_ptr<sql::Database> from = open_database(src), to = open_database(dst);
+  std::unique_ptr<sql::Database> from = sql::open_database(src), to = sql::open_database(dst);
   check(to->query_int("SELECT count(*) FROM files", "count files") == 0,
         "the destination already holds files: copy into a new catalog", ErrorContext{to->name(), "", "", ""});
   CopyCounts counts;

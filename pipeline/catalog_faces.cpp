@@ -225,8 +225,7 @@ void Catalog::read_faces(const std::string& model_id, std::vector<FileRecord>& o
 }
 
 std::vector<PersonSummary> Catalog::people() {
-  db_->begin_read("begin reading people");
-  try {
+  return sql::in_transaction(*db_, false, "read people", [&] {
     std::vector<PersonSummary> out;
     Statement s(*db_, R"sql(
 SELECT p.id, p.name, p.faces, f.path, x.x1, x.y1, x.x2, x.y2
@@ -241,12 +240,8 @@ ORDER BY p.faces DESC, p.id
       if (!s.is_null(4)) p.box = {float(s.real(4)), float(s.real(5)), float(s.real(6)), float(s.real(7))};
       out.push_back(std::move(p));
     }
-    db_->commit("end reading people");
     return out;
-  } catch (...) {
-    db_->rollback_if_open();
-    throw;
-  }
+  });
 }
 
 namespace {

@@ -124,8 +124,7 @@ bool has_table(sql::Database& db, const char* name) {
 
 void prepare_postgres_catalog(sql::Database& db) {
   const ErrorContext ctx{db.name(), "", "", ""};
-  db.begin_write("begin schema migration");
-  try {
+  sql::in_transaction(db, true, "migrate the schema", [&] {
     {
       sql::Statement lock(db, kSchemaLock, "lock the schema");
       sql::Statement::Use use(lock);
@@ -155,11 +154,7 @@ void prepare_postgres_catalog(sql::Database& db) {
                                 std::to_string(kPostgresSchemaVersion) + "), ('people_version', 0)";
       db.exec(stamp.c_str(), "set schema version");
     }
-    db.commit("commit schema migration");
-  } catch (...) {
-    db.rollback_if_open();
-    throw;
-  }
+  });
 }
 
 }  // namespace tandem::pipeline

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace tandem::pipeline::sql {
@@ -117,12 +118,38 @@ class Statement {
   std::unique_ptr<Cursor> cursor_;
 };
 
+// Runs `body` in one transaction (writing or reading): committed when it
+// returns, rolled back when it throws. `step` names the transaction in an
+// error.
+template <typename Body>
+auto in_transaction(Database& db, bool write, const char* step, Body body) -> decltype(body()) {
+  if (write) db.begin_write(step);
+  else db.begin_read(step);
+  try {
+    if constexpr (std::is_void_v<decltype(body())>) {
+      body();
+      db.commit(step);
+    } else {
+      auto result = body();
+      db.commit(step);
+      return result;
+    }
+  } catch (...) {
+    db.rollback_if_open();
+    throw;
+  }
+}
+
 // Whether a --catalog names a PostgreSQL database (postgresql://...,
 // postgres://...) rather than a SQLite file.
 bool is_postgres_url(std::string_view location);
 
 // Opens (creating a missing file) the SQLite database at `path`.
 std::unique_ptr<Database> open_sqlite(const std::string& path);
+// The database a --catalog names: a postgresql:// URL or a SQLite file.
+// On SQLite a writer waits for another process's transaction to end (up
+// to a busy timeout) instead of failing at once.
+std::unique_ptr<Database> open_database(const std::string& location);
 // Connects to the PostgreSQL database at `url` (libpq's connection URI).
 // Throws Error::unsupported in a build without libpq.
 std::unique_ptr<Database> open_postgres(const std::string& url);

@@ -66,6 +66,13 @@ bool is_postgres_url(std::string_view location) {
 
 std::unique_ptr<Database> open_sqlite(const std::string& path) { return std::make_unique<SqliteDatabase>(path); }
 
+std::unique_ptr<Database> open_database(const std::string& location) {
+  if (is_postgres_url(location)) return open_postgres(location);
+  std::unique_ptr<Database> db = open_sqlite(location);
+  db->exec("PRAGMA busy_timeout = 30000", "set busy timeout");
+  return db;
+}
+
 std::string utc_now() {
   using namespace std::chrono;
   const auto now = system_clock::now();

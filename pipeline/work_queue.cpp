@@ -50,13 +50,6 @@ std::string host_name() {
   return name;
 }
 
-std::unique_ptr<sql::Database> open_queue_database(const std::string& catalog) {
-  if (sql::is_postgres_url(catalog)) return sql::open_postgres(catalog);
-  std::unique_ptr<sql::Database> db = sql::open_sqlite(catalog);
-  // Another worker's transaction is waited for, as the catalog's writer does.
-  db->exec("PRAGMA busy_timeout = 30000", "set busy timeout");
-  return db;
-}
 
 }  // namespace
 
@@ -89,7 +82,7 @@ std::string work_queue_schema(sql::Dialect dialect) {
 }
 
 WorkQueue::WorkQueue(const std::string& catalog, std::string model_id, double lease_s)
-    : db_(open_queue_database(catalog)),
+    : db_(sql::open_database(catalog)),
       model_id_(std::move(model_id)),
       worker_(host_name() + ":" + std::to_string(::getpid()) + ":" + std::to_string(wall_ms())),
       lease_ms_(int64_t(lease_s * 1000)) {
@@ -104,9 +97,8 @@ int64_t WorkQueue::enqueue(const std::vector<InputFile>& files) {
   std::lock_guard<std::mutex> lock(db_mutex_);
   Statement s(*db_, kEnqueue, "enqueue a file");
   int64_t added = 0;
-  for (size_t begin = 0; begin < files.size(); begin += kEnqueueBatch) {
-    db_->begin_write("begin enqueueing");
-    try {
+  for (size_t begin = 0; begin < files.size(); begin += kEnqueueBatch)
+    sql::in_transaction(*db_, true, "enqueue files", [&] {
       for (size_t i = begin; i < std::min(files.size(), begin + kEnqueueBatch); ++i) {
         Statement::Use use(s);
         s.bind(1, model_id_);
@@ -115,12 +107,7 @@ int64_t WorkQueue::enqueue(const std::vector<InputFile>& files) {
         s.bind(4, files[i].mtime_ns);
         if (s.step()) ++added;  // RETURNING: a row for an insert or a reopening
       }
-      db_->commit("commit enqueueing");
-    } catch (...) {
-      db_->rollback_if_open();
-      throw;
-    }
-  }
+    });
   return added;
 }
 
@@ -129,8 +116,7 @@ std::vector<InputFile> WorkQueue::claim(int n) {
   const std::string sql = claim_sql(db_->dialect());
   Statement s(*db_, sql.c_str(), "claim files");
   std::vector<std::pair<int64_t, InputFile>> got;
-  db_->begin_write("begin claiming");
-  try {
+  sql::in_transaction(*db_, true, "claim files", [&] {
     Statement::Use use(s);
     const int64_t now = now_ms();
     s.bind(1, worker_);
@@ -139,11 +125,7 @@ std::vector<InputFile> WorkQueue::claim(int n) {
     s.bind(4, now);
     s.bind(5, int64_t(n));
     while (s.step()) got.push_back({s.int64(0), InputFile{s.text(1), s.int64(2), s.int64(3)}});
-    db_->commit("commit claiming");
-  } catch (...) {
-    db_->rollback_if_open();
-    throw;
-  }
+  });
   std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<InputFile> out;
   for (auto& g : got) out.push_back(std::move(g.second));
@@ -167,27 +149,10 @@ double WorkQueue::wait_s() {
   return std::max<double>(0, double(s.int64(0) - now_ms()) / 1000.0);
 }
 
-QueueCounts WorkQueue::counts() {
-  std::lock_guard<std::mutex> lock(db_mutex_);
-  Statement s(*db_, R"sql(
-SELECT count(*), sum(done), sum(CASE WHEN done = 0 AND lease_until >= ?2 THEN 1 ELSE 0 END),
-       sum(CASE WHEN done = 0 AND owner IS NOT NULL AND lease_until < ?2 THEN 1 ELSE 0 END)
-FROM work WHERE model_id = ?1
-)sql",
-              "count the queue");
-  Statement::Use use(s);
-  s.bind(1, model_id_);
-  s.bind(2, now_ms());
-  QueueCounts c;
-  if (s.step()) c = {s.int64(0), s.int64(1), s.int64(2), s.int64(3)};
-  return c;
-}
-
 void WorkQueue::renew() {
   std::lock_guard<std::mutex> lock(db_mutex_);
   const int64_t now = now_ms();
-  db_->begin_write("begin renewing leases");
-  try {
+  sql::in_transaction(*db_, true, "renew leases", [&] {
     Statement leases(*db_, "UPDATE work SET lease_until = ?1 WHERE owner = ?2 AND done = 0", "renew leases");
     Statement::Use use_leases(leases);
     leases.bind(1, now + lease_ms_);
@@ -203,11 +168,7 @@ ON CONFLICT (id) DO UPDATE SET seen_ms = excluded.seen_ms
     seen.bind(2, model_id_);
     seen.bind(3, now);
     seen.run();
-    db_->commit("commit renewing leases");
-  } catch (...) {
-    db_->rollback_if_open();
-    throw;
-  }
+  });
 }
 
 void WorkQueue::start_renewing() {
@@ -245,11 +206,10 @@ void WorkQueue::stop() {
 }
 
 std::vector<QueueStatus> queue_status(const std::string& catalog) {
-  std::unique_ptr<sql::Database> db = open_queue_database(catalog);
+  std::unique_ptr<sql::Database> db = sql::open_database(catalog);
   const int64_t now = wall_ms();
   std::map<std::string, QueueStatus> by_model;
-  db->begin_read("begin reading the queue");
-  try {
+  sql::in_transaction(*db, false, "read the queue", [&] {
     {
       Statement s(*db, R"sql(
 SELECT model_id, count(*), sum(done), sum(CASE WHEN done = 0 AND lease_until >= ?1 THEN 1 ELSE 0 END),
@@ -279,11 +239,7 @@ FROM workers k ORDER BY k.started_ms, k.id
       q.workers.push_back({w.text(0), w.int64(4), double(w.int64(3) - w.int64(2)) / 1000.0,
                            double(now - w.int64(3)) / 1000.0, w.int64(5)});
     }
-    db->commit("end reading the queue");
-  } catch (...) {
-    db->rollback_if_open();
-    throw;
-  }
+  });
   std::vector<QueueStatus> out;
   for (auto& [model, q] : by_model) out.push_back(std::move(q));
   return out;

@@ -69,7 +69,6 @@ class WorkQueue {
   // (then wait_s() says how long until the first of those runs out).
   bool finished();
   double wait_s();
-  QueueCounts counts();
 
   // Starts renewing this worker's leases every lease/3 on a thread (and
   // records it in the workers table); stop() ends that.

@@ -53,7 +53,6 @@ class GradientSync {
     std::unique_ptr<PendingCollective> pending;
   };
   void launch(Bucket& b);
-  void check_order(size_t bucket);
 
   Communicator& comm_;
   ParameterList params_;
