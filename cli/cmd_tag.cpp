@@ -52,6 +52,7 @@ struct TagOptions {
   bool queue = false;               // share the run with other workers through the catalog's queue
   double lease = 60;                // --queue: seconds a claim lasts unrenewed
   int claim = 0;                    // --queue: files per claim (0: 32 batches)
+  double db_retry = 60;             // seconds a server catalog may be away before the run stops
   std::string thumbnails = "auto";  // auto (on with a catalog), on, off
   CommonOptions common;
 };
@@ -197,6 +198,14 @@ std::unique_ptr<pipeline::FaceStage> open_faces(const TagOptions& o, const pipel
   return std::make_unique<pipeline::FaceStage>(fo, *input);
 }
 
+// A server catalog that goes away (a restart, a network cut) is reconnected
+// to for --db-retry seconds, saying so on stderr; then the run stops with
+// the error, its unstored files left to a re-run or, in a queue, to the
+// other workers once its leases run out.
+pipeline::sql::Reconnect reconnect_policy(const TagOptions& o) {
+  return {o.db_retry, [](const std::string& what) { fmt::print(stderr, "tandem: {}\n", what); }};
+}
+
 // One worker of a shared run (--queue): enqueues what it listed, then
 // claims and tags files until the queue has nothing left that no live
 // lease holds, waiting while other workers' leases may still run out.
@@ -204,7 +213,7 @@ pipeline::TagStats run_queue_worker(const TagOptions& o, pipeline::Catalog& cata
                                     const Inputs& in, pipeline::Tagger& tagger,
                                     const std::function<void(std::vector<pipeline::TagRecord>&)>& sink, int batch) {
   const auto start = std::chrono::steady_clock::now();
-  pipeline::WorkQueue queue(o.catalog, model.id(), o.lease);
+  pipeline::WorkQueue queue(o.catalog, model.id(), o.lease, reconnect_policy(o));
   const int64_t added = queue.enqueue(in.files);
   queue.start_renewing();
   fmt::print(stderr, "tandem: worker {}: {} of {} listed files added to the queue of {}\n", queue.worker(), added,
@@ -267,7 +276,10 @@ int tag_command(TagOptions& o) {
   // the others' work: a forced re-tag is one worker's job.
   check(!o.queue || !o.force, "--force with --queue: tag again with one worker, without --queue");
   std::unique_ptr<pipeline::Catalog> catalog;
-  if (!o.catalog.empty()) catalog = std::make_unique<pipeline::Catalog>(o.catalog);
+  if (!o.catalog.empty()) {
+    catalog = std::make_unique<pipeline::Catalog>(o.catalog);
+    catalog->set_reconnect(reconnect_policy(o));
+  }
   // Thumbnails in the shared cache file managers read; beside the catalog
   // when that cannot be written.
   std::unique_ptr<pipeline::ThumbnailStore> thumbnails;
@@ -397,6 +409,10 @@ void add_tag_command(CLI::App& app) {
   sub->add_option("--lease", o->lease, "--queue: seconds a claim lasts without renewal (renewed every third)")
       ->check(CLI::Range(1.0, 86400.0));
   sub->add_option("--claim", o->claim, "--queue: files per claim (default: 32 batches)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--db-retry", o->db_retry,
+                  "Seconds a postgresql:// catalog may be unreachable mid-run (the run reconnects with growing "
+                  "pauses, then stops; a batch is stored whole or not at all)")
+      ->check(CLI::Range(0.0, 86400.0));
   sub->add_option("--jsonl", o->jsonl, "Also write the results as JSON lines to FILE");
   sub->add_option("--csv", o->csv, "Also write the results as CSV to FILE");
   sub->add_flag("--xmp", o->xmp, "Write tags as keywords into XMP sidecars (IMG.jpg.xmp; photos are never touched)");

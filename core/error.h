@@ -16,9 +16,11 @@ struct ErrorContext {
 
 // What kind of failure: bad input (a malformed model or file), a valid
 // model using something tandem does not implement (an op, a dtype, an
-// attribute value), or a device out of memory (a smaller batch may fit; the
-// session retries with one). Conformance reports count "unsupported" apart.
-enum class ErrorKind { invalid, unsupported, out_of_memory };
+// attribute value), a device out of memory (a smaller batch may fit; the
+// session retries with one), or a service that is away for now (a database
+// server restarting: the same request may succeed after a reconnect).
+// Conformance reports count "unsupported" apart.
+enum class ErrorKind { invalid, unsupported, out_of_memory, unavailable };
 
 class Error : public std::runtime_error {
  public:
@@ -29,6 +31,9 @@ class Error : public std::runtime_error {
   }
   static Error out_of_memory(const std::string& message, ErrorContext ctx = {}) {
     return Error(message, std::move(ctx), ErrorKind::out_of_memory);
+  }
+  static Error unavailable(const std::string& message, ErrorContext ctx = {}) {
+    return Error(message, std::move(ctx), ErrorKind::unavailable);
   }
 
   ErrorKind kind() const { return kind_; }

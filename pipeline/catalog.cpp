@@ -345,6 +345,11 @@ bool Catalog::up_to_date(const std::string& path, int64_t size, int64_t mtime_ns
 
 Catalog::Stored Catalog::stored(const std::string& path, int64_t size, int64_t mtime_ns,
                                 const std::string& model_id) {
+  return sql::retrying(*db_, reconnect_, [&](bool) { return stored_once(path, size, mtime_ns, model_id); });
+}
+
+Catalog::Stored Catalog::stored_once(const std::string& path, int64_t size, int64_t mtime_ns,
+                                     const std::string& model_id) {
   Statement::Use use(*find_file_);
   find_file_->bind(1, path);
   find_file_->bind(2, model_id);
@@ -372,6 +377,13 @@ void Catalog::write_and_assign(std::span<FileRecord> batch,
 void Catalog::write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
                           const std::function<void()>& before_commit) {
   if (batch.empty()) return;
+  // Running the batch again stores what running it once does: each file's
+  // rows are replaced, and the people index is read again after a rollback.
+  sql::retrying(*db_, reconnect_, [&](bool) { write_batch_once(batch, people, before_commit); });
+}
+
+void Catalog::write_batch_once(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
+                               const std::function<void()>& before_commit) {
   // Batched: the statements whose results are not read are sent without
   // waiting for each (a file's row upsert still waits, for its id).
   db_->begin_write("begin transaction", true);
@@ -525,15 +537,18 @@ CatalogCounts Catalog::counts(const std::string& model_id) {
 
 void Catalog::add_roots(std::span<const std::string> roots) {
   if (roots.empty()) return;
-  sql::in_transaction(*db_, true, "record roots", [&] {
-    Statement s(*db_, "INSERT INTO roots (path, added_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING", "record a root");
-    const std::string now = sql::utc_now();
-    for (const std::string& r : roots) {
-      Statement::Use use(s);
-      s.bind(1, r);
-      s.bind(2, now);
-      s.run();
-    }
+  sql::retrying(*db_, reconnect_, [&](bool) {
+    sql::in_transaction(*db_, true, "record roots", [&] {
+      Statement s(*db_, "INSERT INTO roots (path, added_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                  "record a root");
+      const std::string now = sql::utc_now();
+      for (const std::string& r : roots) {
+        Statement::Use use(s);
+        s.bind(1, r);
+        s.bind(2, now);
+        s.run();
+      }
+    });
   });
 }
 

@@ -29,14 +29,10 @@
 
 #include "image/photo_metadata.h"
 #include "pipeline/people.h"
+#include "pipeline/sql.h"
 #include "pipeline/tag_score.h"
 
 namespace tandem::pipeline {
-
-namespace sql {
-class Database;
-class Statement;
-}  // namespace sql
 
 struct FileRecord {
   std::string path;  // as the caller names it; the catalog compares bytes
@@ -100,6 +96,12 @@ class Catalog {
   Catalog& operator=(const Catalog&) = delete;
 
   const std::string& path() const;
+
+  // What the writes of a run, and its lookups, do when a server catalog's
+  // connection is lost: reconnect and write the batch again, for up to
+  // policy.give_up_s (sql::Reconnect); then the Error ends the run. A batch
+  // is stored whole or not at all either way.
+  void set_reconnect(sql::Reconnect policy) { reconnect_ = std::move(policy); }
 
   // Whether `path` is in the catalog for `model_id` (tagged or failed) with
   // this size and mtime, i.e. a re-run may skip it.
@@ -173,6 +175,9 @@ class Catalog {
   void lock_people();
   void write_batch(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
                    const std::function<void()>& before_commit);
+  void write_batch_once(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people,
+                        const std::function<void()>& before_commit);
+  Stored stored_once(const std::string& path, int64_t size, int64_t mtime_ns, const std::string& model_id);
   std::vector<int64_t> write_one(const FileRecord& r);
   void write_objects(int64_t file_id, const FileRecord& r);
   void prepare_meta();
@@ -191,6 +196,7 @@ class Catalog {
   std::vector<FileRecord> read_records(const std::string& model_id);
 
   std::unique_ptr<sql::Database> db_;
+  sql::Reconnect reconnect_{0, {}};  // none unless the caller asks for it
   // Prepared once, used for every file (declared after db_: destroyed first).
   std::unique_ptr<sql::Statement> upsert_file_, delete_tags_, insert_tag_,
       delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_,

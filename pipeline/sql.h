@@ -9,7 +9,9 @@
 //   photos.sqlite: sqlite: write tag: database or disk is full (code 13)
 //   postgresql://host/photos: postgresql: write tag: could not ...
 // Not thread-safe: one thread uses a Database and its statements at a time.
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -17,6 +19,8 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "core/error.h"
 
 namespace tandem::pipeline::sql {
 
@@ -66,6 +70,11 @@ class Database {
   virtual void commit(const char* step) = 0;
   // For error paths: never throws, the first Error is the one to see.
   virtual void rollback_if_open() noexcept = 0;
+  // After an Error of kind unavailable (the server went away): connects
+  // again, or throws unavailable. Statements prepared before stay usable
+  // (a driver prepares them again on the new connection). SQLite, a file,
+  // never loses its connection.
+  virtual void reconnect() {}
 
   // A statement returning one integer (a count).
   int64_t query_int(const char* sql, const char* step);
@@ -137,6 +146,42 @@ auto in_transaction(Database& db, bool write, const char* step, Body body) -> de
   } catch (...) {
     db.rollback_if_open();
     throw;
+  }
+}
+
+// What a caller does when the database goes away mid-run (a server
+// restarting, a network cut): reconnect with pauses that grow from 0.25 s
+// to 8 s, and give up `give_up_s` after the loss with the last error. The
+// workers of a shared run outlive a database restart this way, while one
+// whose database is gone for good stops instead of hanging. `note` hears
+// the loss and the recovery, for the user's log.
+struct Reconnect {
+  double give_up_s = 60;
+  std::function<void(const std::string&)> note;
+};
+
+// Waits and reconnects after `lost` (an Error of kind unavailable) until
+// the connection is back; throws unavailable once policy.give_up_s has
+// passed since `since`.
+void reconnect_after(Database& db, const Reconnect& policy, const Error& lost,
+                     std::chrono::steady_clock::time_point since);
+
+// Runs `body(again)`, one whole transaction that redoes everything from the
+// caller's own state, and when it fails for a lost connection, reconnects
+// and runs it again (`again`: true). Safe only where running the body
+// twice stores what running it once does (upserts, delete-and-insert): a
+// commit whose answer was lost may have happened.
+template <typename Body>
+auto retrying(Database& db, const Reconnect& policy, Body body) -> decltype(body(false)) {
+  std::optional<std::chrono::steady_clock::time_point> since;
+  for (bool again = false;; again = true) {
+    try {
+      return body(again);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::unavailable) throw;
+      if (!since) since = std::chrono::steady_clock::now();
+      reconnect_after(db, policy, e, *since);
+    }
   }
 }
 

@@ -124,7 +124,7 @@ class PgCursor : public Cursor {
   const char* value(int column) const { return PQgetvalue(result_, row_, column); }
 
   PgDatabase& db_;
-  std::string statement_;  // the server-side prepared statement's name
+  std::string sql_;  // prepared again on a new connection
   const char* step_;
   std::vector<std::optional<std::string>> values_;
   std::vector<int> formats_;
@@ -139,7 +139,7 @@ class PgDatabase : public Database {
     if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
       std::string why = conn_ ? trimmed(PQerrorMessage(conn_)) : "out of memory";
       PQfinish(conn_);
-      throw Error("postgresql: connect: " + why, ErrorContext{name_, "", "", ""});
+      throw Error::unavailable("postgresql: connect: " + why, ErrorContext{name_, "", "", ""});
     }
     // NOTICEs ("relation already exists, skipping") are not errors.
     PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
@@ -182,7 +182,7 @@ class PgDatabase : public Database {
     if (!first_error.empty()) {
       for (const std::string& sql : prepared_in_pipeline_) statements_.erase(sql);
       prepared_in_pipeline_.clear();
-      throw Error("postgresql: " + first_error, ErrorContext{name_, "", "", ""});
+      raise("postgresql: " + first_error, first_sqlstate_);
     }
     prepared_in_pipeline_.clear();
   }
@@ -195,7 +195,17 @@ class PgDatabase : public Database {
       for (const std::string& sql : prepared_in_pipeline_) statements_.erase(sql);
     }
     prepared_in_pipeline_.clear();
-    if (PQtransactionStatus(conn_) != PQTRANS_IDLE) PQclear(PQexec(conn_, "ROLLBACK"));
+    if (PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) != PQTRANS_IDLE)
+      PQclear(PQexec(conn_, "ROLLBACK"));
+  }
+  void reconnect() override {
+    rollback_if_open();
+    if (PQstatus(conn_) == CONNECTION_OK) return;  // a deadlock or a serialization failure: the link is fine
+    // Server-side statements died with the old connection; cursors prepare
+    // theirs again at their next use.
+    statements_.clear();
+    PQreset(conn_);
+    if (PQstatus(conn_) != CONNECTION_OK) raise("postgresql: reconnect: " + trimmed(PQerrorMessage(conn_)), "");
   }
 
   bool pipelined() const { return pipelined_; }
@@ -207,21 +217,24 @@ class PgDatabase : public Database {
     if (PQsendFlushRequest(conn_) != 1 || PQflush(conn_) != 0) fail(step, "cannot flush the pipeline");
     PGresult* last = nullptr;
     std::string first_error;
+    first_sqlstate_.clear();
     while (!pending_.empty()) {
       const char* s = pending_.front();
       pending_.pop_front();
       PGresult* r = PQgetResult(conn_);
       while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // the NULL that ends a statement's results
       const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && first_error.empty())
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && first_error.empty()) {
         first_error = std::string(s) + ": " + trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+        first_sqlstate_ = sqlstate(r);
+      }
       if (pending_.empty() && first_error.empty()) {
         last = r;
       } else {
         PQclear(r);
       }
     }
-    if (!first_error.empty()) throw Error("postgresql: " + first_error, ErrorContext{name_, "", "", ""});
+    if (!first_error.empty()) raise("postgresql: " + first_error, first_sqlstate_);
     return last;
   }
 
@@ -251,10 +264,21 @@ class PgDatabase : public Database {
     if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) return r;
     std::string why = trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
     if (why.empty()) why = trimmed(PQerrorMessage(conn_));
+    const std::string state = sqlstate(r);
     PQclear(r);
-    throw Error(std::string("postgresql: ") + step + ": " + why, ErrorContext{name_, "", "", ""});
+    raise(std::string("postgresql: ") + step + ": " + why, state);
   }
   PGconn* conn() const { return conn_; }
+
+  // Throws `message` as an Error of kind unavailable when another attempt
+  // on a new connection may succeed: the connection is gone, the server
+  // is shutting down or starting, or the transaction lost a deadlock or a
+  // serialization conflict; else of kind invalid.
+  [[noreturn]] void raise(const std::string& message, const std::string& state) const {
+    const bool transient = PQstatus(conn_) != CONNECTION_OK || state.starts_with("08") || state == "57P01" ||
+                           state == "57P02" || state == "57P03" || state == "40001" || state == "40P01";
+    throw Error(message, ErrorContext{name_, "", "", ""}, transient ? ErrorKind::unavailable : ErrorKind::invalid);
+  }
 
  private:
   struct Prepared {
@@ -268,17 +292,23 @@ class PgDatabase : public Database {
   }
 
   [[noreturn]] void fail(const char* step, const char* what) {
-    throw Error(std::string("postgresql: ") + step + ": " + what + ": " + trimmed(PQerrorMessage(conn_)),
-                ErrorContext{name_, "", "", ""});
+    raise(std::string("postgresql: ") + step + ": " + what + ": " + trimmed(PQerrorMessage(conn_)), "");
+  }
+  // The SQLSTATE code of a failed result ("" without one).
+  static std::string sqlstate(const PGresult* r) {
+    const char* code = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    return code ? code : "";
   }
   // A statement without parameters, sent in pipeline mode.
   void send_text(const char* sql, const char* step) {
     if (PQsendQueryParams(conn_, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) fail(step, "cannot send");
     sent(step);
   }
-  // Reads every result up to the pipeline's sync point; the first error.
+  // Reads every result up to the pipeline's sync point; the first error
+  // (its SQLSTATE in first_sqlstate_).
   std::string read_to_sync() noexcept {
     std::string first_error;
+    first_sqlstate_.clear();
     const char* s = "";
     for (;;) {
       PGresult* r = PQgetResult(conn_);
@@ -295,8 +325,10 @@ class PgDatabase : public Database {
         break;
       }
       if (!pending_.empty()) s = pending_.front(), pending_.pop_front();
-      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_ABORTED && first_error.empty())
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_ABORTED && first_error.empty()) {
         first_error = std::string(s) + ": " + trimmed(PQresultErrorMessage(r));
+        first_sqlstate_ = sqlstate(r);
+      }
       PQclear(r);
       if (PQstatus(conn_) != CONNECTION_OK) {
         if (first_error.empty()) first_error = trimmed(PQerrorMessage(conn_));
@@ -319,11 +351,12 @@ class PgDatabase : public Database {
   bool pipelined_ = false;
   std::deque<const char*> pending_;                 // steps sent in the pipeline, results not read
   std::vector<std::string> prepared_in_pipeline_;  // undone by a rollback
+  std::string first_sqlstate_;                      // of the first error a pipeline read met
 };
 
-PgCursor::PgCursor(PgDatabase& db, const char* sql, const char* step) : db_(db), step_(step) {
+PgCursor::PgCursor(PgDatabase& db, const char* sql, const char* step) : db_(db), sql_(sql), step_(step) {
   int params = 0;
-  statement_ = db_.prepared(sql, step, &params);
+  db_.prepared(sql, step, &params);
   values_.resize(size_t(params));
   formats_.assign(size_t(params), 0);
 }
@@ -345,17 +378,18 @@ void PgCursor::send() {
     ptrs[i] = values_[i] ? values_[i]->data() : nullptr;
     lengths[i] = values_[i] ? int(values_[i]->size()) : 0;
   }
+  int params = 0;
+  const std::string& statement = db_.prepared(sql_.c_str(), step_, &params);
   if (!db_.pipelined()) {
-    result_ = db_.check(PQexecPrepared(db_.conn(), statement_.c_str(), int(values_.size()), ptrs.data(),
+    result_ = db_.check(PQexecPrepared(db_.conn(), statement.c_str(), int(values_.size()), ptrs.data(),
                                        lengths.data(), formats_.data(), 0),
                         step_);
     return;
   }
   // libpq copies the parameters into its output buffer here.
-  if (PQsendQueryPrepared(db_.conn(), statement_.c_str(), int(values_.size()), ptrs.data(), lengths.data(),
+  if (PQsendQueryPrepared(db_.conn(), statement.c_str(), int(values_.size()), ptrs.data(), lengths.data(),
                           formats_.data(), 0) != 1)
-    throw Error(std::string("postgresql: ") + step_ + ": cannot send: " + PQerrorMessage(db_.conn()),
-                ErrorContext{db_.name(), "", "", ""});
+    db_.raise(std::string("postgresql: ") + step_ + ": cannot send: " + PQerrorMessage(db_.conn()), "");
   db_.sent(step_);
 }
 

@@ -81,11 +81,12 @@ std::string work_queue_schema(sql::Dialect dialect) {
          ");\n";
 }
 
-WorkQueue::WorkQueue(const std::string& catalog, std::string model_id, double lease_s)
+WorkQueue::WorkQueue(const std::string& catalog, std::string model_id, double lease_s, sql::Reconnect reconnect)
     : db_(sql::open_database(catalog)),
       model_id_(std::move(model_id)),
       worker_(host_name() + ":" + std::to_string(::getpid()) + ":" + std::to_string(wall_ms())),
-      lease_ms_(int64_t(lease_s * 1000)) {
+      lease_ms_(int64_t(lease_s * 1000)),
+      reconnect_(std::move(reconnect)) {
   check(lease_s >= 1, "a lease must last at least 1 s", ErrorContext{db_->name(), "", "", ""});
 }
 
@@ -98,15 +99,19 @@ int64_t WorkQueue::enqueue(const std::vector<InputFile>& files) {
   Statement s(*db_, kEnqueue, "enqueue a file");
   int64_t added = 0;
   for (size_t begin = 0; begin < files.size(); begin += kEnqueueBatch)
-    sql::in_transaction(*db_, true, "enqueue files", [&] {
-      for (size_t i = begin; i < std::min(files.size(), begin + kEnqueueBatch); ++i) {
-        Statement::Use use(s);
-        s.bind(1, model_id_);
-        s.bind(2, files[i].path);
-        s.bind(3, files[i].size);
-        s.bind(4, files[i].mtime_ns);
-        if (s.step()) ++added;  // RETURNING: a row for an insert or a reopening
-      }
+    added += sql::retrying(*db_, reconnect_, [&](bool) {
+      return sql::in_transaction(*db_, true, "enqueue files", [&] {
+        int64_t n = 0;
+        for (size_t i = begin; i < std::min(files.size(), begin + kEnqueueBatch); ++i) {
+          Statement::Use use(s);
+          s.bind(1, model_id_);
+          s.bind(2, files[i].path);
+          s.bind(3, files[i].size);
+          s.bind(4, files[i].mtime_ns);
+          if (s.step()) ++n;  // RETURNING: a row for an insert or a reopening
+        }
+        return n;
+      });
     });
   return added;
 }
@@ -116,15 +121,23 @@ std::vector<InputFile> WorkQueue::claim(int n) {
   const std::string sql = claim_sql(db_->dialect());
   Statement s(*db_, sql.c_str(), "claim files");
   std::vector<std::pair<int64_t, InputFile>> got;
-  sql::in_transaction(*db_, true, "claim files", [&] {
-    Statement::Use use(s);
-    const int64_t now = now_ms();
-    s.bind(1, worker_);
-    s.bind(2, now + lease_ms_);
-    s.bind(3, model_id_);
-    s.bind(4, now);
-    s.bind(5, int64_t(n));
-    while (s.step()) got.push_back({s.int64(0), InputFile{s.text(1), s.int64(2), s.int64(3)}});
+  sql::retrying(*db_, reconnect_, [&](bool again) {
+    got.clear();
+    // A claim whose commit went through but whose answer was lost leased
+    // files to this worker that it does not know of; its renewals would
+    // keep them from everyone. The worker holds nothing else when it
+    // claims (its last files are stored), so it lets all of them go.
+    if (again) release_mine();
+    sql::in_transaction(*db_, true, "claim files", [&] {
+      Statement::Use use(s);
+      const int64_t now = now_ms();
+      s.bind(1, worker_);
+      s.bind(2, now + lease_ms_);
+      s.bind(3, model_id_);
+      s.bind(4, now);
+      s.bind(5, int64_t(n));
+      while (s.step()) got.push_back({s.int64(0), InputFile{s.text(1), s.int64(2), s.int64(3)}});
+    });
   });
   std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<InputFile> out;
@@ -132,25 +145,46 @@ std::vector<InputFile> WorkQueue::claim(int n) {
   return out;
 }
 
+void WorkQueue::release_mine() {
+  sql::in_transaction(*db_, true, "release leases", [&] {
+    Statement s(*db_, "UPDATE work SET owner = NULL, lease_until = 0 WHERE owner = ?1 AND done = 0",
+                "release leases");
+    Statement::Use use(s);
+    s.bind(1, worker_);
+    s.run();
+  });
+}
+
 bool WorkQueue::finished() {
   std::lock_guard<std::mutex> lock(db_mutex_);
-  Statement s(*db_, "SELECT count(*) FROM work WHERE model_id = ?1 AND done = 0", "count open files");
-  Statement::Use use(s);
-  s.bind(1, model_id_);
-  return s.step() && s.int64(0) == 0;
+  return sql::retrying(*db_, reconnect_, [&](bool) {
+    Statement s(*db_, "SELECT count(*) FROM work WHERE model_id = ?1 AND done = 0", "count open files");
+    Statement::Use use(s);
+    s.bind(1, model_id_);
+    return s.step() && s.int64(0) == 0;
+  });
 }
 
 double WorkQueue::wait_s() {
   std::lock_guard<std::mutex> lock(db_mutex_);
-  Statement s(*db_, "SELECT min(lease_until) FROM work WHERE model_id = ?1 AND done = 0", "find the next lease end");
-  Statement::Use use(s);
-  s.bind(1, model_id_);
-  if (!s.step() || s.is_null(0)) return 0;
-  return std::max<double>(0, double(s.int64(0) - now_ms()) / 1000.0);
+  return sql::retrying(*db_, reconnect_, [&](bool) {
+    Statement s(*db_, "SELECT min(lease_until) FROM work WHERE model_id = ?1 AND done = 0", "find the next lease end");
+    Statement::Use use(s);
+    s.bind(1, model_id_);
+    if (!s.step() || s.is_null(0)) return 0.0;
+    return std::max<double>(0, double(s.int64(0) - now_ms()) / 1000.0);
+  });
 }
 
 void WorkQueue::renew() {
   std::lock_guard<std::mutex> lock(db_mutex_);
+  // Not longer than the pause between renewals: the next one tries again.
+  // Quietly: the claims and the catalog's writes say when the server is away.
+  const sql::Reconnect briefly{std::min(reconnect_.give_up_s, double(lease_ms_) / 3000.0), {}};
+  sql::retrying(*db_, briefly, [&](bool) { renew_once(); });
+}
+
+void WorkQueue::renew_once() {
   const int64_t now = now_ms();
   sql::in_transaction(*db_, true, "renew leases", [&] {
     Statement leases(*db_, "UPDATE work SET lease_until = ?1 WHERE owner = ?2 AND done = 0", "renew leases");

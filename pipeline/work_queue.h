@@ -25,14 +25,10 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/sql.h"
 #include "pipeline/tagger.h"
 
 namespace tandem::pipeline {
-
-namespace sql {
-class Database;
-enum class Dialect;
-}
 
 struct QueueCounts {
   int64_t total = 0, done = 0, leased = 0;  // leased: under a live lease
@@ -51,7 +47,10 @@ class WorkQueue {
  public:
   // Opens the queue of `model_id` in `catalog` (a Catalog opened it first:
   // the schema is there). `lease_s`: how long a claim lasts unrenewed.
-  WorkQueue(const std::string& catalog, std::string model_id, double lease_s = 60);
+  // `reconnect`: what a lost connection does to the queue's calls (they
+  // reconnect and run again; renewals give up after a third of a lease and
+  // try again at the next).
+  WorkQueue(const std::string& catalog, std::string model_id, double lease_s = 60, sql::Reconnect reconnect = {0, {}});
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -77,12 +76,15 @@ class WorkQueue {
 
  private:
   void renew();
+  void renew_once();
+  void release_mine();
   int64_t now_ms() const;
 
   std::unique_ptr<sql::Database> db_;
   std::mutex db_mutex_;  // claims (the tag thread) and renewals share the connection
   std::string model_id_, worker_;
   int64_t lease_ms_;
+  sql::Reconnect reconnect_;
   std::thread renewer_;
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;

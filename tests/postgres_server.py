@@ -4,7 +4,9 @@ postgresql, initdb into a temporary folder, listening on a unix socket
 there only (no TCP port), fsync off (a test server), stopped and removed
 at the end. The command finds it through TANDEM_TEST_POSTGRES_HOST (the
 socket folder) and TANDEM_TEST_POSTGRES_USER (a superuser, trusted on the
-socket); postgresql:///DB?host=...&user=... reaches database DB.
+socket); postgresql:///DB?host=...&user=... reaches database DB. A test
+that stops and starts the server mid-run (a database that goes away) calls
+control("stop") and control("start") from this module.
 
 As root (CI) the server runs as the postgres user, as PostgreSQL requires.
 
@@ -31,6 +33,31 @@ def as_server_user(cmd):
     return ["runuser", "-u", "postgres", "--", *cmd]
 
 
+def pg_ctl(bindir, data, top, action, durable=False):
+    """Starts (waiting until it accepts connections) or stops (fast: open
+    connections are cut) the server."""
+    if action == "start":
+        options = "-k %s -c listen_addresses='' -c max_connections=200%s" % (top, "" if durable else " -F")
+        cmd = ["-o", options, "-w", "-l", os.path.join(top, "server.log"), "start"]
+    else:
+        cmd = ["-m", "fast", "-w", "stop"]
+    subprocess.run(as_server_user([os.path.join(bindir, "pg_ctl"), "-D", data, *cmd]), check=True,
+                   capture_output=True)
+
+
+def control(action):
+    """For the command run beside the server: stops or starts it again."""
+    pg_ctl(os.environ["TANDEM_TEST_POSTGRES_BIN"], os.environ["TANDEM_TEST_POSTGRES_DATA"],
+           os.environ["TANDEM_TEST_POSTGRES_HOST"], action, os.environ.get("TANDEM_TEST_POSTGRES_DURABLE") == "1")
+
+
+def create_database(name):
+    """A new, empty database on the server (for a catalog of its own)."""
+    subprocess.run([os.path.join(os.environ["TANDEM_TEST_POSTGRES_BIN"], "createdb"), "-h",
+                    os.environ["TANDEM_TEST_POSTGRES_HOST"], "-U", os.environ["TANDEM_TEST_POSTGRES_USER"], name],
+                   check=True, capture_output=True)
+
+
 def main():
     args = sys.argv[1:]
     durable = bool(args) and args[0] == "--durable"
@@ -52,11 +79,10 @@ def main():
         subprocess.run(as_server_user([os.path.join(bindir, "initdb"), "-D", data, "-A", "trust", "-U", user,
                                        "-E", "UTF8", "--locale", "C"]),
                        check=True, capture_output=True)
-        options = "-k %s -c listen_addresses='' -c max_connections=200%s" % (top, "" if durable else " -F")
-        subprocess.run(as_server_user([os.path.join(bindir, "pg_ctl"), "-D", data, "-o", options, "-w", "-l",
-                                       os.path.join(top, "server.log"), "start"]),
-                       check=True, capture_output=True)
-        env = dict(os.environ, TANDEM_TEST_POSTGRES_HOST=top, TANDEM_TEST_POSTGRES_USER=user)
+        pg_ctl(bindir, data, top, "start", durable)
+        env = dict(os.environ, TANDEM_TEST_POSTGRES_HOST=top, TANDEM_TEST_POSTGRES_USER=user,
+                   TANDEM_TEST_POSTGRES_BIN=bindir, TANDEM_TEST_POSTGRES_DATA=data,
+                   TANDEM_TEST_POSTGRES_DURABLE="1" if durable else "0")
         try:
             return subprocess.run(args, env=env).returncode
         finally:

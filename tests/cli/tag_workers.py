@@ -9,6 +9,10 @@ each), with a reference catalog from one ordinary run:
     the 2 left take the dead workers' files once their 3 s leases run out,
     and the catalog ends with every file once, with the reference's
     objects and tags; `tandem status` counts all of them done;
+  - the PostgreSQL server stopped mid-run and started again 3 s later:
+    2 workers reconnect and end with the same catalog; stopped for good,
+    a worker with --db-retry 3 gives up within seconds, exits non-zero
+    naming the database, and no file is marked done that was not stored;
   - 2 workers on one SQLite catalog, 1 killed: the same;
   - --queue without --catalog, and with --force, are refused.
 
@@ -26,6 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import postgres_server  # noqa: E402  (stops and starts the server it runs)
 import tag_cli  # noqa: E402  (its check() and failure count)
 
 check = tag_cli.check
@@ -78,14 +84,85 @@ def same_results(got, want, what):
     check(worst < 1e-3, "%s: every file's tags and objects as the reference's (largest difference %.2g)" % (what, worst))
 
 
-def start_workers(n, folder, catalog, log_dir):
+def start_workers(n, folder, catalog, log_dir, extra=()):
     procs = []
     for w in range(n):
         out = open(os.path.join(log_dir, "worker%d.log" % w), "w")
         procs.append(subprocess.Popen([TANDEM, "tag", folder, "--catalog", catalog, "--queue", "--claim", "2",
-                                       "--lease", "3", *WORKER], stdout=out, stderr=subprocess.STDOUT,
+                                       "--lease", "3", *WORKER, *extra], stdout=out, stderr=subprocess.STDOUT,
                                       start_new_session=True))
     return procs
+
+
+def wait_all(procs, timeout):
+    codes = []
+    for p in procs:
+        try:
+            codes.append(p.wait(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            codes.append(None)
+    return codes
+
+
+def wait_until_done(catalog, n, procs):
+    deadline = time.time() + 180
+    while time.time() < deadline and done_count(catalog) < n and all(p.poll() is None for p in procs):
+        time.sleep(0.3)
+
+
+def stop_server_mid_run(logs, folder, url, workers, retry_s):
+    """Starts the workers and stops the server (fast: connections cut) once
+    a few files are done."""
+    os.makedirs(logs)
+    procs = start_workers(workers, folder, url, logs, ["--db-retry", str(retry_s)])
+    wait_until_done(url, 4, procs)
+    postgres_server.control("stop")
+    return procs
+
+
+def server_restart(d, folder, url, reference):
+    """The server stops mid-run and is back 3 s later."""
+    what = "PostgreSQL restarted mid-run"
+    logs = os.path.join(d, "restart")
+    procs = stop_server_mid_run(logs, folder, url, 2, 60)
+    time.sleep(3)
+    check(all(p.poll() is None for p in procs), "%s: the workers wait for the server" % what)
+    postgres_server.control("start")
+    codes = wait_all(procs, 300)
+    text = "".join(open(os.path.join(logs, f)).read() for f in sorted(os.listdir(logs)))
+    check(codes == [0, 0], "%s: both workers exit 0 (%s):\n%s" % (what, codes, text[-1500:]))
+    check("reconnected after" in text, "%s: the workers say they reconnected:\n%s" % (what, text[-800:]))
+    status = tandem("status", url).stdout
+    check("48 of 48 files done" in status, "%s: status counts every file done:\n%s" % (what, status))
+    copy = os.path.join(d, "restart.sqlite")
+    r = tandem("catalog", "copy", url, copy)
+    check(r.returncode == 0, "catalog copy after the restart: " + r.stderr[-300:])
+    same_results(contents(copy), reference, what)
+
+
+def server_gone(d, folder, url):
+    """The server stops for good: the worker gives up after --db-retry."""
+    what = "PostgreSQL gone mid-run"
+    logs = os.path.join(d, "gone")
+    procs = stop_server_mid_run(logs, folder, url, 1, 3)
+    stopped = time.time()
+    codes = wait_all(procs, 120)
+    took = time.time() - stopped
+    postgres_server.control("start")
+    text = open(os.path.join(logs, "worker0.log")).read()
+    check(codes[0] not in (0, None), "%s: the worker stops with an error (exit %s)" % (what, codes[0]))
+    check("unreachable for" in text and "giving up" in text and "postgresql:///" in text,
+          "%s: the error names the database and the wait:\n%s" % (what, text[-800:]))
+    check(took < 60, "%s: the worker stopped %.0f s after the server (--db-retry 3)" % (what, took))
+    copy = os.path.join(d, "gone.sqlite")
+    r = tandem("catalog", "copy", url, copy)
+    if check(r.returncode == 0, "catalog copy after the loss: " + r.stderr[-300:]):
+        # A file is marked done in the transaction that stores it: as many
+        # done as stored, whatever the loss cut short.
+        stored = sqlite3.connect(copy).execute("SELECT count(*) FROM files").fetchone()[0]
+        done = done_count(url)
+        check(4 <= done < 48 and done == stored, "%s: %d files marked done, %d stored" % (what, done, stored))
 
 
 def done_count(catalog):
@@ -100,20 +177,12 @@ def shared_run(d, folder, catalog, workers, kill, reference, what):
     logs = os.path.join(d, what.replace(" ", "_"))
     os.makedirs(logs)
     procs = start_workers(workers, folder, catalog, logs)
-    deadline = time.time() + 180
-    while time.time() < deadline and done_count(catalog) < 6 and all(p.poll() is None for p in procs):
-        time.sleep(0.3)
+    wait_until_done(catalog, 6, procs)
     killed = [p for p in procs[:kill] if p.poll() is None]
     for p in killed:
         os.killpg(p.pid, signal.SIGKILL)
     check(len(killed) == kill, "%s: %d workers killed mid-run" % (what, len(killed)))
-    codes = []
-    for p in procs:
-        try:
-            codes.append(p.wait(timeout=300))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            codes.append(None)
+    codes = wait_all(procs, 300)
     survivors = codes[kill:]
     check(all(c == 0 for c in survivors), "%s: the workers left exit 0 (%s)" % (what, codes))
     status = tandem("status", catalog).stdout
@@ -146,6 +215,11 @@ def main():
         if host and user:
             url = "postgresql:///postgres?host=%s&user=%s" % (host, user)
             shared_run(d, folder, url, 4, 2, reference, "4 workers on PostgreSQL, 2 killed")
+            base = "postgresql:///%s?host=%s&user=%s"
+            postgres_server.create_database("restart")
+            server_restart(d, folder, base % ("restart", host, user), reference)
+            postgres_server.create_database("gone")
+            server_gone(d, folder, base % ("gone", host, user))
         else:
             print("note: no PostgreSQL test server; the SQLite part only (ctest runs this beside one)")
         shared_run(d, folder, os.path.join(d, "shared.sqlite"), 2, 1, reference, "2 workers on SQLite, 1 killed")
