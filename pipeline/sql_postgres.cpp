@@ -355,8 +355,10 @@ class PgDatabase : public Database {
 };
 
 PgCursor::PgCursor(PgDatabase& db, const char* sql, const char* step) : db_(db), sql_(sql), step_(step) {
+  // Prepared on the server at its first use, not here: a statement made
+  // while the connection is down must not fail before a retry can help.
   int params = 0;
-  db_.prepared(sql, step, &params);
+  dollar_parameters(sql, &params);
   values_.resize(size_t(params));
   formats_.assign(size_t(params), 0);
 }
