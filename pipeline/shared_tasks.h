@@ -1,12 +1,14 @@
 #pragma once
-// Tasks one thread posts and other threads help with between their own
-// work: tag's face stage posts a batch's face-region decodes, and the
-// decoder threads take them before their next file. Lending the decoders
-// instead of starting threads of its own keeps the cores from being
+// Tasks threads post and other threads help with between their own work:
+// tag's face stages post a batch's face-region decodes, and the decoder
+// threads take them before their next file. Lending the decoders instead
+// of starting threads of its own keeps the cores from being
 // oversubscribed: on the H200 host 16 decoders and 16 crop threads on 16
 // cores ran the crops at a third of their speed alone.
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <mutex>
 
@@ -15,40 +17,54 @@ namespace tandem::pipeline {
 class SharedTasks {
  public:
   // Runs body(k) for every k in [0, n), on the calling thread and on any
-  // thread that calls help() meanwhile; returns when all have run. One
-  // caller at a time. body must not throw.
+  // thread that calls help() meanwhile; returns when all have run. Several
+  // threads may post at once (two batches' face stages): helpers take the
+  // oldest group's tasks first, and a poster helps only its own, so that
+  // it returns as soon as its group is done. body must not throw.
   void run(size_t n, const std::function<void(size_t)>& body) {
+    if (n == 0) return;
+    Group group{&body, n};
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      body_ = &body, n_ = n, next_ = 0, finished_ = 0;
+      open_.push_back(&group);
     }
-    while (help()) {
+    while (take(&group)) {
     }
     std::unique_lock<std::mutex> lock(mutex_);
-    all_done_.wait(lock, [&] { return finished_ == n_; });
-    body_ = nullptr;
+    all_done_.wait(lock, [&] { return group.finished == group.n; });
   }
 
   // Runs one posted task, if one is waiting; false when none is.
-  bool help() {
+  bool help() { return take(nullptr); }
+
+ private:
+  struct Group {
+    const std::function<void(size_t)>* body;
+    size_t n, next = 0, finished = 0;
+  };
+
+  // Runs the next task of `only`, or of the oldest group when null.
+  bool take(Group* only) {
+    Group* g = nullptr;
     size_t k = 0;
-    const std::function<void(size_t)>* body = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!body_ || next_ >= n_) return false;
-      k = next_++, body = body_;
+      g = only ? only : (open_.empty() ? nullptr : open_.front());
+      if (!g || g->next >= g->n) return false;
+      k = g->next++;
+      // Every task handed out: no helper looks at this group again.
+      if (g->next == g->n) open_.erase(std::find(open_.begin(), open_.end(), g));
     }
-    (*body)(k);
+    (*g->body)(k);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (++finished_ == n_) all_done_.notify_all();
+    // The poster may return once this is seen: g is not touched after it.
+    if (++g->finished == g->n) all_done_.notify_all();
     return true;
   }
 
- private:
   std::mutex mutex_;
   std::condition_variable all_done_;
-  const std::function<void(size_t)>* body_ = nullptr;  // the posted tasks; null: none
-  size_t n_ = 0, next_ = 0, finished_ = 0;
+  std::deque<Group*> open_;  // groups with tasks not yet handed out, oldest first
 };
 
 }  // namespace tandem::pipeline

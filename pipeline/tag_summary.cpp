@@ -29,7 +29,7 @@ void diagnose(TagStats& s, const TagRunFacts& facts) {
   double decode_busy = (t.read + t.decode + t.resize) / (wall * std::max(1, s.decoders));
   double infer_busy = t.infer / wall;
   double write_busy = t.write / wall;
-  double faces_busy = t.faces / wall;
+  double faces_busy = t.faces / (wall * std::max(1, s.face_threads));
   if (s.files == s.failed || s.batches == 0) {
     s.limiting_stage = "decode";
     s.verdict = "no image reached the network";

@@ -97,6 +97,7 @@ struct GpuThumbnail {
   image::Image pixels;
 };
 constexpr int kGpuThumbnailWriters = 2;
+constexpr int kFaceThreads = 2;
 
 // Work shared by the stages of one run.
 struct Run {
@@ -711,12 +712,14 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
     run.add_time(t);
   });
 
-  // The face stage's thread: the faces of one batch while the model runs
+  // The face stage's threads: the faces of a batch while the model runs
   // the next (on the H200 the stage on the inference thread halved the
-  // run's speed: the decoders waited for batch slots meanwhile).
-  std::thread face_thread([&] {
-    if (!faces_stage) return;
-    TANDEM_THREAD_NAME("faces");
+  // run's speed: the decoders waited for batch slots meanwhile). Two, so
+  // that one batch's slowest region decode (a progressive photo's face:
+  // 0.5 s) does not hold up the next batch's faces (one thread was busy
+  // 44% of a run on the H200 host and held the inference thread back).
+  const auto face_thread = [&](int f) {
+    TANDEM_THREAD_NAME("faces-" + std::to_string(f));
     StageTimes t;
     const ParallelFor shared = [&](size_t n, const std::function<void(size_t)>& body) { run.face_crops.run(n, body); };
     const ParallelFor* crops = shared_crops ? &shared : nullptr;
@@ -742,7 +745,11 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
       run.fail(std::current_exception());
     }
     run.add_time(t);
-  });
+  };
+  std::vector<std::thread> face_threads;
+  if (faces_stage)
+    for (int f = 0; f < kFaceThreads; ++f) face_threads.emplace_back(face_thread, f);
+  stats.face_threads = int(face_threads.size());
 
   // The GPU decoders' thumbnails are encoded and written by the CPU
   // decoders between files, and by these threads (which also drain the
@@ -783,7 +790,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
           if (!run.face_crops.help()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       });
   infer.join();
-  face_thread.join();
+  for (std::thread& f : face_threads) f.join();
   faces_done = true;
   for (std::thread& h : helpers) h.join();
   for (std::thread& w : thumbnail_writers) w.join();
@@ -819,6 +826,7 @@ void add_run(TagStats& total, const TagStats& part) {
   if (total.gpu_memory_error.empty()) total.gpu_memory_error = part.gpu_memory_error;
   total.decoders = std::max(total.decoders, part.decoders);
   total.gpu_decoders = std::max(total.gpu_decoders, part.gpu_decoders);
+  total.face_threads = std::max(total.face_threads, part.face_threads);
   total.gpu_decoded += part.gpu_decoded, total.gpu_refused += part.gpu_refused;
   total.thumbnails += part.thumbnails, total.thumbnails_failed += part.thumbnails_failed;
   if (total.thumbnail_error.empty()) total.thumbnail_error = part.thumbnail_error;

@@ -95,6 +95,7 @@ struct TagStats {
   std::string gpu_memory_error;        // the first of their errors
   int decoders = 0;
   int gpu_decoders = 0;
+  int face_threads = 0;  // the face stage's threads (0: no faces)
   int64_t gpu_decoded = 0;  // images the GPU decoded (the rest: the CPU decoders)
   int64_t gpu_refused = 0;  // files a GPU decoder handed to the CPU (progressive, ...)
   int64_t thumbnails = 0, thumbnails_failed = 0;  // written; could not be written (the photo is tagged)

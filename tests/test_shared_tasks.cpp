@@ -45,6 +45,39 @@ TEST(SharedTasks, EveryTaskRunsOnceWithOrWithoutHelpers) {
   }
 }
 
+// Two face stages post their batches' crops at once: each poster's run()
+// returns once its own tasks have run, and every task runs once.
+TEST(SharedTasks, SeveralPostersAtOnceEachGetTheirOwnTasksDone) {
+  SharedTasks tasks;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> pool;
+  for (int h = 0; h < 3; ++h)
+    pool.emplace_back([&] {
+      while (!stop)
+        if (!tasks.help()) std::this_thread::yield();
+    });
+  constexpr int kPosters = 3, kRounds = 40;
+  std::vector<std::thread> posters;
+  std::atomic<int> wrong{0};
+  for (int p = 0; p < kPosters; ++p)
+    posters.emplace_back([&, p] {
+      for (int round = 0; round < kRounds; ++round) {
+        const size_t n = size_t((round + p) % 9);
+        std::vector<std::atomic<int>> runs(n);
+        tasks.run(n, [&](size_t k) {
+          ++runs[k];
+          std::this_thread::sleep_for(std::chrono::microseconds(p == 0 ? 2000 : 20));
+        });
+        for (size_t k = 0; k < n; ++k) wrong += runs[k].load() != 1;
+      }
+    });
+  for (std::thread& t : posters) t.join();
+  stop = true;
+  for (std::thread& t : pool) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_FALSE(tasks.help());
+}
+
 TEST(BatchRing, ClaimForWaitsAtMostItsTimeAndGetsAFreedSlot) {
   BatchRing ring(2, 1);
   BatchRing::Claim a = ring.claim(), b = ring.claim();  // both buffers taken
