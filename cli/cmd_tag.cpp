@@ -308,6 +308,7 @@ int tag_command(TagOptions& o) {
   to.decode_only = o.decode_only;
   to.decode.coarse_progressive = !o.exact_progressive;
   to.faces = faces.get();
+  to.face_threads = on_cpu ? 1 : 2;
   to.gpu_decoders_required = o.nvjpeg == "on";
   to.thumbnails = thumbnails.get();
   pipeline::Tagger tagger(*model, to);

@@ -388,9 +388,13 @@ void Catalog::write_batch_once(std::span<const FileRecord> batch, std::vector<st
   // waiting for each (a file's row upsert still waits, for its id).
   db_->begin_write("begin transaction", true);
   try {
-    for (const FileRecord& r : batch) {
-      std::vector<int64_t> assigned = write_one(r);
-      if (people) people->push_back(std::move(assigned));
+    if (can_write_in_bulk(batch)) {
+      write_in_bulk(batch, people);
+    } else {
+      for (const FileRecord& r : batch) {
+        std::vector<int64_t> assigned = write_one(r);
+        if (people) people->push_back(std::move(assigned));
+      }
     }
     flush_people();
     if (before_commit) before_commit();
@@ -406,12 +410,16 @@ void Catalog::write_batch_once(std::span<const FileRecord> batch, std::vector<st
   }
 }
 
-std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
+void Catalog::check_record(const FileRecord& r) const {
   check(!r.path.empty() && !r.model_id.empty(), "a catalog record needs a path and a model id",
         ErrorContext{path(), "", "", ""});
   check(r.ok || (r.tags.empty() && r.objects.empty() && r.faces.empty()),
         "the record of a failed file carries tags, objects or faces: " + r.path,
         ErrorContext{path(), "", "", ""});
+}
+
+std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
+  check_record(r);
   int64_t id = 0;
   {
     Statement& s = *upsert_file_;

@@ -179,12 +179,20 @@ class Catalog {
                         const std::function<void()>& before_commit);
   Stored stored_once(const std::string& path, int64_t size, int64_t mtime_ns, const std::string& model_id);
   std::vector<int64_t> write_one(const FileRecord& r);
+  void check_record(const FileRecord& r) const;
+  // PostgreSQL: the batch's rows as one statement per table
+  // (pipeline/catalog_bulk.cpp), where its paths are distinct.
+  bool can_write_in_bulk(std::span<const FileRecord> batch) const;
+  void write_in_bulk(std::span<const FileRecord> batch, std::vector<std::vector<int64_t>>* people);
+  void upsert_files_in_bulk(std::span<const FileRecord> batch, std::vector<int64_t>& ids, std::vector<bool>& fresh);
+  void insert_rows_in_bulk(std::span<const FileRecord> batch, const std::vector<int64_t>& ids);
   void write_objects(int64_t file_id, const FileRecord& r);
   void prepare_meta();
   void write_meta(int64_t file_id, const FileRecord& r);
   void read_meta(const std::string& model_id, std::vector<FileRecord>& out,
                  const std::unordered_map<int64_t, size_t>& index);
-  std::vector<int64_t> write_faces(int64_t file_id, const FileRecord& r);
+  // `fresh`: the file's row is new, so it has no old faces to read.
+  std::vector<int64_t> write_faces(int64_t file_id, const FileRecord& r, bool fresh = false);
   std::string person_name(int64_t person);
   void read_faces(const std::string& model_id, std::vector<FileRecord>& out,
                   const std::unordered_map<int64_t, size_t>& index);

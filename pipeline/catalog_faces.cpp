@@ -149,10 +149,10 @@ std::string Catalog::person_name(int64_t person) {
   return s.step() ? s.text(0) : std::string();
 }
 
-std::vector<int64_t> Catalog::write_faces(int64_t file_id, const FileRecord& r) {
+std::vector<int64_t> Catalog::write_faces(int64_t file_id, const FileRecord& r, bool fresh) {
   std::vector<int64_t> assigned;
   std::vector<OldFace> old;
-  {
+  if (!fresh) {
     Statement& s = *old_faces_;
     Statement::Use use(s);
     s.bind(1, file_id);

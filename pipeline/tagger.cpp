@@ -97,7 +97,6 @@ struct GpuThumbnail {
   image::Image pixels;
 };
 constexpr int kGpuThumbnailWriters = 2;
-constexpr int kFaceThreads = 2;
 
 // Work shared by the stages of one run.
 struct Run {
@@ -714,10 +713,8 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
 
   // The face stage's threads: the faces of a batch while the model runs
   // the next (on the H200 the stage on the inference thread halved the
-  // run's speed: the decoders waited for batch slots meanwhile). Two, so
-  // that one batch's slowest region decode (a progressive photo's face:
-  // 0.5 s) does not hold up the next batch's faces (one thread was busy
-  // 44% of a run on the H200 host and held the inference thread back).
+  // run's speed: the decoders waited for batch slots meanwhile); as many
+  // as TaggerOptions::face_threads, each taking the next batch.
   const auto face_thread = [&](int f) {
     TANDEM_THREAD_NAME("faces-" + std::to_string(f));
     StageTimes t;
@@ -748,7 +745,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   };
   std::vector<std::thread> face_threads;
   if (faces_stage)
-    for (int f = 0; f < kFaceThreads; ++f) face_threads.emplace_back(face_thread, f);
+    for (int f = 0; f < std::max(1, options_.face_threads); ++f) face_threads.emplace_back(face_thread, f);
   stats.face_threads = int(face_threads.size());
 
   // The GPU decoders' thumbnails are encoded and written by the CPU

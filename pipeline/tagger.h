@@ -66,6 +66,12 @@ struct TaggerOptions {
   // the model runs the next batch; their region decodes on the decoder
   // threads' spare turns unless the stage has crop threads of its own.
   FaceStage* faces = nullptr;
+  // Threads running the face stage, each on its own batch. With the
+  // networks on a GPU, two keep one batch's slowest region decode from
+  // holding up the next batch's faces (one thread was busy 44% of a run on
+  // the H200 host and held the inference thread back); on the CPU the
+  // networks share the cores with everything else and one is enough.
+  int face_threads = 1;
   // Thumbnails (not owned; null: none) of every photo a CPU decoder
   // decodes, from its decoded pixels (pipeline/thumbnails.h).
   ThumbnailStore* thumbnails = nullptr;
