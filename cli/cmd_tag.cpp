@@ -4,9 +4,12 @@
 // a summary at the end naming the stage that limited the run.
 #include <fmt/core.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -206,6 +209,79 @@ pipeline::sql::Reconnect reconnect_policy(const TagOptions& o) {
   return {o.db_retry, [](const std::string& what) { fmt::print(stderr, "tandem: {}\n", what); }};
 }
 
+// What runs the model on one device: the model, its GPU JPEG decoders and
+// its face stage, and the tagger over them. --device cuda:all opens one
+// per GPU.
+struct DeviceRun {
+  std::unique_ptr<pipeline::TagModel> model;
+  std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> gpu;
+  std::unique_ptr<pipeline::FaceStage> faces;
+  std::unique_ptr<pipeline::Tagger> tagger;
+};
+
+DeviceRun open_device_run(const TagOptions& o, const pipeline::TagModelOptions& mo) {
+  DeviceRun r;
+  // The GPU's context and libraries open while the model file is parsed.
+  std::future<void> gpu_open;
+  if (!mo.device.is_cpu())
+    gpu_open = std::async(std::launch::async, [device = mo.device] {
+      TANDEM_THREAD_NAME("open GPU");
+      open_backend(device);
+    });
+  {
+    TANDEM_ZONE_CAT("load model", "tag");
+    r.model = pipeline::load_tag_model(mo);
+  }
+  if (gpu_open.valid()) gpu_open.get();  // its error, if any, is the model load's too
+  r.gpu = open_gpu_decoders(o, mo.device, *r.model);
+  r.faces = open_faces(o, mo, *r.model);
+  return r;
+}
+
+// Tags `files` on every device's pipeline at once: each takes the next
+// share of the files (32 batches) when it is done with its last, so a
+// slower GPU takes fewer; the sink (the catalog, stdout) is called by one
+// pipeline at a time.
+pipeline::TagStats run_on_devices(std::vector<DeviceRun>& runs, const std::vector<pipeline::InputFile>& files,
+                                  const std::function<void(std::vector<pipeline::TagRecord>&)>& sink, int batch) {
+  if (runs.size() == 1) return runs[0].tagger->run(files, sink);
+  const auto start = std::chrono::steady_clock::now();
+  const size_t share = size_t(32 * batch);
+  std::atomic<size_t> next{0};
+  std::mutex sink_mutex, error_mutex;
+  std::exception_ptr error;
+  const auto one_at_a_time = [&](std::vector<pipeline::TagRecord>& group) {
+    std::lock_guard<std::mutex> lock(sink_mutex);
+    sink(group);
+  };
+  std::vector<pipeline::TagStats> parts(runs.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < runs.size(); ++i)
+    threads.emplace_back([&, i] {
+      try {
+        for (size_t b = next.fetch_add(share); b < files.size() && !error; b = next.fetch_add(share)) {
+          const std::vector<pipeline::InputFile> mine(files.begin() + long(b),
+                                                      files.begin() + long(std::min(files.size(), b + share)));
+          pipeline::add_run(parts[i], runs[i].tagger->run(mine, one_at_a_time));
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  pipeline::TagStats total;
+  for (const pipeline::TagStats& p : parts) pipeline::add_run(total, p);
+  // The threads ran side by side: the run took the longest of them. Each
+  // pipeline's decoders count once, as the summary's per-decoder shares
+  // divide by them.
+  total.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  total.decoders = 0;
+  for (const pipeline::TagStats& p : parts) total.decoders += p.decoders;
+  return total;
+}
+
 // One worker of a shared run (--queue): enqueues what it listed, then
 // claims and tags files until the queue has nothing left that no live
 // lease holds, waiting while other workers' leases may still run out.
@@ -244,7 +320,8 @@ int tag_command(TagOptions& o) {
   profile::TraceSession trace(session_outputs(o.common));
   pipeline::TagModelOptions mo;
   mo.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
-  mo.device = resolve_device(o.common);
+  const std::vector<Device> devices = resolve_devices(o.common);
+  mo.device = devices.front();
   mo.precision = resolve_precision(o.common, mo.device);
   mo.threads = o.common.threads;
   mo.top = o.top;
@@ -255,21 +332,15 @@ int tag_command(TagOptions& o) {
   trace.set_verdict([facts](const profile::ProfileSummary& s) { return pipeline::tag_profile_verdict(s, facts); });
   if (on_cpu && o.common.threads == 0)  // the decoders run on every core too (default_decoders)
     mo.threads = std::max(1, int(std::thread::hardware_concurrency()) / 2);
-  // The GPU's context and libraries open while the model file is parsed.
-  std::future<void> gpu_open;
-  if (!on_cpu)
-    gpu_open = std::async(std::launch::async, [device = mo.device] {
-      TANDEM_THREAD_NAME("open GPU");
-      open_backend(device);
-    });
-  std::unique_ptr<pipeline::TagModel> model;
-  {
-    TANDEM_ZONE_CAT("load model", "tag");
-    model = pipeline::load_tag_model(mo);
+  std::vector<DeviceRun> runs;
+  for (const Device& d : devices) {
+    pipeline::TagModelOptions m = mo;
+    m.device = d;
+    runs.push_back(open_device_run(o, m));
   }
-  if (gpu_open.valid()) gpu_open.get();  // its error, if any, is the model load's too
-  std::vector<std::unique_ptr<pipeline::GpuJpegDecoder>> gpu = open_gpu_decoders(o, mo.device, *model);
-  std::unique_ptr<pipeline::FaceStage> faces = open_faces(o, mo, *model);
+  pipeline::TagModel* const model = runs.front().model.get();
+  check(!o.queue || runs.size() == 1,
+        "--queue with --device cuda:all: start one worker per GPU (--device cuda:N), each a worker of the queue");
   if (o.decode_only) o.catalog.clear(), o.jsonl.clear(), o.csv.clear(), o.xmp = false;
   check(!o.queue || !o.catalog.empty(), "--queue needs --catalog: the queue is in the catalog");
   // Every worker of a shared run would open every file again, each undoing
@@ -297,28 +368,36 @@ int tag_command(TagOptions& o) {
     in = collect(roots, catalog.get(), model->id(), o.force, thumbnails.get());
   }
   pipeline::TaggerOptions to;
-  to.decoders = o.decoders;
+  // Each GPU's pipeline gets its share of the cores for its CPU decoders.
+  to.decoders = o.decoders > 0 || runs.size() == 1
+                    ? o.decoders
+                    : std::max(2, pipeline::default_decoders() / int(runs.size()));
   to.batch = o.batch > 0 ? o.batch : (on_cpu ? 4 : 128);
   // On a GPU, the model's preparation (~1 s: weights, algorithm choice) runs
   // while the decoders fill batches: three buffers of 128 filled in 0.6 s
   // and the decoders then waited (H200 machine, 16 decoders). Five hold them
   // over it, at 77 MB of pinned memory each for a 224x224 model.
   if (!on_cpu && !o.decode_only) to.buffers = 5;
-  for (auto& d : gpu) to.gpu_decoders.push_back(d.get());
   to.decode_only = o.decode_only;
   to.decode.coarse_progressive = !o.exact_progressive;
-  to.faces = faces.get();
   to.face_threads = on_cpu ? 1 : 2;
   to.gpu_decoders_required = o.nvjpeg == "on";
   to.thumbnails = thumbnails.get();
-  pipeline::Tagger tagger(*model, to);
+  std::vector<const pipeline::TagProgress*> progress_parts;
+  for (DeviceRun& r : runs) {
+    pipeline::TaggerOptions t = to;
+    for (auto& d : r.gpu) t.gpu_decoders.push_back(d.get());
+    t.faces = r.faces.get();
+    r.tagger = std::make_unique<pipeline::Tagger>(*r.model, t);
+    progress_parts.push_back(&r.tagger->progress());
+  }
   // Per-file lines on stdout unless the results go to files only.
   bool print = o.json || (!o.decode_only &&
                           (o.print || (o.catalog.empty() && o.jsonl.empty() && o.csv.empty())));
   std::vector<pipeline::FileRecord> kept;  // for exports without a catalog
   pipeline::TagStats stats;
   {
-    ProgressPrinter progress(tagger.progress());
+    ProgressPrinter progress(progress_parts);
     std::function<void(std::span<const pipeline::FileRecord>)> sidecars;
     if (o.xmp) sidecars = [](std::span<const pipeline::FileRecord> records) {
       for (const auto& r : records) {
@@ -342,8 +421,8 @@ int tag_command(TagOptions& o) {
       }
       if (!catalog && (!o.jsonl.empty() || !o.csv.empty())) kept.insert(kept.end(), group.begin(), group.end());
     };
-    if (o.queue) stats = run_queue_worker(o, *catalog, *model, in, tagger, sink, to.batch);
-    else stats = tagger.run(in.files, sink);
+    if (o.queue) stats = run_queue_worker(o, *catalog, *model, in, *runs.front().tagger, sink, to.batch);
+    else stats = run_on_devices(runs, in.files, sink, to.batch);
   }
   if (catalog) {
     TANDEM_ZONE_CAT("catalog statistics", "tag");

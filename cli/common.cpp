@@ -18,7 +18,9 @@ void add_common_options(CLI::App* sub, CommonOptions& opts) {
                   "Profile the run into DIR: trace.json, summary.txt (where the time went; also printed) and "
                   "summary.json (for tandem profile-diff)");
   sub->add_option("--threads", opts.threads, "CPU compute threads (0 = all cores)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--device", opts.device, "cpu, cuda[:N] or auto (default: the GPU when one is present, else the CPU)");
+  sub->add_option("--device", opts.device,
+                  "cpu, cuda[:N], cuda:all or a list (tag: a pipeline on each GPU) or auto (default: the GPU when one is "
+                  "present, else the CPU)");
   sub->add_option("--precision", opts.precision,
                   "fp32, tf32, fp16, bf16 or auto: fp16 on a GPU, fp32 on the CPU (inputs and outputs stay float32; "
                   "default: " + opts.precision + ")")
@@ -41,6 +43,32 @@ Device resolve_device(const CommonOptions& opts) {
   std::call_once(said, [] { fmt::print(stderr, "tandem: no CUDA GPU found; --device auto runs on the CPU\n"); });
 #endif
   return Device::cpu();
+}
+
+std::vector<Device> resolve_devices(const CommonOptions& opts) {
+  if (opts.device.find(',') != std::string::npos) {
+    std::vector<Device> listed;
+    for (size_t start = 0; start <= opts.device.size();) {
+      const size_t end = std::min(opts.device.find(',', start), opts.device.size());
+      listed.push_back(Device::parse(std::string_view(opts.device).substr(start, end - start)));
+      start = end + 1;
+    }
+    // One precision and one set of thread counts serve every pipeline.
+    for (const Device& d : listed)
+      check(d.kind == listed.front().kind, "--device " + opts.device + ": list devices of one kind");
+    return listed;
+  }
+  if (opts.device != "cuda:all") return {resolve_device(opts)};
+  std::vector<Device> all;
+#ifdef TANDEM_HAVE_CUDA
+  for (int i = 0; i < cuda::device_count(); ++i) all.push_back(Device::cuda(i));
+#endif
+#ifdef TANDEM_HAVE_CUDA
+  check(!all.empty(), "--device cuda:all: no CUDA GPU found");
+#else
+  check(false, "--device cuda:all: this tandem was built without CUDA");
+#endif
+  return all;
 }
 
 Precision resolve_precision(const CommonOptions& opts, const Device& device) {

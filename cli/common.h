@@ -2,6 +2,7 @@
 // Options every subcommand shares, and helpers the subcommands reuse.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "formats/load_model.h"
 #include "graph/session.h"
@@ -26,6 +27,10 @@ profile::SessionOutputs session_outputs(const CommonOptions& opts);
 
 // The device --device names ("auto": the best one present).
 Device resolve_device(const CommonOptions& opts);
+// The same, and for "cuda:all" every CUDA GPU present, or the devices of a
+// comma-separated list ("cuda:0,cuda:2"): tag runs a pipeline on each. An
+// Error when there is none.
+std::vector<Device> resolve_devices(const CommonOptions& opts);
 
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
 // low_precision_inputs: see SessionOptions.

@@ -8,8 +8,8 @@
 
 namespace tandem::cli {
 
-ProgressPrinter::ProgressPrinter(const pipeline::TagProgress& p)
-    : p_(p), tty_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()), thread_([this] { loop(); }) {}
+ProgressPrinter::ProgressPrinter(std::vector<const pipeline::TagProgress*> parts)
+    : parts_(std::move(parts)), tty_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()), thread_([this] { loop(); }) {}
 
 void ProgressPrinter::stop() {
   {
@@ -29,7 +29,8 @@ void ProgressPrinter::loop() {
 }
 
 void ProgressPrinter::print(bool final) {
-  int64_t total = p_.total, done = p_.done, failed = p_.failed;
+  int64_t total = 0, done = 0, failed = 0;
+  for (const pipeline::TagProgress* p : parts_) total += p->total, done += p->done, failed += p->failed;
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = s > 0 ? double(done) / s : 0;
   std::string eta = "--:--";

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "pipeline/tagger.h"
 
@@ -14,7 +15,9 @@ namespace tandem::cli {
 
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(const pipeline::TagProgress& p);
+  explicit ProgressPrinter(const pipeline::TagProgress& p) : ProgressPrinter(std::vector{&p}) {}
+  // The sum of several taggers' counters (one per GPU).
+  explicit ProgressPrinter(std::vector<const pipeline::TagProgress*> parts);
   ~ProgressPrinter() { stop(); }
   void stop();
 
@@ -22,7 +25,7 @@ class ProgressPrinter {
   void loop();
   void print(bool final);
 
-  const pipeline::TagProgress& p_;
+  std::vector<const pipeline::TagProgress*> parts_;
   const bool tty_;
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;

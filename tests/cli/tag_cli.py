@@ -468,6 +468,26 @@ def test_kill_and_rerun(tandem, model, work):
     check(sqlite_check(crashed) == ("ok", total, total), f"integrity ok, no file twice: {sqlite_check(crashed)}")
 
 
+def test_device_list(tandem, model, work):
+    """--device cpu,cpu: two pipelines share the files (32 batches each
+    time one is free) and the sink; the results are one pipeline's."""
+    folder = work / "two_pipelines"
+    n = make_generated_folder(folder, 70)
+    results = {}
+    for devices in ("cpu", "cpu,cpu"):
+        db = work / f"devices_{devices.replace(',', '_')}.sqlite"
+        proc = tag(tandem, [str(folder), "--model", str(model), "--device", devices, "--batch", "1", "--json",
+                            "--catalog", str(db), "--thumbnails", "off"], timeout=300)
+        check(proc.returncode == 1 and summary(proc).startswith("tagged 70 images, 2 failed"),
+              f"--device {devices}: 70 tagged, 2 failed: {summary(proc)}")
+        lines = [json.loads(line) for line in proc.stdout.splitlines()]
+        check(len(lines) == n and len({j["path"] for j in lines}) == n, f"--device {devices}: each file printed once")
+        results[devices] = ({j["path"]: (j["ok"], j["tags"]) for j in lines}, catalog_rows(db))
+    check(results["cpu,cpu"] == results["cpu"], "two pipelines give one pipeline's results, printed and stored")
+    proc = tag(tandem, [str(folder), "--model", str(model), "--device", "cpu,cuda:0"])
+    check(proc.returncode != 0 and "one kind" in proc.stderr, f"a mixed device list is refused: {proc.stderr[-200:]}")
+
+
 def main():
     if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--objects"]):
         sys.exit(__doc__)
@@ -493,6 +513,7 @@ def main():
         test_decode_only(tandem, model, work)
         test_bad_files_named(tandem, model, work)
         test_kill_and_rerun(tandem, model, work)
+        test_device_list(tandem, model, work)
     print(f"tandem tag cli: {failures} failed")
     sys.exit(1 if failures else 0)
 
