@@ -62,8 +62,6 @@ std::vector<Device> resolve_devices(const CommonOptions& opts) {
   std::vector<Device> all;
 #ifdef TANDEM_HAVE_CUDA
   for (int i = 0; i < cuda::device_count(); ++i) all.push_back(Device::cuda(i));
-#endif
-#ifdef TANDEM_HAVE_CUDA
   check(!all.empty(), "--device cuda:all: no CUDA GPU found");
 #else
   check(false, "--device cuda:all: this tandem was built without CUDA");

@@ -15,8 +15,7 @@ namespace tandem::cli {
 
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(const pipeline::TagProgress& p) : ProgressPrinter(std::vector{&p}) {}
-  // The sum of several taggers' counters (one per GPU).
+  // The sum of the taggers' counters (one tagger per GPU).
   explicit ProgressPrinter(std::vector<const pipeline::TagProgress*> parts);
   ~ProgressPrinter() { stop(); }
   void stop();
