@@ -105,6 +105,26 @@ nlohmann::json step_json(const train::StepReport& r) {
 
 int train_run(const TrainCliOptions& o, Ranks& ranks);
 
+// GPU ranks sum their gradients through NCCL when each has a GPU of its own
+// (NCCL refuses two ranks on one GPU) and NCCL is installed, else through
+// MPI on the host. The ranks agree on one way before any takes it.
+void choose_gpu_sums(Ranks& r) {
+  const int gpus = cuda::device_count();
+  std::string why_not;
+  if (r.comm->local_rank() >= gpus) why_not = "ranks share a GPU, which NCCL refuses";
+  else train::nccl_available(&why_not);
+  double unable[1] = {why_not.empty() ? 0.0 : 1.0};
+  r.comm->sum(unable);
+  const bool nccl = unable[0] == 0;
+  if (r.leads())
+    fmt::print("gradients of {} ranks summed {}\n", r.size,
+               nccl ? std::string("on the GPUs (NCCL)")
+                    : "through the host (MPI): " + (why_not.empty() ? std::string("another rank cannot use NCCL") : why_not));
+  if (!nccl) return;
+  const int device = r.comm->local_rank() % gpus;  // rank_gpu's
+  r.comm = train::with_nccl(std::move(r.comm), device);
+}
+
 int train_command(const TrainCliOptions& o) {
   check_train_options(o);
   Ranks ranks;
@@ -114,6 +134,7 @@ int train_command(const TrainCliOptions& o) {
     ranks.size = ranks.comm->size();
   }
   try {
+    if (ranks.comm && o.device != "cpu") choose_gpu_sums(ranks);
     return train_run(o, ranks);
   } catch (const std::exception& e) {
     if (ranks.size == 1) throw;

@@ -8,6 +8,7 @@
 // Every rank must call the collectives in the same order.
 #include <memory>
 #include <span>
+#include <string>
 
 #include "core/tensor.h"
 
@@ -48,5 +49,19 @@ bool built_with_mpi();
 // communicator is destroyed; one per process. Throws Error::unsupported in
 // a build without MPI.
 std::unique_ptr<Communicator> mpi_world();
+
+// One rank and no launcher: every collective leaves its values as they are.
+// What tests of a collective's user run without MPI.
+std::unique_ptr<Communicator> solo_world();
+
+// Whether GPU gradients can be summed through NCCL here; if not, why.
+bool nccl_available(std::string* why_not = nullptr);
+
+// `host`'s ranks, each on its own GPU `device`, with the sums of GPU
+// tensors through NCCL on a stream of their own (cuda/nccl_group.h); host
+// tensors, the step's metrics and broadcasts still go through `host`, which
+// also hands NCCL its id. Every rank calls it (it returns once all have).
+// Throws Error::unsupported where NCCL is not available.
+std::unique_ptr<Communicator> with_nccl(std::unique_ptr<Communicator> host, int device);
 
 }  // namespace tandem::train
