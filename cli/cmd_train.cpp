@@ -73,20 +73,28 @@ void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train:
 
 // --device hetero: every conv and linear layer split between the GPU and the
 // CPU, the split tuned per layer on a training batch's real shapes (--split
-// auto) or fixed (--split R: the CPU's share of each layer's channels).
-void place_split(const TrainCliOptions& o, train::Sequential& model, const train::Dataset& tr, Device gpu) {
+// auto) or fixed (--split R: the CPU's share of each layer's channels). In a
+// data-parallel run rank 0 tunes and every rank takes its split.
+void place_split(const TrainCliOptions& o, train::Sequential& model, const train::Dataset& tr, Device gpu,
+                 const Ranks& ranks) {
   const train::SplitSetting setting = train::parse_split_setting(o.split);
   const int n = train::place_hetero(model, gpu, setting);
   if (!setting.automatic) return;
-  train::LoaderOptions lo = loader_options(o, false);
-  lo.workers = 0;
-  train::DataLoader first(tr, lo);
-  first.start_epoch(0);
-  std::optional<train::Batch> b = first.next();
-  check(b.has_value(), "--split auto: the training set is empty");
-  fmt::print("tuning the split of {} layers on a batch of {}...\n", n, o.batch);
-  std::fflush(stdout);
-  train::prepare_split(model, b->images);
+  if (ranks.leads()) {
+    train::LoaderOptions lo = loader_options(o, false);
+    lo.workers = 0;
+    train::DataLoader first(tr, lo);
+    first.start_epoch(0);
+    std::optional<train::Batch> b = first.next();
+    check(b.has_value(), "--split auto: the training set is empty");
+    fmt::print("tuning the split of {} layers on a batch of {}...\n", n, o.batch);
+    std::fflush(stdout);
+    train::prepare_split(model, b->images);
+  }
+  if (!ranks.comm) return;
+  std::vector<int64_t> rows = train::split_home_rows(model);
+  ranks.comm->broadcast(Tensor::wrap(TensorDesc{DType::i64, {int64_t(rows.size())}, Layout::plain}, rows.data()), 0);
+  train::set_split_home_rows(model, rows);
 }
 
 // A rank's GPU: the one of its machine its place there picks.
@@ -170,7 +178,7 @@ int train_run(const TrainCliOptions& o, Ranks& ranks) {
   // Placed before the optimizer is made: its state lives with the weights,
   // and a split layer's parameters are its two slices.
   if (o.device == "cuda") model->to(rank_gpu(ranks));
-  if (o.device == "hetero") place_split(o, *model, tr, rank_gpu(ranks));
+  if (o.device == "hetero") place_split(o, *model, tr, rank_gpu(ranks), ranks);
   std::unique_ptr<train::Optimizer> optimizer = make_optimizer(o, model->parameters());
   train::LoaderOptions train_lo = loader_options(o, true, data.fill);
   train_lo.shard = ranks.rank;

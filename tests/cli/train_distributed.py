@@ -13,7 +13,16 @@ started by Open MPI's own `mpirun` as users start it:
   - an Error on one rank (rank 0 cannot write its checkpoint) ends every
     rank, the message naming the rank and the file.
 
-  train_distributed.py TANDEM_BINARY   exit 0: passed, 1: failures, 77: skipped
+With --device cuda (on a GPU host; the ranks share its GPUs):
+  - one rank sums through NCCL and gives the losses of a run without
+    --distributed;
+  - 2 ranks x 32 give the losses of 1 process x 64 in fp32, in fp16 with
+    loss scaling (the same steps skipped on both), and with the CPU/GPU
+    split (--device hetero), through NCCL where each rank has a GPU of its
+    own, else through MPI on the host.
+
+  train_distributed.py TANDEM_BINARY [--device cuda]
+  exit 0: passed, 1: failures, 77: skipped
 """
 import json
 import os
@@ -29,7 +38,8 @@ sys.path.insert(0, HERE)
 import tag_cli  # noqa: E402  (its check() and failure count)
 
 check = tag_cli.check
-FASHION = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
+FASHION = os.path.join(os.environ.get("TANDEM_FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist",
+                       "train-images-idx3-ubyte.gz")
 # Open MPI refuses root unless told (CI runs as root); on a 2-core machine
 # two ranks plus the loader threads oversubscribe; copies through shared
 # memory without CMA, which containers often forbid.
@@ -48,10 +58,15 @@ def losses(log):
     return {e["step"]: e["loss"] for e in map(json.loads, open(log)) if "step" in e}
 
 
-def same_losses(a, b, steps, what):
-    worst = max((abs(a[s] - b[s]) / max(abs(a[s]), 1e-6) for s in steps), default=float("inf"))
-    ok = all(s in a and s in b for s in steps) and worst <= 1e-4
-    check(ok, "%s: steps %d-%d, largest relative difference %.2e" % (what, min(steps), max(steps), worst))
+def skipped(log):
+    return {e["step"]: e["skipped_steps"] for e in map(json.loads, open(log)) if "step" in e}
+
+
+def same_losses(a, b, steps, what, rtol=1e-4):
+    worst = max((abs(a[s] - b[s]) / max(abs(a[s]), 1e-6) for s in steps if s in a and s in b), default=float("inf"))
+    ok = all(s in a and s in b for s in steps) and worst <= rtol
+    check(ok, "%s: steps %d-%d, largest relative difference %.2e (at most %.0e)" % (what, min(steps), max(steps),
+                                                                                  worst, rtol))
 
 
 def two_ranks_match_one_process(d):
@@ -118,9 +133,57 @@ def failing_rank_ends_the_run(d):
     check("tandem: rank 0 of 2: " + bad in r.stderr, "the message names the rank and the file: " + r.stderr[:300])
 
 
+# GPU runs: cuDNN picks its algorithms per batch size, and fp32 convolutions
+# may use TF32 on the tensor cores, so the halves of a batch are not summed
+# as the whole is; fp16 rounds every activation.
+GPU_RTOL = {"fp32": 2e-3, "fp16": 2e-2}
+
+
+def gpu_ranks_match_one_process(d, device, precision):
+    what = "%s %s" % (device, precision)
+    args = COMMON + ["--device", device, "--precision", precision, "--max-steps", "20"]
+    one, two = os.path.join(d, "one-%s-%s.jsonl" % (device, precision)), os.path.join(d, "two-%s-%s.jsonl" % (device, precision))
+    r = run(args + ["--batch", "64", "--log", one])
+    if not check(r.returncode == 0, "%s: one process trains 20 steps: %s" % (what, r.stderr[-400:])):
+        return
+    r = run(args + ["--batch", "32", "--log", two, "--distributed"], ranks=2)
+    if not check(r.returncode == 0, "%s: mpirun -np 2 trains 20 steps: %s" % (what, r.stderr[-600:])):
+        return
+    way = [l for l in r.stdout.splitlines() if l.startswith("gradients of 2 ranks summed")]
+    check(len(way) == 1, "%s: rank 0 says how the gradients are summed: %s" % (what, way))
+    print("%s: %s" % (what, way[0] if way else "?"))
+    same_losses(losses(one), losses(two), range(1, 21), "%s: 2 ranks x 32 against 1 process x 64" % what,
+                GPU_RTOL[precision])
+    if precision == "fp16":
+        check(skipped(one) == skipped(two), "%s: the same steps skipped for overflow: %s against %s" % (
+            what, skipped(one), skipped(two)))
+
+
+def one_gpu_rank_over_nccl(d):
+    plain, dist = os.path.join(d, "plain.jsonl"), os.path.join(d, "dist1.jsonl")
+    args = COMMON + ["--device", "cuda", "--batch", "64", "--max-steps", "10"]
+    r = run(args + ["--log", plain])
+    if not check(r.returncode == 0, "cuda: one process trains 10 steps: " + r.stderr[-400:]):
+        return
+    r = run(args + ["--log", dist, "--distributed"], ranks=1)
+    if not check(r.returncode == 0, "cuda: mpirun -np 1 --distributed trains 10 steps: " + r.stderr[-600:]):
+        return
+    check("gradients of 1 ranks summed on the GPUs (NCCL)" in r.stdout, "one GPU rank sums through NCCL: " +
+          r.stdout[:400])
+    same_losses(losses(plain), losses(dist), range(1, 11), "cuda: 1 NCCL rank against no --distributed", 1e-6)
+
+
+def gpu_cases(d):
+    one_gpu_rank_over_nccl(d)
+    gpu_ranks_match_one_process(d, "cuda", "fp32")
+    gpu_ranks_match_one_process(d, "cuda", "fp16")
+    gpu_ranks_match_one_process(d, "hetero", "fp32")
+
+
 def main():
     global TANDEM
     TANDEM = os.path.abspath(sys.argv[1])
+    device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
     if not os.path.exists(FASHION):
         print("skipped: Fashion-MNIST is not installed (dataset-fashion-mnist)")
         return 77
@@ -132,6 +195,9 @@ def main():
         print("skipped: this tandem was built without MPI")
         return 77
     with tempfile.TemporaryDirectory() as d:
+        if device != "cpu":
+            gpu_cases(d)
+            return 1 if tag_cli.failures else 0
         uninterrupted = two_ranks_match_one_process(d)
         if uninterrupted:
             resumes_on_fewer_ranks(d, uninterrupted)

@@ -59,6 +59,25 @@ void prepare_split(Module& model, const Tensor& batch) {
     check(s->tune == ChannelSplit::Tune::none, "split layer '" + s->name() + "' was not reached by the forward");
 }
 
+std::vector<int64_t> split_home_rows(Module& model) {
+  std::vector<int64_t> rows;
+  for (ChannelSplit* s : splits_of(model)) rows.push_back(s->home_rows());
+  return rows;
+}
+
+void set_split_home_rows(Module& model, const std::vector<int64_t>& home_rows) {
+  std::vector<ChannelSplit*> splits = splits_of(model);
+  check(splits.size() == home_rows.size(), fmt::format("{} split layers, {} splits given", splits.size(), home_rows.size()));
+  for (size_t k = 0; k < splits.size(); ++k) {
+    ChannelSplit& s = *splits[k];
+    check(home_rows[k] >= 0 && home_rows[k] <= s.rows() && home_rows[k] % s.step() == 0,
+          fmt::format("split layer '{}': {} of {} channels on the GPU (in steps of {})", s.name(), home_rows[k],
+                      s.rows(), s.step()));
+    s.set_home_rows(home_rows[k]);
+    s.tune = ChannelSplit::Tune::none;
+  }
+}
+
 std::vector<SplitRow> split_summary(Module& model) {
   std::vector<SplitRow> rows;
   for (ChannelSplit* s : splits_of(model)) {

@@ -31,6 +31,14 @@ int place_hetero(Module& model, Device home, const SplitSetting& s);
 // optimizer.
 void prepare_split(Module& model, const Tensor& batch);
 
+// Each split layer's output channels on home, in the model's order, and
+// their setting (which ends any pending tuning): how the ranks of a
+// data-parallel run take rank 0's tuning. Ranks that tuned on their own
+// would cut the parameters differently, and their gradient sums would not
+// line up.
+std::vector<int64_t> split_home_rows(Module& model);
+void set_split_home_rows(Module& model, const std::vector<int64_t>& home_rows);
+
 // One split layer, for the end-of-run summary.
 struct SplitRow {
   std::string layer;        // the weight's plain name without ".weight"
