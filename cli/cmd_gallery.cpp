@@ -11,7 +11,9 @@ namespace tandem::cli {
 void add_gallery_command(CLI::App& app) {
   auto o = std::make_shared<gallery::StaticOptions>();
   CLI::App* sub = app.add_subcommand("gallery", "Write the gallery as static files to open from disk or share");
-  sub->add_option("catalog", o->catalog, "The SQLite catalog tag --catalog wrote")->required()->check(sqlite_catalog_file());
+  sub->add_option("catalog", o->catalog, "The catalog tag --catalog wrote: a SQLite file or a postgresql:// URL")
+      ->required()
+      ->check(existing_catalog());
   sub->add_option("out", o->out, "The folder to write (index.html, data.js, thumbs/)")->required();
   sub->add_option("--model", o->model, "The model whose results to show (default: the one with the most files)");
   on_run(sub, [o] {

@@ -44,7 +44,9 @@ int serve(const gallery::ServerOptions& o) {
 void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<gallery::ServerOptions>();
   CLI::App* sub = app.add_subcommand("serve", "Browse a catalog in a web browser: photos, tags, people, places");
-  sub->add_option("catalog", o->catalog, "The SQLite catalog tag --catalog wrote")->required()->check(sqlite_catalog_file());
+  sub->add_option("catalog", o->catalog, "The catalog tag --catalog wrote: a SQLite file or a postgresql:// URL")
+      ->required()
+      ->check(existing_catalog());
   sub->add_option("--bind", o->bind, "Address to listen on; other than loopback needs --token")->capture_default_str();
   sub->add_option("--port", o->port, "Port (0: any free one)")->capture_default_str();
   sub->add_option("--token", o->token, "A secret every request must carry (open http://HOST:PORT/#token=SECRET)");

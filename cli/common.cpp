@@ -107,15 +107,13 @@ std::string sanitize_name(const std::string& name) {
   return r.empty() ? "output" : r;
 }
 
-CLI::Validator sqlite_catalog_file() {
+CLI::Validator existing_catalog() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        if (pipeline::sql::is_postgres_url(value))
-          return fmt::format("the gallery reads SQLite catalogs only so far; `tandem catalog copy {} FILE.sqlite` makes one",
-                             value);
+        if (pipeline::sql::is_postgres_url(value)) return "";
         return CLI::ExistingFile(value);
       },
-      "FILE");
+      "FILE|URL");
 }
 
 }  // namespace tandem::cli

@@ -50,8 +50,8 @@ void say_fallback_cost(const Session& s, double wall_s);
 // "data/out:0" -> "data_out_0": a file name safe on every filesystem.
 std::string sanitize_name(const std::string& name);
 
-// A CLI check for the gallery's catalog argument: an existing file; a
-// postgresql:// URL is refused with the way to a SQLite copy.
-CLI::Validator sqlite_catalog_file();
+// A CLI check for a catalog to read: an existing SQLite file or a
+// postgresql:// URL (whose server answers later, naming what is wrong).
+CLI::Validator existing_catalog();
 
 }  // namespace tandem::cli

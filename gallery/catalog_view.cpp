@@ -1,15 +1,18 @@
 #include "gallery/catalog_view.h"
 
+#include <functional>
+
 #include "core/error.h"
 #include "pipeline/catalog.h"
+#include "pipeline/catalog_postgres.h"
 #include "pipeline/sql.h"
-#include "pipeline/sqlite.h"
 
 namespace tandem::gallery {
 
 using nlohmann::json;
-using pipeline::sqlite::Database;
-using pipeline::sqlite::Statement;
+using pipeline::sql::Database;
+using pipeline::sql::Dialect;
+using pipeline::sql::Statement;
 
 namespace {
 
@@ -54,36 +57,33 @@ bool unchanged_since_tagged(const std::string& path, int64_t size, int64_t mtime
 // anything) when it goes out of scope, on an Error too.
 class CatalogView::ReadTransaction {
  public:
-  explicit ReadTransaction(Database& db) : db_(db) { db_.exec("BEGIN", "begin reading"); }
+  explicit ReadTransaction(Database& db) : db_(db) { db_.begin_read("begin reading"); }
   ~ReadTransaction() { db_.rollback_if_open(); }
 
  private:
   Database& db_;
 };
 
-void require_sqlite_catalog(const std::string& catalog) {
-  check_supported(!pipeline::sql::is_postgres_url(catalog),
-                  "the gallery reads SQLite catalogs only so far; `tandem catalog copy URL FILE.sqlite` makes one",
-                  ErrorContext{catalog, "", "", ""});
-}
-
 namespace {
 
-std::unique_ptr<Database> open_read_only(const std::string& catalog) {
-  require_sqlite_catalog(catalog);
-  return std::make_unique<Database>(catalog, Database::Mode::read_only);
+int64_t schema_version(Database& db) {
+  if (db.dialect() == Dialect::sqlite) return db.query_int("PRAGMA user_version", "read schema version");
+  return db.query_int("SELECT value FROM tandem_meta WHERE key = 'schema_version'", "read schema version");
+}
+
+int64_t schema_version_written(Dialect d) {
+  return d == Dialect::sqlite ? pipeline::Catalog::kSchemaVersion : pipeline::kPostgresSchemaVersion;
 }
 
 }  // namespace
 
 CatalogView::CatalogView(const std::string& catalog, const std::string& model)
-    : db_(open_read_only(catalog)), model_(model) {
-  db_->exec("PRAGMA busy_timeout = 5000", "set busy timeout");
-  const int64_t version = db_->query_int("PRAGMA user_version", "read schema version");
-  check(version == pipeline::Catalog::kSchemaVersion,
+    : db_(pipeline::sql::open_for_reading(catalog)), model_(model) {
+  const int64_t version = schema_version(*db_);
+  check(version == schema_version_written(db_->dialect()),
         "catalog schema version " + std::to_string(version) + ", this tandem reads version " +
-            std::to_string(pipeline::Catalog::kSchemaVersion),
-        ErrorContext{catalog, "", "", ""});
+            std::to_string(schema_version_written(db_->dialect())),
+        ErrorContext{db_->name(), "", "", ""});
   if (model_.empty()) {
     Statement s(*db_, "SELECT model_id FROM files GROUP BY model_id ORDER BY count(*) DESC, model_id LIMIT 1",
                 "pick the model");
@@ -93,7 +93,14 @@ CatalogView::CatalogView(const std::string& catalog, const std::string& model)
 
 CatalogView::~CatalogView() = default;
 
-int64_t CatalogView::data_version() { return db_->query_int("PRAGMA data_version", "read data version"); }
+int64_t CatalogView::data_version() {
+  if (db_->dialect() == Dialect::sqlite) return db_->query_int("PRAGMA data_version", "read data version");
+  // The server's snapshot (xmin:xmax:transactions in progress) changes
+  // whenever a transaction anywhere on it starts writing or ends: a
+  // superset of the commits that matter here.
+  Statement s(*db_, "SELECT pg_current_snapshot()::text", "read data version");
+  return s.step() ? int64_t(std::hash<std::string>{}(s.text(0)) >> 1) : 0;
+}
 
 json CatalogView::summary() {
   ReadTransaction tx(*db_);
@@ -121,12 +128,12 @@ json CatalogView::summary() {
     // (12.6 s against 0.2 s for the tags at a million photos).
     Statement s(*db_, one_model ? R"sql(
 SELECT substr(m.taken_at, 1, 7) AS month, count(*) FROM photo_meta m
-WHERE m.taken_at IS NOT NULL AND ?1 IS NOT NULL GROUP BY month ORDER BY month DESC
+WHERE m.taken_at IS NOT NULL GROUP BY month ORDER BY month DESC
 )sql" : R"sql(
 SELECT substr(m.taken_at, 1, 7) AS month, count(*) FROM photo_meta m JOIN files f ON f.id = m.file_id
 WHERE f.model_id = ?1 AND m.taken_at IS NOT NULL GROUP BY month ORDER BY month DESC
 )sql", "count photos by month");
-    s.bind(1, model_);
+    if (!one_model) s.bind(1, model_);
     int64_t dated = 0;
     while (s.step()) months.push_back({{"month", s.text(0)}, {"count", s.int64(1)}}), dated += s.int64(1);
     out["months"] = std::move(months);
@@ -135,12 +142,12 @@ WHERE f.model_id = ?1 AND m.taken_at IS NOT NULL GROUP BY month ORDER BY month D
   {
     json tags = json::array();
     Statement s(*db_, one_model ? R"sql(
-SELECT t.label, count(*) AS n FROM tags t WHERE ?1 IS NOT NULL GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
+SELECT t.label, count(*) AS n FROM tags t GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
 )sql" : R"sql(
 SELECT t.label, count(*) AS n FROM tags t JOIN files f ON f.id = t.file_id WHERE f.model_id = ?1
 GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
 )sql", "count tags");
-    s.bind(1, model_);
+    if (!one_model) s.bind(1, model_);
     while (s.step()) tags.push_back({{"label", s.text(0)}, {"count", s.int64(1)}});
     out["tags"] = std::move(tags);
   }
@@ -148,14 +155,14 @@ GROUP BY t.label ORDER BY n DESC, t.label LIMIT 200
     json cameras = json::array();
     Statement s(*db_, one_model ? R"sql(
 SELECT m.make, m.model, count(*) AS n FROM photo_meta m
-WHERE (m.make IS NOT NULL OR m.model IS NOT NULL) AND ?1 IS NOT NULL
+WHERE m.make IS NOT NULL OR m.model IS NOT NULL
 GROUP BY m.make, m.model ORDER BY n DESC LIMIT 100
 )sql" : R"sql(
 SELECT m.make, m.model, count(*) AS n FROM photo_meta m JOIN files f ON f.id = m.file_id
 WHERE f.model_id = ?1 AND (m.make IS NOT NULL OR m.model IS NOT NULL)
 GROUP BY m.make, m.model ORDER BY n DESC LIMIT 100
 )sql", "count cameras");
-    s.bind(1, model_);
+    if (!one_model) s.bind(1, model_);
     while (s.step())
       cameras.push_back({{"make", s.is_null(0) ? "" : s.text(0)}, {"model", s.is_null(1) ? "" : s.text(1)}, {"count", s.int64(2)}});
     out["cameras"] = std::move(cameras);
@@ -193,6 +200,27 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
+// `sql` with its anonymous '?' numbered in order (?1, ?2, ...), outside
+// quoted text: both databases read those (the PostgreSQL driver turns them
+// into $N), and the clauses are written with plain '?'.
+std::string numbered(const std::string& sql) {
+  std::string out;
+  char quote = 0;
+  int n = 0;
+  for (size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    out += c;
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '?' && !(i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9')) {
+      out += std::to_string(++n);
+    }
+  }
+  return out;
+}
+
 void bind_all(Statement& s, int& i, const std::vector<SqlValue>& values) {
   for (const SqlValue& v : values) {
     if (v.is_text)
@@ -212,8 +240,10 @@ std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& w
     const std::string lw = ascii_lower(w);
     for (const std::string& l : labels_)
       if (ascii_lower(l).rfind(lw, 0) == 0) r.labels.push_back(l);
-    Statement s(*db_, "SELECT id FROM people WHERE name LIKE ?1 ESCAPE '\\' OR name LIKE ?2 ESCAPE '\\'",
-                "find people by name");
+    const char* like = sql_for(db_->dialect()).like;
+    const std::string sql = std::string("SELECT id FROM people WHERE name") + like + "?1 ESCAPE '\\' OR name" + like +
+                            "?2 ESCAPE '\\'";
+    Statement s(*db_, sql.c_str(), "find people by name");
     const std::string e = like_escape(w);
     s.bind(1, e + "%");
     s.bind(2, "% " + e + "%");
@@ -230,7 +260,8 @@ int CatalogView::choose_drive(const std::vector<FilterClause>& clauses) {
   for (size_t k = 0; k < clauses.size(); ++k) {
     const SqlPart& d = clauses[k].drive;
     if (d.sql.empty()) continue;
-    const std::string sql = "SELECT count(*) FROM (" + d.sql + " LIMIT " + std::to_string(kDriveCountCap + 1) + ")";
+    const std::string sql =
+        numbered("SELECT count(*) FROM (" + d.sql + " LIMIT " + std::to_string(kDriveCountCap + 1) + ") AS matches");
     Statement s(*db_, sql.c_str(), "count a filter's photos");
     int i = 1;
     bind_all(s, i, d.values);
@@ -243,8 +274,10 @@ int CatalogView::choose_drive(const std::vector<FilterClause>& clauses) {
 std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q, const std::vector<FilterClause>& clauses,
                                                      int drive, bool dated, int limit) {
   const bool continues = q.after && q.after->dated == dated;
-  const std::string driven =
-      drive >= 0 ? "(SELECT DISTINCT file_id FROM (" + clauses[size_t(drive)].drive.sql + ")) d CROSS JOIN " : "";
+  const DialectSql& d = sql_for(db_->dialect());
+  const std::string driven = drive >= 0 ? "(SELECT DISTINCT file_id FROM (" + clauses[size_t(drive)].drive.sql +
+                                              ") AS matches) d" + d.cross_join
+                                        : "";
   std::string sql;
   if (dated) {
     // A walk follows the date index, or a camera's when both make and model
@@ -252,17 +285,18 @@ std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q, const 
     const bool camera = !q.filter.make.empty() && !q.filter.model.empty();
     sql = "SELECT m.file_id, m.taken_at FROM " + driven + "photo_meta m" +
           (drive >= 0 ? " ON m.file_id = d.file_id"
-                      : camera ? " INDEXED BY photo_meta_by_camera_date" : " INDEXED BY photo_meta_by_date") +
-          " CROSS JOIN files f ON f.id = m.file_id WHERE f.model_id = ? AND m.taken_at IS NOT NULL";
+                      : d.hint(camera ? "photo_meta_by_camera_date" : "photo_meta_by_date")) +
+          d.cross_join + "files f ON f.id = m.file_id WHERE f.model_id = ? AND m.taken_at IS NOT NULL";
     if (continues) sql += " AND (m.taken_at, m.file_id) < (?, ?)";
   } else {
     sql = "SELECT f.id, NULL FROM " + driven + "files f" +
-          (drive >= 0 ? " ON f.id = d.file_id" : " INDEXED BY files_by_model") +
+          (drive >= 0 ? " ON f.id = d.file_id" : d.hint("files_by_model")) +
           " LEFT JOIN photo_meta m ON m.file_id = f.id WHERE f.model_id = ? AND m.taken_at IS NULL";
     if (continues) sql += " AND f.id < ?";
   }
   for (const FilterClause& c : clauses) sql += c.test.sql;
   sql += dated ? " ORDER BY m.taken_at DESC, m.file_id DESC LIMIT ?" : " ORDER BY f.id DESC LIMIT ?";
+  sql = numbered(sql);
   Statement s(*db_, sql.c_str(), dated ? "list dated photos" : "list undated photos");
   int i = 1;
   if (drive >= 0) bind_all(s, i, clauses[size_t(drive)].drive.values);
@@ -288,7 +322,8 @@ json CatalogView::photo_row(int64_t id) {
 json CatalogView::photos(const PhotoQuery& q) {
   ReadTransaction tx(*db_);
   refresh();
-  const std::vector<FilterClause> clauses = filter_clauses(q.filter, resolve(q.filter.words));
+  const std::vector<FilterClause> clauses =
+      filter_clauses(q.filter, resolve(q.filter.words), sql_for(db_->dialect()));
   const int drive = choose_drive(clauses);
   // One more than asked tells whether another page follows. Keys first,
   // then the page's columns (its duplicate counts above all) for those

@@ -1,8 +1,10 @@
 #pragma once
 // The gallery's reading of a catalog: the answers of the JSON API
-// (docs/GALLERY.md) as nlohmann::json, through one read-only SQLite
-// connection. Each answer reads one snapshot (one read transaction), so a
-// `tag` writing meanwhile is seen batch by batch and is never blocked (WAL).
+// (docs/GALLERY.md) as nlohmann::json, through one connection that only
+// reads: a SQLite file opened read-only, or a PostgreSQL catalog. Each
+// answer reads one snapshot (one read transaction), so a `tag` writing
+// meanwhile is seen batch by batch and is never blocked (SQLite's WAL,
+// PostgreSQL's MVCC).
 // Not thread-safe: the server gives each of its threads a view of its own.
 #include <cstdint>
 #include <memory>
@@ -14,7 +16,7 @@
 #include "gallery/photo_query.h"
 #include "gallery/photo_sql.h"
 
-namespace tandem::pipeline::sqlite {
+namespace tandem::pipeline::sql {
 class Database;
 }
 
@@ -48,7 +50,8 @@ class CatalogView {
   void set_plan(Plan p) { plan_ = p; }
 
   // A number that changes whenever another connection commits (SQLite's
-  // data_version): what a cache of summary() is keyed by.
+  // data_version; PostgreSQL's snapshot): what a cache of summary() is
+  // keyed by.
   int64_t data_version();
 
   nlohmann::json summary();
@@ -79,18 +82,13 @@ class CatalogView {
   // connection committed: the model's photo count and every label.
   void refresh();
 
-  std::unique_ptr<pipeline::sqlite::Database> db_;
+  std::unique_ptr<pipeline::sql::Database> db_;
   std::string model_;
   Plan plan_ = Plan::choose;
   int64_t seen_version_ = -1;
   int64_t photo_count_ = 0;
   std::vector<std::string> labels_;
 };
-
-// Throws Error::unsupported for a PostgreSQL catalog: the gallery reads
-// SQLite catalogs (its path search and query plans are SQLite's) until it
-// has a PostgreSQL reading of its own.
-void require_sqlite_catalog(const std::string& catalog);
 
 // `j` as JSON text; bytes that are not UTF-8 (a file name from an old
 // camera's card) become U+FFFD instead of failing the answer.

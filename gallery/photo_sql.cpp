@@ -18,10 +18,10 @@ std::string placeholders(size_t n) {
 // UNION ALL: the capped count is then an upper bound read in 1 ms, where
 // UNION's de-duplication took 22 ms at a million photos; the driven page
 // takes each id once (SELECT DISTINCT).
-FilterClause word_clause(const ResolvedWord& w) {
+FilterClause word_clause(const ResolvedWord& w, const DialectSql& d) {
   FilterClause c;
   const std::string e = like_escape(w.word);
-  std::string test = " AND (f.path LIKE ? ESCAPE '\\'";
+  std::string test = std::string(" AND (f.path") + d.like + "? ESCAPE '\\'";
   std::vector<SqlValue> values{text("%" + e + "%")};
   std::string drive;
   std::vector<SqlValue> drive_values;
@@ -43,7 +43,7 @@ FilterClause word_clause(const ResolvedWord& w) {
   // The trigram index finds paths with three letters or more (folding case
   // beyond ASCII too: a superset, which the row test then narrows). A
   // shorter word has no index for its path part: it cannot drive.
-  if (w.word.size() >= 3) {
+  if (d.path_index && w.word.size() >= 3) {
     std::string quoted = "\"";
     for (char ch : w.word) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     quoted += "\"";
@@ -65,7 +65,14 @@ bool should_drive(int64_t matches, int64_t photos) {
   return matches <= kDriveCountCap && matches * matches <= 64 * photos;
 }
 
-std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector<ResolvedWord>& words) {
+const DialectSql& sql_for(pipeline::sql::Dialect d) {
+  static const DialectSql sqlite;
+  static const DialectSql postgresql{" ILIKE ", " JOIN ", false, false};
+  return d == pipeline::sql::Dialect::sqlite ? sqlite : postgresql;
+}
+
+std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector<ResolvedWord>& words,
+                                         const DialectSql& d) {
   std::vector<FilterClause> out;
   if (!f.tag.empty()) {
     FilterClause c;
@@ -104,7 +111,7 @@ std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector
         v);
     out.push_back(std::move(c));
   }
-  for (const ResolvedWord& w : words) out.push_back(word_clause(w));
+  for (const ResolvedWord& w : words) out.push_back(word_clause(w, d));
   return out;
 }
 

@@ -18,12 +18,16 @@
 // for an average one, and it chose to sort the whole library for a common
 // tag (5 s at a million photos, bench/gallery_scale.py). CROSS JOIN and
 // INDEXED BY pin the plan. Every filter's row test is applied in both
-// forms, so the two give the same photos.
+// forms, so the two give the same photos. On PostgreSQL, whose planner
+// keeps statistics per value, the same two forms are sent without the
+// pins, and a search word never drives (its catalog has no file-name
+// trigram index).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gallery/photo_query.h"
+#include "pipeline/sql.h"
 
 namespace tandem::gallery {
 
@@ -56,7 +60,22 @@ struct ResolvedWord {
   std::vector<int64_t> people;
 };
 
-std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector<ResolvedWord>& words);
+// What the gallery's SQL says differently to each database.
+struct DialectSql {
+  // LIKE folding ASCII letters' case: SQLite's LIKE, PostgreSQL's ILIKE
+  // (in a C-locale database, ASCII only as well).
+  const char* like = " LIKE ";
+  // A join kept in the order written: SQLite's CROSS JOIN; a plain JOIN
+  // for PostgreSQL, which reorders with the statistics it has.
+  const char* cross_join = " CROSS JOIN ";
+  bool index_hints = true;  // SQLite's INDEXED BY
+  bool path_index = true;   // the file_paths trigram table (SQLite's FTS5)
+  std::string hint(const char* index) const { return index_hints ? std::string(" INDEXED BY ") + index : ""; }
+};
+const DialectSql& sql_for(pipeline::sql::Dialect d);
+
+std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector<ResolvedWord>& words,
+                                         const DialectSql& d);
 
 // Whether driving by a filter matching `matches` photos beats walking a
 // library of `photos`.

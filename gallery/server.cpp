@@ -149,7 +149,6 @@ GalleryServer::GalleryServer(ServerOptions o) : s_(std::make_unique<State>()) {
   check(s.o.threads >= 1 && s.o.threads <= 256, "--threads must be 1..256");
   // Migrates an older catalog in place (and refuses a newer one or another
   // program's file) before any read-only connection opens it.
-  require_sqlite_catalog(s.o.catalog);
   { pipeline::Catalog migrate(s.o.catalog); }
   auto first = std::make_unique<CatalogView>(s.o.catalog, s.o.model);
   s.model = first->model();

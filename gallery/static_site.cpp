@@ -41,7 +41,6 @@ json all_photos(CatalogView& v) {
 
 StaticResult write_static_gallery(const StaticOptions& o) {
   namespace fs = std::filesystem;
-  require_sqlite_catalog(o.catalog);
   { pipeline::Catalog migrate(o.catalog); }  // an older catalog is brought up to date first
   CatalogView v(o.catalog, o.model);
   std::error_code ec;

@@ -195,6 +195,10 @@ std::unique_ptr<Database> open_sqlite(const std::string& path);
 // On SQLite a writer waits for another process's transaction to end (up
 // to a busy timeout) instead of failing at once.
 std::unique_ptr<Database> open_database(const std::string& location);
+// The database a --catalog names, for a reader that never writes: a SQLite
+// file opened read-only (it must exist; a writer's transaction is waited
+// for up to a busy timeout), or a PostgreSQL connection.
+std::unique_ptr<Database> open_for_reading(const std::string& location);
 // Connects to the PostgreSQL database at `url` (libpq's connection URI).
 // Throws Error::unsupported in a build without libpq.
 std::unique_ptr<Database> open_postgres(const std::string& url);

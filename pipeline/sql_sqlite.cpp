@@ -34,7 +34,8 @@ class SqliteCursor : public Cursor {
 
 class SqliteDatabase : public Database {
  public:
-  explicit SqliteDatabase(const std::string& path) : db_(path) {}
+  explicit SqliteDatabase(const std::string& path, sqlite::Database::Mode mode = sqlite::Database::Mode::read_write)
+      : db_(path, mode) {}
   Dialect dialect() const override { return Dialect::sqlite; }
   const std::string& name() const override { return db_.path(); }
   void exec(const char* sql, const char* step) override { db_.exec(sql, step); }
@@ -70,6 +71,13 @@ std::unique_ptr<Database> open_database(const std::string& location) {
   if (is_postgres_url(location)) return open_postgres(location);
   std::unique_ptr<Database> db = open_sqlite(location);
   db->exec("PRAGMA busy_timeout = 30000", "set busy timeout");
+  return db;
+}
+
+std::unique_ptr<Database> open_for_reading(const std::string& location) {
+  if (is_postgres_url(location)) return open_postgres(location);
+  auto db = std::make_unique<SqliteDatabase>(location, sqlite::Database::Mode::read_only);
+  db->exec("PRAGMA busy_timeout = 5000", "set busy timeout");
   return db;
 }
 

@@ -20,6 +20,7 @@
 #include "image/png_encoder.h"
 #include "image/resize.h"
 #include "pipeline/catalog.h"
+#include "pipeline/sql.h"
 
 namespace tandem::pipeline {
 
@@ -134,6 +135,12 @@ std::string default_thumbnail_root() {
   if (xdg && xdg[0] == '/') return std::string(xdg) + "/thumbnails";
   const char* home = std::getenv("HOME");
   return std::string(home && home[0] ? home : "/tmp") + "/.cache/thumbnails";
+}
+
+std::string catalog_thumbnail_folder(const std::string& catalog) {
+  if (!sql::is_postgres_url(catalog)) return catalog + ".thumbnails";
+  const std::string cache = std::filesystem::path(default_thumbnail_root()).parent_path().string();
+  return cache + "/tandem/catalog-" + md5_hex(catalog) + ".thumbnails";
 }
 
 ThumbnailStore::ThumbnailStore(std::string root, std::string fallback)

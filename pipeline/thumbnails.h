@@ -35,9 +35,10 @@ std::string default_thumbnail_root();
 // "normal" one is half): what a decoder fits a photo into for them.
 constexpr int kLargeThumbnailSide = 256;
 
-// The folder beside a catalog that takes its thumbnails when the shared
-// cache cannot be written.
-inline std::string catalog_thumbnail_folder(const std::string& catalog) { return catalog + ".thumbnails"; }
+// The folder that takes a catalog's thumbnails when the shared cache cannot
+// be written: beside a SQLite file; for a PostgreSQL catalog, which has no
+// folder, one of the user's cache named by the URL's MD5.
+std::string catalog_thumbnail_folder(const std::string& catalog);
 
 class ThumbnailStore {
  public:

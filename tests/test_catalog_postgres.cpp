@@ -18,6 +18,7 @@
 #include "pipeline/catalog_postgres.h"
 #include "pipeline/people.h"
 #include "pipeline/sql.h"
+#include "postgres_test_util.h"
 
 using namespace tandem;
 using namespace tandem::pipeline;
@@ -25,25 +26,10 @@ using namespace tandem::testing;
 
 namespace {
 
-// postgresql:///DB on the test server's socket, or "" when there is none.
-std::string server_url(const std::string& db) {
-  const char* host = std::getenv("TANDEM_TEST_POSTGRES_HOST");
-  const char* user = std::getenv("TANDEM_TEST_POSTGRES_USER");
-  if (!host || !user) return "";
-  return "postgresql:///" + db + "?host=" + host + "&user=" + user;
-}
+std::string server_url(const std::string& db) { return test_server_url(db); }
+std::string fresh_database(const std::string& db) { return fresh_test_database(db); }
 
-// A new, empty database on the test server.
-std::string fresh_database(const std::string& db) {
-  std::unique_ptr<sql::Database> admin = sql::open_postgres(server_url("postgres"));
-  admin->exec(("DROP DATABASE IF EXISTS " + db).c_str(), "drop the test database");
-  admin->exec(("CREATE DATABASE " + db).c_str(), "create the test database");
-  return server_url(db);
-}
-
-#define REQUIRE_SERVER()                                                                   \
-  if (server_url("postgres").empty() || !sql::built_with_postgres())                       \
-  GTEST_SKIP() << "no PostgreSQL test server (ctest -R catalog.postgres starts one)"
+#define REQUIRE_SERVER() TANDEM_REQUIRE_POSTGRES()
 
 // Everything a catalog holds for the model, faces and people included.
 std::vector<std::string> everything(Catalog& c) {
