@@ -119,15 +119,17 @@ int train_run(const TrainCliOptions& o, Ranks& ranks);
 void choose_gpu_sums(Ranks& r) {
   const int gpus = cuda::device_count();
   std::string why_not;
-  if (r.comm->local_rank() >= gpus) why_not = "ranks share a GPU, which NCCL refuses";
-  else train::nccl_available(&why_not);
-  double unable[1] = {why_not.empty() ? 0.0 : 1.0};
+  const bool crowded = r.comm->local_rank() >= gpus;
+  if (!crowded) train::nccl_available(&why_not);
+  double unable[2] = {crowded ? 1.0 : 0.0, why_not.empty() ? 0.0 : 1.0};
   r.comm->sum(unable);
-  const bool nccl = unable[0] == 0;
+  const bool nccl = unable[0] == 0 && unable[1] == 0;
   if (r.leads())
     fmt::print("gradients of {} ranks summed {}\n", r.size,
-               nccl ? std::string("on the GPUs (NCCL)")
-                    : "through the host (MPI): " + (why_not.empty() ? std::string("another rank cannot use NCCL") : why_not));
+               nccl          ? std::string("on the GPUs (NCCL)")
+               : unable[0] > 0 ? std::string("through the host (MPI): ranks share a GPU, which NCCL refuses")
+                               : "through the host (MPI): " +
+                                     (why_not.empty() ? "NCCL cannot be loaded on another rank" : why_not));
   if (!nccl) return;
   const int device = r.comm->local_rank() % gpus;  // rank_gpu's
   r.comm = train::with_nccl(std::move(r.comm), device);
