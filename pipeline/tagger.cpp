@@ -116,7 +116,6 @@ struct Run {
   SharedTasks face_crops;
   // Thumbnails the GPU decoders made, for the threads that write them.
   BoundedQueue<GpuThumbnail> gpu_thumbnails{256};
-  std::atomic<size_t> next_file{0};
   Clock::time_point start = Clock::now();
   std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
   std::atomic<int64_t> thumbnails_failed{0};
@@ -217,12 +216,11 @@ std::optional<TagRecord> read_input(const InputFile& f, const std::string& model
 
 class DecoderThread {
  public:
-  DecoderThread(TagModel& model, const TaggerOptions& o, Run& run, float* const* buffers,
-                const std::vector<InputFile>& files)
+  DecoderThread(TagModel& model, const TaggerOptions& o, Run& run, float* const* buffers, FileFeed& feed)
       : model_(model),
         run_(run),
         buffers_(buffers),
-        files_(files),
+        feed_(feed),
         writer_(model.make_writer()),
         opt_(o.decode),
         thumbnails_(o.thumbnails) {
@@ -248,9 +246,8 @@ class DecoderThread {
           decode(std::move(h->record), h->bytes, Clock::now());
           continue;
         }
-        size_t i = run_.next_file++;
-        if (i < files_.size()) {
-          one(files_[i]);
+        if (std::optional<InputFile> f = feed_.take()) {
+          one(*f);
           continue;
         }
         // Out of files; what the GPU decoders refuse still comes until they finish.
@@ -321,7 +318,7 @@ class DecoderThread {
   TagModel& model_;
   Run& run_;
   float* const* buffers_;
-  const std::vector<InputFile>& files_;
+  FileFeed& feed_;
   std::unique_ptr<SlotWriter> writer_;
   image::DecodeOptions opt_;
   ThumbnailStore* thumbnails_;
@@ -340,12 +337,12 @@ class DecoderThread {
 class GpuDecoderThread {
  public:
   GpuDecoderThread(TagModel& model, GpuJpegDecoder& decoder, const TaggerOptions& o, Run& run,
-                   float* const* buffers, const std::vector<InputFile>& files)
+                   float* const* buffers, FileFeed& feed)
       : model_(model),
         dec_(decoder),
         run_(run),
         buffers_(buffers),
-        files_(files),
+        feed_(feed),
         max_group_(size_t(std::max(1, o.batch))),
         max_bytes_(o.decode.max_file_bytes),
         required_(o.gpu_decoders_required),
@@ -395,11 +392,13 @@ class GpuDecoderThread {
   size_t group_size() const {
     size_t want = rate_ > 0 ? size_t(rate_ * kGroupSeconds) : kFirstGroup;
     want = std::clamp<size_t>(want, 1, max_group_);
-    size_t next = std::min(run_.next_file.load(), files_.size());
+    // The last files of a fixed list go out in shares of the decoders'
+    // rates, so that no engine is left with a long group at the end (files
+    // that keep arriving end with the queue's claims instead).
     double all = run_.decode_rate();
-    if (rate_ > 0 && all > 0) {
+    if (!feed_.growing() && rate_ > 0 && all > 0) {
       double share = std::min(1.0, rate_ / all);
-      want = std::min(want, std::max<size_t>(1, size_t(std::ceil(double(files_.size() - next) * share))));
+      want = std::min(want, std::max<size_t>(1, size_t(std::ceil(double(feed_.left()) * share))));
     }
     return want;
   }
@@ -411,11 +410,10 @@ class GpuDecoderThread {
     Group g;
     g.bytes = std::move(buffers);
     for (size_t k = 0; k < want; ++k) {
-      size_t i = run_.next_file++;
-      if (i >= files_.size()) break;
+      std::optional<InputFile> f = feed_.take();
+      if (!f) break;
       if (g.bytes.size() <= g.records.size()) g.bytes.resize(g.records.size() + 1);
-      std::optional<TagRecord> r =
-          read_input(files_[i], model_.id(), max_bytes_, g.bytes[g.records.size()], run_);
+      std::optional<TagRecord> r = read_input(*f, model_.id(), max_bytes_, g.bytes[g.records.size()], run_);
       if (r) g.records.push_back(std::move(*r));
     }
     return g;
@@ -446,7 +444,7 @@ class GpuDecoderThread {
     if (g.records.empty()) {
       spare_ = std::move(g.bytes);
       time_.gpu_decode += seconds_since(t0);
-      return run_.next_file.load() < files_.size();
+      return feed_.may_have_more();
     }
     std::vector<TagRecord>& records = g.records;
     // All the group's slots at once (never some held while waiting for more).
@@ -462,7 +460,7 @@ class GpuDecoderThread {
         jobs.back().thumbnail = thumb_floats_[k].data(), jobs.back().thumbnail_side = kLargeThumbnailSide;
       }
     }
-    if (run_.next_file.load() < files_.size())
+    if (feed_.may_have_more())
       reader.start([this, want = group_size(), b = std::move(spare_)]() mutable {
         return read_group(want, std::move(b));
       });
@@ -555,7 +553,7 @@ class GpuDecoderThread {
   GpuJpegDecoder& dec_;
   Run& run_;
   float* const* buffers_;
-  const std::vector<InputFile>& files_;
+  FileFeed& feed_;
   const size_t max_group_;
   const int64_t max_bytes_;
   const bool required_;
@@ -586,14 +584,19 @@ Tagger::Tagger(TagModel& model, const TaggerOptions& options) : model_(model), o
 }
 
 TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<void(std::vector<TagRecord>&)>& sink) {
+  FileFeed feed(files);
+  return run(feed, sink);
+}
+
+TagStats Tagger::run(FileFeed& feed, const std::function<void(std::vector<TagRecord>&)>& sink) {
   TagStats stats;
-  stats.files = int64_t(files.size());
   stats.decoders = options_.decoders;
   stats.gpu_decoders = int(options_.gpu_decoders.size());
   stats.decode_only = options_.decode_only;
   // Counters run on across runs (a queue worker's claims): one progress
   // display for them all; this run's figures are the differences.
-  progress_.total += int64_t(files.size());
+  progress_.total += feed.received();
+  feed.on_arrival = [this](size_t n) { progress_.total += int64_t(n); };
   const int64_t done_before = progress_.done, failed_before = progress_.failed;
   Clock::time_point start = Clock::now();
 
@@ -767,10 +770,10 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   run.gpu_threads_running = int(options_.gpu_decoders.size());
   if (options_.gpu_decoders.empty()) run.handoff.close();
   for (size_t g = 0; g < options_.gpu_decoders.size(); ++g)
-    decoders.emplace_back(GpuDecoderThread(model_, *options_.gpu_decoders[g], options_, run, buffers.data(), files),
+    decoders.emplace_back(GpuDecoderThread(model_, *options_.gpu_decoders[g], options_, run, buffers.data(), feed),
                           int(g));
   for (int d = 0; d < options_.decoders; ++d)
-    decoders.emplace_back(DecoderThread(model_, options_, run, buffers.data(), files), d);
+    decoders.emplace_back(DecoderThread(model_, options_, run, buffers.data(), feed), d);
   for (std::thread& d : decoders) d.join();
   run.gpu_thumbnails.close();
   run.ring.finish();
@@ -795,6 +798,7 @@ TagStats Tagger::run(const std::vector<InputFile>& files, const std::function<vo
   writer.join();
   if (run.error) std::rethrow_exception(run.error);
 
+  stats.files = feed.received();
   stats.wall_s = seconds_since(start);
   stats.time = run.time;
   stats.gpu_decoded = run.gpu_done;

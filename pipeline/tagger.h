@@ -23,17 +23,12 @@
 #include "image/image.h"
 #include "pipeline/catalog.h"
 #include "pipeline/face_stage.h"
+#include "pipeline/file_feed.h"
 #include "pipeline/gpu_jpeg.h"
 #include "pipeline/tag_model.h"
 #include "pipeline/thumbnails.h"
 
 namespace tandem::pipeline {
-
-struct InputFile {
-  std::string path;
-  int64_t size = 0;
-  int64_t mtime_ns = 0;
-};
 
 // A file's result as the catalog stores it (model_id is the model's id()).
 using TagRecord = FileRecord;
@@ -132,6 +127,8 @@ class Tagger {
   // particular file order; an exception from it stops the run and is
   // rethrown here after every thread has stopped.
   TagStats run(const std::vector<InputFile>& files, const std::function<void(std::vector<TagRecord>&)>& sink);
+  // The same over files that may keep arriving while the run goes on.
+  TagStats run(FileFeed& feed, const std::function<void(std::vector<TagRecord>&)>& sink);
 
   const TagProgress& progress() const { return progress_; }
 

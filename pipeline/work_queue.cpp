@@ -121,14 +121,18 @@ std::vector<InputFile> WorkQueue::claim(int n) {
   const std::string sql = claim_sql(db_->dialect());
   Statement s(*db_, sql.c_str(), "claim files");
   std::vector<std::pair<int64_t, InputFile>> got;
+  int64_t transaction = 0;  // PostgreSQL's id of the last attempt, once known
   sql::retrying(*db_, reconnect_, [&](bool again) {
+    // The connection went away during an attempt. If its commit went
+    // through, its answer (all of `got`, read before the commit) is ours:
+    // the worker may be holding other files it claimed earlier, so it
+    // cannot simply let all its leases go.
+    if (again && transaction && !got.empty() && committed(transaction)) return;
     got.clear();
-    // A claim whose commit went through but whose answer was lost leased
-    // files to this worker that it does not know of; its renewals would
-    // keep them from everyone. The worker holds nothing else when it
-    // claims (its last files are stored), so it lets all of them go.
-    if (again) release_mine();
+    transaction = 0;
     sql::in_transaction(*db_, true, "claim files", [&] {
+      if (db_->dialect() == sql::Dialect::postgresql)
+        transaction = db_->query_int("SELECT txid_current()", "claim files");
       Statement::Use use(s);
       const int64_t now = now_ms();
       s.bind(1, worker_);
@@ -145,14 +149,18 @@ std::vector<InputFile> WorkQueue::claim(int n) {
   return out;
 }
 
-void WorkQueue::release_mine() {
-  sql::in_transaction(*db_, true, "release leases", [&] {
-    Statement s(*db_, "UPDATE work SET owner = NULL, lease_until = 0 WHERE owner = ?1 AND done = 0",
-                "release leases");
+bool WorkQueue::committed(int64_t transaction) {
+  // A transaction whose client went away mid-commit ends on its own soon:
+  // its fate is asked until it is known.
+  for (int tries = 0;; ++tries) {
+    Statement s(*db_, "SELECT txid_status(?1)", "look up a lost claim");
     Statement::Use use(s);
-    s.bind(1, worker_);
-    s.run();
-  });
+    s.bind(1, transaction);
+    const std::string status = s.step() ? s.text(0) : std::string("aborted");
+    if (status != "in progress") return status == "committed";
+    check(tries < 100, "a lost claim's transaction stayed in progress for 10 s", ErrorContext{db_->name(), "", "", ""});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 bool WorkQueue::finished() {

@@ -62,7 +62,8 @@ class WorkQueue {
   // a file already queued stays as it is unless it changed since it was
   // done. Returns how many were new or re-opened.
   int64_t enqueue(const std::vector<InputFile>& files);
-  // Up to `n` files no live lease holds, leased to this worker, in queue order.
+  // Up to `n` files no live lease holds, leased to this worker, in queue
+  // order. The worker may still hold files of earlier claims.
   std::vector<InputFile> claim(int n);
   // Whether every file is done or held by a live lease of another worker
   // (then wait_s() says how long until the first of those runs out).
@@ -77,7 +78,9 @@ class WorkQueue {
  private:
   void renew();
   void renew_once();
-  void release_mine();
+  // Whether PostgreSQL transaction `transaction` committed (a claim whose
+  // answer the connection lost).
+  bool committed(int64_t transaction);
   int64_t now_ms() const;
 
   std::unique_ptr<sql::Database> db_;
