@@ -13,7 +13,6 @@ Then the tables' and indexes' sizes per million stored photos.
 Prints a markdown table and one JSON line.
 """
 import argparse
-import glob
 import json
 import os
 import subprocess
@@ -24,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def inner(a):
     host, user = os.environ["TANDEM_TEST_POSTGRES_HOST"], os.environ["TANDEM_TEST_POSTGRES_USER"]
-    bindir = os.path.dirname(sorted(glob.glob("/usr/lib/postgresql/*/bin/pgbench"))[-1])
+    bindir = os.environ["TANDEM_TEST_POSTGRES_BIN"]
     psql = [os.path.join(bindir, "psql"), "-h", host, "-U", user, "-X", "-q", "-A", "-t"]
     subprocess.run(psql + ["-d", "postgres", "-c", "CREATE DATABASE queue_bench", "-c", "CREATE DATABASE pgbench"],
                    check=True)

@@ -9,6 +9,8 @@ that stops and starts the server mid-run (a database that goes away) calls
 control("stop") and control("start") from this module.
 
 As root (CI) the server runs as the postgres user, as PostgreSQL requires.
+TANDEM_POSTGRES_BIN names another server's bin folder (a copy unpacked
+where Debian's packages are not installed).
 
   postgres_server.py [--durable] COMMAND [ARG...]
       the command's exit status; 77 (skipped) when PostgreSQL is missing.
@@ -23,6 +25,11 @@ import tempfile
 
 
 def server_bin():
+    """Debian's newest server, or the one TANDEM_POSTGRES_BIN names (a copy
+    unpacked on a host without one)."""
+    given = os.environ.get("TANDEM_POSTGRES_BIN")
+    if given:
+        return given if os.path.exists(os.path.join(given, "initdb")) else None
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     return os.path.dirname(found[-1]) if found else None
 
