@@ -54,7 +54,7 @@ struct TagOptions {
   int face_threads = 0;             // threads cutting face crops; 0: the stage's default
   bool queue = false;               // share the run with other workers through the catalog's queue
   double lease = 60;                // --queue: seconds a claim lasts unrenewed
-  int claim = 0;                    // --queue: files per claim (0: 4 batches)
+  int claim = 0;                    // --queue: files per claim (0: 2 batches)
   double db_retry = 60;             // seconds a server catalog may be away before the run stops
   std::string thumbnails = "auto";  // auto (on with a catalog), on, off
   CommonOptions common;
@@ -295,13 +295,15 @@ pipeline::TagStats run_queue_worker(const TagOptions& o, pipeline::Catalog& cata
   fmt::print(stderr, "tandem: worker {}: {} of {} listed files added to the queue of {}\n", queue.worker(), added,
              in.files.size(), catalog.path());
   // One pipeline run over files that arrive claim by claim: the next claim
-  // is asked for while a claim's worth is still left, so the decoders never
-  // wait for the database and the pipeline never drains between claims.
-  // Small claims (4 batches) keep the last files shared among the workers.
-  const int claim = o.claim > 0 ? o.claim : 4 * batch;
+  // is asked for while a batch is still left (a batch outlasts a claim's
+  // round trip many times over), so the decoders never wait for the
+  // database and the pipeline never drains between claims. Small claims (2
+  // batches) and little held ahead keep the last files shared among the
+  // workers.
+  const int claim = o.claim > 0 ? o.claim : 2 * batch;
   pipeline::TagStats total;
   for (;;) {
-    pipeline::FileFeed feed([&] { return queue.claim(claim); }, size_t(claim));
+    pipeline::FileFeed feed([&] { return queue.claim(claim); }, size_t(std::min(batch, claim)));
     pipeline::TagStats part = tagger.run(feed, sink);
     const bool got_files = part.files > 0;
     pipeline::add_run(total, part);
@@ -492,7 +494,7 @@ void add_tag_command(CLI::App& app) {
                 "worker's files when its lease runs out");
   sub->add_option("--lease", o->lease, "--queue: seconds a claim lasts without renewal (renewed every third)")
       ->check(CLI::Range(1.0, 86400.0));
-  sub->add_option("--claim", o->claim, "--queue: files per claim (default: 4 batches; the next is claimed while one claim's worth is left)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--claim", o->claim, "--queue: files per claim (default: 2 batches; the next is claimed while a batch is left)")->check(CLI::NonNegativeNumber);
   sub->add_option("--db-retry", o->db_retry,
                   "Seconds a postgresql:// catalog may be unreachable mid-run (the run reconnects with growing "
                   "pauses, then stops; a batch is stored whole or not at all)")
