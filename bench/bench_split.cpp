@@ -7,7 +7,7 @@
 // ("auto c" and "best c": the CPU's share of the channels).
 //   best:  the best CPU share of a grid of eighths
 // and the ratios best-single / split-best and best-single / auto (above 1:
-// the split is faster). Issue 7 asks: >= 1.2x where the two devices are
+// the split is faster). The aim: >= 1.2x where the two devices are
 // within 3x of each other, and auto never more than 3% slower than the best
 // single device.
 //   bench_split            (needs a CUDA GPU; prints "no GPU" and exits 0 without one)

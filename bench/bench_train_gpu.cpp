@@ -1,6 +1,6 @@
 // Training throughput on a GPU: whole optimizer steps (forward, cross-entropy,
 // backward, SGD with momentum, and in fp16 the loss scaler) of ResNet-18 on a
-// synthetic 224x224 batch already on the GPU, and of issue 7's small CNN on
+// synthetic 224x224 batch already on the GPU, and of the small Fashion-MNIST CNN on
 // 28x28, through the same Trainer::train_step `tandem train` runs (so the
 // step includes its per-step loss read-back). Peer: bench/train_throughput.py
 // runs this and PyTorch (torchvision ResNet-18, AMP, channels-last) in one

@@ -1,5 +1,5 @@
 // One fp32 training step (forward, cross-entropy, backward) on the CPU
-// training table: issue 7's small Fashion-MNIST CNN (train/models: conv32-
+// training table: the small Fashion-MNIST CNN (train/models: conv32-
 // BN-ReLU-pool, conv64-BN-ReLU-pool, fc128, dropout, fc10) on a 28x28 batch,
 // and a ResNet BasicBlock stage. No optimizer step (train/optim is separate).
 #include <benchmark/benchmark.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What `--profile` costs `tandem tag` (issue 6, item 3: <= 2% of throughput).
+"""What `--profile` costs `tandem tag` (the aim: <= 2% of throughput).
 
 Runs `tandem tag DIR` with and without `--profile` alternately, N pairs (a
 fresh catalog each time, so every run tags every file), and compares the

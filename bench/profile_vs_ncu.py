@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tandem's CUPTI kernel timings against Nsight Compute's (issue 6, item 4).
+"""tandem's CUPTI kernel timings against Nsight Compute's (what a profiler's kernel times must match).
 
 Runs the same `tandem bench` twice on the GPU machine: once with
 --profile DIR (CUPTI Activity records, what summary/trace report), once under

@@ -3,7 +3,7 @@
 PyTorch eager and torch.compile, fp16 channels-last, measured in one run on
 the GPU machine (its python3 has torch + torchvision + onnx).
 
-  scripts/device-test 'python3 bench/resnet50_gpu.py --tandem .deps/device/bin/tandem'
+  scripts/gpu-test 'python3 bench/resnet50_gpu.py --tandem .deps/gpu-bundle/bin/tandem'
 
 Per model, always in this order, each engine in its own subprocess (so peak
 GPU memory is its own): tandem (`bench MODEL.onnx --device cuda --precision

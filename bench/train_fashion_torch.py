@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch's side of docs/BENCHMARKS.md "Training (issue 7)": issue 7's small
+"""PyTorch's side of docs/BENCHMARKS.md "Training": the small
 CNN (tests/train/torch_models.py: the twin of `tandem train --arch cnn`) on
 Debian's Fashion-MNIST, Adam 1e-3, batch 128, shuffled every epoch, the
 same normalization as tandem ((x/255 - 0.2860) / 0.3530), the whole data

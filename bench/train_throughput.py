@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 7's ResNet-18 training throughput on the GPU, tandem against PyTorch
+"""ResNet-18 training throughput on the GPU, tandem against PyTorch
 in one run: torchvision's resnet18 (1000 classes), batch 256, synthetic
 224x224 data already on the GPU, SGD momentum 0.9, whole steps (forward,
 cross-entropy, backward, optimizer); PyTorch with AMP fp16 (autocast +

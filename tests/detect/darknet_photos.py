@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`tandem detect` on the real photos of Debian's darknet package must find
-what is in them (issue 3's list). Extra objects are printed, not failed.
+what is in them (a list made by looking at each photo). Extra objects are printed, not failed.
 Exit 77 (skipped) when darknet's photos or the detector are not installed.
 
 usage: darknet_photos.py TANDEM_BIN

@@ -64,7 +64,7 @@ inline Tensor random_for(Precision p, const Shape& s, uint32_t seed, float lo = 
   return d == DType::f32 ? t : to_f32(to_low(t, d));
 }
 
-// Relative error allowed against the f32 CPU reference (issue 4): fp32 1e-5,
+// Relative error allowed against the f32 CPU reference: fp32 1e-5,
 // fp16 and bf16 1e-2.
 inline double tolerance(Precision p) { return p == Precision::fp32 ? 1e-5 : 1e-2; }
 

@@ -1,5 +1,5 @@
 // CUDA unary ops and layout reorders vs the CPU backend, fp32: relative
-// error <= 1e-5 of the reference norm (issue 4's fp32 bound); fp16 and bf16
+// error <= 1e-5 of the reference norm (the bound of every fp32 GPU op); fp16 and bf16
 // (the GPU graph lowered, the CPU one in f32 on the same rounded inputs):
 // <= 1e-2.
 #include "../graph_builder.h"

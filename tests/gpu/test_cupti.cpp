@@ -2,7 +2,7 @@
 // copies and kernels from cuda/ must come back as kernel and memcpy records
 // inside the session, each joined to its launch, and the kernels' CUPTI
 // durations must add up to what CUDA events measure for the same launches
-// (issue 6 item 4, in miniature).
+// (bench/profile_vs_ncu.py, in miniature).
 #include <cuda_runtime.h>
 
 #include <string>

@@ -1,5 +1,5 @@
 // The training loop against PyTorch 1.13 (tests/train/trainer_torch.py):
-// issue 7's cnn (dropout 0, so no mask to match) from the same initial
+// the small Fashion-MNIST cnn (dropout 0, so no mask to match) from the same initial
 // weights on the same 20 Fashion-MNIST batches of 32, in the same order,
 // gives the same training losses step by step:
 //  - SGD (lr 0.01, momentum 0.9): within 1e-4 relative (we see < 3e-6);

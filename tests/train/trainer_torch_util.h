@@ -1,6 +1,6 @@
 #pragma once
 // The first training steps of tandem and PyTorch side by side
-// (tests/train/trainer_torch.py), on the CPU or a GPU: issue 7's cnn
+// (tests/train/trainer_torch.py), on the CPU or a GPU: the small Fashion-MNIST cnn
 // (dropout 0, so no mask to match) from the same initial weights on the same
 // 20 Fashion-MNIST batches of 32, in the same order.
 #include <gtest/gtest.h>

@@ -18,7 +18,7 @@ struct ModelConfig {
   float dropout = 0.5f;  // the cnn's; 0 for a run compared step by step with PyTorch
 };
 
-// Issue 7's small CNN: features = conv32-BN-ReLU-pool, conv64-BN-ReLU-pool;
+// The small Fashion-MNIST CNN the training figures use: features = conv32-BN-ReLU-pool, conv64-BN-ReLU-pool;
 // classifier = flatten, fc128, ReLU, dropout, fc(classes). 3x3 convs with
 // padding 1 and bias (PyTorch's default), 2x2 max pools: H and W multiples of 4.
 std::unique_ptr<Sequential> make_cnn(const ModelConfig& c, Rng& rng);

@@ -2,7 +2,7 @@
 // How much of a split layer goes where. In the code r is the share of a
 // layer's output channels on the home device (the GPU): r = 1 keeps the layer
 // whole on the GPU (the CPU does nothing), r = 0 puts it all on the CPU. The
-// user sees the CPU's share, 1 - r, as issue 7 words it (`--split R`, the
+// user sees the CPU's share, 1 - r, as the users of a split think of it (`--split R`, the
 // end-of-run table, the trace: "0 where the CPU cannot help"). The
 // auto-tuner's decision is a pure function of measured times (choose_split),
 // so it can be tested without devices.
