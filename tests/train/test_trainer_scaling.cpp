@@ -106,6 +106,7 @@ TEST(TrainerScaling, RanksSkipTogetherWhenOneOverflows) {
   std::thread threads[2];
   for (int k = 0; k < 2; ++k)
     threads[k] = std::thread([&, k] {
+      std::unique_lock<std::mutex> turn = world.hold_turn();
       ranks[k] = make(&comms[k]);
       ranks[k].first = ranks[k].trainer->train_step(half(k));
     });

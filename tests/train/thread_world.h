@@ -3,7 +3,11 @@
 // ThreadRank is a Communicator whose collectives meet the other threads'
 // at a barrier, the sums added in rank order (every rank gets the same
 // bits, as from MPI or NCCL). For tests of what ranks must agree on,
-// without a launcher.
+// without a launcher. The ranks take turns computing (hold_turn() around
+// a rank's work; a collective hands the turn on): the CPU kernels keep one
+// scratch buffer per oneDNN primitive, shared by every caller of that
+// shape in the process, so two ranks computing at once would share it
+// (and its kernels' spin barriers), which separate processes never do.
 #include <barrier>
 #include <cstdlib>
 #include <cstring>
@@ -19,11 +23,16 @@ class ThreadWorld {
   explicit ThreadWorld(int size) : size_(size), barrier_(size), parts_(size_t(size)) {}
   int size() const { return size_; }
 
+  // The right to compute, for the length of its scope (released inside
+  // each collective while the rank waits for the others).
+  std::unique_lock<std::mutex> hold_turn() { return std::unique_lock<std::mutex>(turn_); }
+
   // Every rank's `values` becomes the sum over ranks, added in rank order.
   template <typename T>
   void sum(int rank, T* values, size_t n) {
     std::vector<double>& mine = parts_[size_t(rank)];
     mine.assign(values, values + n);
+    turn_.unlock();
     barrier_.arrive_and_wait();
     for (size_t i = 0; i < n; ++i) {
       T total = T(parts_[0][i]);
@@ -31,19 +40,23 @@ class ThreadWorld {
       values[i] = total;
     }
     barrier_.arrive_and_wait();  // no rank refills its part before all have read
+    turn_.lock();
   }
 
   void broadcast(int rank, void* bytes, size_t n, int root) {
     if (rank == root) parts_[0].assign(static_cast<const char*>(bytes), static_cast<const char*>(bytes) + n);
+    turn_.unlock();
     barrier_.arrive_and_wait();
     if (rank != root)
       for (size_t i = 0; i < n; ++i) static_cast<char*>(bytes)[i] = char(parts_[0][i]);
     barrier_.arrive_and_wait();
+    turn_.lock();
   }
 
  private:
   int size_;
   std::barrier<> barrier_;
+  std::mutex turn_;  // held by the rank computing; a collective's caller holds it
   std::vector<std::vector<double>> parts_;  // per rank; a float or a byte is exact in a double
 };
 
