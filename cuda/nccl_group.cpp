@@ -7,8 +7,9 @@
 #include "cuda/context.h"
 
 #if TANDEM_HAVE_NCCL
-#include <dlfcn.h>
 #include <nccl.h>
+
+#include "cuda/dl_symbol.h"
 #endif
 
 namespace tandem::cuda {
@@ -31,30 +32,26 @@ struct NcclApi {
 
 struct Loaded {
   NcclApi api;
-  std::string why_not;  // empty: loaded
+  bool ok = false;
+  std::string why_not;
 };
-
-template <typename Fn>
-void bind(void* lib, const char* symbol, Fn& slot, std::string& why_not) {
-  if (!why_not.empty()) return;
-  slot = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  if (!slot) why_not = std::string("libnccl.so.2 has no ") + symbol;
-}
 
 Loaded load_once() {
   Loaded r;
-  void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  const char* const name = "libnccl.so.2";
+  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* err = dlerror();
-    r.why_not = std::string("cannot load NCCL: ") + (err ? err : "libnccl.so.2");
+    r.why_not = std::string("cannot load NCCL: ") + (err ? err : name);
     return r;
   }
-  bind(lib, "ncclGetUniqueId", r.api.GetUniqueId, r.why_not);
-  bind(lib, "ncclCommInitRank", r.api.CommInitRank, r.why_not);
-  bind(lib, "ncclCommDestroy", r.api.CommDestroy, r.why_not);
-  bind(lib, "ncclAllReduce", r.api.AllReduce, r.why_not);
-  bind(lib, "ncclGetErrorString", r.api.GetErrorString, r.why_not);
-  bind(lib, "ncclGetLastError", r.api.GetLastError, r.why_not);
+  std::string& w = r.why_not;
+  r.ok = bind_symbol(lib, name, "ncclGetUniqueId", r.api.GetUniqueId, w) &&
+      bind_symbol(lib, name, "ncclCommInitRank", r.api.CommInitRank, w) &&
+      bind_symbol(lib, name, "ncclCommDestroy", r.api.CommDestroy, w) &&
+      bind_symbol(lib, name, "ncclAllReduce", r.api.AllReduce, w) &&
+      bind_symbol(lib, name, "ncclGetErrorString", r.api.GetErrorString, w) &&
+      bind_symbol(lib, name, "ncclGetLastError", r.api.GetLastError, w);
   return r;
 }
 
@@ -65,7 +62,7 @@ const Loaded& loaded() {
 
 const NcclApi& api() {
   const Loaded& l = loaded();
-  if (!l.why_not.empty()) throw Error::unsupported(l.why_not);
+  if (!l.ok) throw Error::unsupported(l.why_not);
   return l.api;
 }
 
@@ -106,7 +103,7 @@ struct NcclGroup::State {
 
 bool nccl_available(std::string* why_not) {
   if (why_not) *why_not = loaded().why_not;
-  return loaded().why_not.empty();
+  return loaded().ok;
 }
 
 std::string nccl_unique_id() {

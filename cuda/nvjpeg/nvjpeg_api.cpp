@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cuda/check.h"
+#include "cuda/dl_symbol.h"
 
 namespace tandem::cuda::nvjpeg {
 
@@ -15,20 +16,6 @@ struct Loaded {
   bool ok = false;
   std::string why_not;
 };
-
-// dlsym into `slot`; false (with the reason in why_not) when absent.
-template <typename Fn>
-bool bind(void* lib, const char* library, const char* symbol, Fn& slot, std::string& why_not) {
-  dlerror();  // clear a stale message
-  void* p = dlsym(lib, symbol);
-  if (!p) {
-    const char* err = dlerror();
-    why_not = std::string(library) + " has no " + symbol + (err ? std::string(": ") + err : std::string());
-    return false;
-  }
-  slot = reinterpret_cast<Fn>(p);
-  return true;
-}
 
 Loaded load_once() {
   Loaded r;
@@ -51,18 +38,19 @@ Loaded load_once() {
   // The library stays loaded for the process: decoders may outlive any scope.
   NvjpegApi& a = r.api;
   std::string& w = r.why_not;
-  r.ok = bind(lib, library, "nvjpegCreateEx", a.CreateEx, w) && bind(lib, library, "nvjpegDestroy", a.Destroy, w) &&
-         bind(lib, library, "nvjpegJpegStateCreate", a.JpegStateCreate, w) &&
-         bind(lib, library, "nvjpegJpegStateDestroy", a.JpegStateDestroy, w) &&
-         bind(lib, library, "nvjpegDecodeBatchedInitialize", a.DecodeBatchedInitialize, w) &&
-         bind(lib, library, "nvjpegDecodeBatched", a.DecodeBatched, w) &&
-         bind(lib, library, "nvjpegJpegStreamCreate", a.JpegStreamCreate, w) &&
-         bind(lib, library, "nvjpegJpegStreamDestroy", a.JpegStreamDestroy, w) &&
-         bind(lib, library, "nvjpegJpegStreamParseHeader", a.JpegStreamParseHeader, w) &&
-         bind(lib, library, "nvjpegJpegStreamGetJpegEncoding", a.JpegStreamGetJpegEncoding, w) &&
-         bind(lib, library, "nvjpegJpegStreamGetFrameDimensions", a.JpegStreamGetFrameDimensions, w) &&
-         bind(lib, library, "nvjpegJpegStreamGetComponentsNum", a.JpegStreamGetComponentsNum, w) &&
-         bind(lib, library, "nvjpegDecodeBatchedSupported", a.DecodeBatchedSupported, w);
+  r.ok = bind_symbol(lib, library, "nvjpegCreateEx", a.CreateEx, w) &&
+         bind_symbol(lib, library, "nvjpegDestroy", a.Destroy, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStateCreate", a.JpegStateCreate, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStateDestroy", a.JpegStateDestroy, w) &&
+         bind_symbol(lib, library, "nvjpegDecodeBatchedInitialize", a.DecodeBatchedInitialize, w) &&
+         bind_symbol(lib, library, "nvjpegDecodeBatched", a.DecodeBatched, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStreamCreate", a.JpegStreamCreate, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStreamDestroy", a.JpegStreamDestroy, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStreamParseHeader", a.JpegStreamParseHeader, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStreamGetJpegEncoding", a.JpegStreamGetJpegEncoding, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStreamGetFrameDimensions", a.JpegStreamGetFrameDimensions, w) &&
+         bind_symbol(lib, library, "nvjpegJpegStreamGetComponentsNum", a.JpegStreamGetComponentsNum, w) &&
+         bind_symbol(lib, library, "nvjpegDecodeBatchedSupported", a.DecodeBatchedSupported, w);
   return r;
 }
 
