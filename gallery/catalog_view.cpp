@@ -200,27 +200,6 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
-// `sql` with its anonymous '?' numbered in order (?1, ?2, ...), outside
-// quoted text: both databases read those (the PostgreSQL driver turns them
-// into $N), and the clauses are written with plain '?'.
-std::string numbered(const std::string& sql) {
-  std::string out;
-  char quote = 0;
-  int n = 0;
-  for (size_t i = 0; i < sql.size(); ++i) {
-    const char c = sql[i];
-    out += c;
-    if (quote) {
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '?' && !(i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9')) {
-      out += std::to_string(++n);
-    }
-  }
-  return out;
-}
-
 void bind_all(Statement& s, int& i, const std::vector<SqlValue>& values) {
   for (const SqlValue& v : values) {
     if (v.is_text)
@@ -261,7 +240,7 @@ int CatalogView::choose_drive(const std::vector<FilterClause>& clauses) {
     const SqlPart& d = clauses[k].drive;
     if (d.sql.empty()) continue;
     const std::string sql =
-        numbered("SELECT count(*) FROM (" + d.sql + " LIMIT " + std::to_string(kDriveCountCap + 1) + ") AS matches");
+        "SELECT count(*) FROM (" + d.sql + " LIMIT " + std::to_string(kDriveCountCap + 1) + ") AS matches";
     Statement s(*db_, sql.c_str(), "count a filter's photos");
     int i = 1;
     bind_all(s, i, d.values);
@@ -296,7 +275,6 @@ std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q, const 
   }
   for (const FilterClause& c : clauses) sql += c.test.sql;
   sql += dated ? " ORDER BY m.taken_at DESC, m.file_id DESC LIMIT ?" : " ORDER BY f.id DESC LIMIT ?";
-  sql = numbered(sql);
   Statement s(*db_, sql.c_str(), dated ? "list dated photos" : "list undated photos");
   int i = 1;
   if (drive >= 0) bind_all(s, i, clauses[size_t(drive)].drive.values);

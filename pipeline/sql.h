@@ -2,7 +2,8 @@
 // The catalog's storage, one small interface over two databases: SQLite
 // (the embedded default, a file) and PostgreSQL (a server many machines'
 // `tag` workers share). The catalog writes its SQL once, with ?N
-// parameters, in the subset both speak (ON CONFLICT upserts, RETURNING,
+// parameters (or bare ?, numbered as SQLite numbers them), in the subset
+// both speak (ON CONFLICT upserts, RETURNING,
 // no engine-specific functions); only the schema and the connection set-up
 // differ per dialect. Every driver error becomes a tandem::Error naming the
 // database and the step:

@@ -1,6 +1,6 @@
 // The PostgreSQL driver of pipeline/sql.h, on libpq (Debian's libpq-dev).
 // Statements are prepared once per connection and SQL text (the catalog's
-// SQL is a fixed set of strings), their ?N parameters rewritten as $N and
+// SQL is a fixed set of strings), their ?N and ? parameters rewritten as $N and
 // sent as text (numbers with every significant digit, so a double comes
 // back bit for bit) or, for float vectors, as binary bytea.
 //
@@ -54,7 +54,8 @@ std::string without_password(const std::string& url) {
 
 namespace {
 
-// ?N placeholders as PostgreSQL's $N, outside quoted text; the highest N.
+// ?N placeholders as PostgreSQL's $N, outside quoted text, and a bare ? as
+// SQLite numbers it (one more than the highest number so far); the highest N.
 std::string dollar_parameters(const char* sql, int* count) {
   std::string out;
   *count = 0;
@@ -64,11 +65,12 @@ std::string dollar_parameters(const char* sql, int* count) {
       if (*p == quote) quote = 0;
     } else if (*p == '\'' || *p == '"') {
       quote = *p;
-    } else if (*p == '?' && p[1] >= '0' && p[1] <= '9') {
-      out += '$';
+    } else if (*p == '?') {
       int n = 0;
-      while (p[1] >= '0' && p[1] <= '9') n = n * 10 + (*++p - '0'), out += *p;
+      while (p[1] >= '0' && p[1] <= '9') n = n * 10 + (*++p - '0');
+      if (n == 0) n = *count + 1;
       *count = std::max(*count, n);
+      out += '$' + std::to_string(n);
       continue;
     }
     out += *p;
