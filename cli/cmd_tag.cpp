@@ -238,16 +238,23 @@ DeviceRun open_device_run(const TagOptions& o, const pipeline::TagModelOptions& 
   return r;
 }
 
-// Tags `files` on every device's pipeline at once: each takes the next
-// share of the files (32 batches) when it is done with its last, so a
-// slower GPU takes fewer; the sink (the catalog, stdout) is called by one
-// pipeline at a time.
+// Tags `files` on every device's pipeline at once, one run each: a
+// pipeline's feed takes the next share of the files (32 batches) while a
+// batch of its last is still left, so a slower GPU takes fewer and no
+// pipeline drains between shares; the sink (the catalog, stdout) is called
+// by one pipeline at a time. A failing pipeline stops the others' shares.
 pipeline::TagStats run_on_devices(std::vector<DeviceRun>& runs, const std::vector<pipeline::InputFile>& files,
                                   const std::function<void(std::vector<pipeline::TagRecord>&)>& sink, int batch) {
   if (runs.size() == 1) return runs[0].tagger->run(files, sink);
   const auto start = std::chrono::steady_clock::now();
   const size_t share = size_t(32 * batch);
   std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  const auto next_share = [&] {
+    const size_t b = failed ? files.size() : std::min(next.fetch_add(share), files.size());
+    const size_t e = std::min(files.size(), b + share);
+    return std::vector<pipeline::InputFile>(files.begin() + long(b), files.begin() + long(e));
+  };
   std::mutex sink_mutex, error_mutex;
   std::exception_ptr error;
   const auto one_at_a_time = [&](std::vector<pipeline::TagRecord>& group) {
@@ -259,12 +266,10 @@ pipeline::TagStats run_on_devices(std::vector<DeviceRun>& runs, const std::vecto
   for (size_t i = 0; i < runs.size(); ++i)
     threads.emplace_back([&, i] {
       try {
-        for (size_t b = next.fetch_add(share); b < files.size() && !error; b = next.fetch_add(share)) {
-          const std::vector<pipeline::InputFile> mine(files.begin() + long(b),
-                                                      files.begin() + long(std::min(files.size(), b + share)));
-          pipeline::add_run(parts[i], runs[i].tagger->run(mine, one_at_a_time));
-        }
+        pipeline::FileFeed feed(next_share, size_t(batch));
+        parts[i] = runs[i].tagger->run(feed, one_at_a_time);
       } catch (...) {
+        failed = true;
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
       }
@@ -362,9 +367,8 @@ int tag_command(TagOptions& o) {
   std::unique_ptr<pipeline::ThumbnailStore> thumbnails;
   if (!o.decode_only && (o.thumbnails == "on" || (o.thumbnails == "auto" && catalog))) {
     const std::string root = pipeline::default_thumbnail_root();
-    // A server's catalog has no folder of its own: the shared cache only.
-    const bool beside = catalog && !pipeline::sql::is_postgres_url(o.catalog);
-    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, beside ? pipeline::catalog_thumbnail_folder(o.catalog) : root);
+    const std::string fallback = catalog ? pipeline::catalog_thumbnail_folder(o.catalog) : root;
+    thumbnails = std::make_unique<pipeline::ThumbnailStore>(root, fallback);
   }
   Inputs in;
   {
@@ -494,7 +498,9 @@ void add_tag_command(CLI::App& app) {
                 "worker's files when its lease runs out");
   sub->add_option("--lease", o->lease, "--queue: seconds a claim lasts without renewal (renewed every third)")
       ->check(CLI::Range(1.0, 86400.0));
-  sub->add_option("--claim", o->claim, "--queue: files per claim (default: 2 batches; the next is claimed while a batch is left)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--claim", o->claim,
+                  "--queue: files per claim (default: 2 batches; the next is claimed while a batch is left)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--db-retry", o->db_retry,
                   "Seconds a postgresql:// catalog may be unreachable mid-run (the run reconnects with growing "
                   "pauses, then stops; a batch is stored whole or not at all)")
