@@ -131,7 +131,7 @@ void choose_gpu_sums(Ranks& r) {
                                : "through the host (MPI): " +
                                      (why_not.empty() ? "NCCL cannot be loaded on another rank" : why_not));
   if (!nccl) return;
-  const int device = r.comm->local_rank() % gpus;  // rank_gpu's
+  const int device = rank_gpu(r).index;
   r.comm = train::with_nccl(std::move(r.comm), device);
 }
 

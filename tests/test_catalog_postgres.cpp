@@ -26,11 +26,6 @@ using namespace tandem::testing;
 
 namespace {
 
-std::string server_url(const std::string& db) { return test_server_url(db); }
-std::string fresh_database(const std::string& db) { return fresh_test_database(db); }
-
-#define REQUIRE_SERVER() TANDEM_REQUIRE_POSTGRES()
-
 // Everything a catalog holds for the model, faces and people included.
 std::vector<std::string> everything(Catalog& c) {
   std::vector<std::string> out;
@@ -66,10 +61,10 @@ void write_collection(Catalog& c) {
 }
 
 TEST(CatalogOnPostgres, RecordsFacesAndPeopleMatchSqlite) {
-  REQUIRE_SERVER();
+  TANDEM_REQUIRE_POSTGRES();
   TempDir dir("catalog_pg");
   Catalog lite(dir.file("c.sqlite"));
-  Catalog pg(fresh_database("records_match"));
+  Catalog pg(fresh_test_database("records_match"));
   write_collection(lite);
   write_collection(pg);
   EXPECT_EQ(everything(pg), everything(lite));
@@ -90,10 +85,10 @@ TEST(CatalogOnPostgres, RecordsFacesAndPeopleMatchSqlite) {
 // empty strings beside missing values, and the numbers read back exactly,
 // also when a batch writes files again.
 TEST(CatalogOnPostgres, BatchArraysKeepEveryCharacterAndEveryMissingValue) {
-  REQUIRE_SERVER();
+  TANDEM_REQUIRE_POSTGRES();
   TempDir dir("catalog_pg");
   Catalog lite(dir.file("c.sqlite"));
-  Catalog pg(fresh_database("bulk_arrays"));
+  Catalog pg(fresh_test_database("bulk_arrays"));
   const std::vector<std::string> odd = {"a\"b", "back\\slash", "{braces,comma}", "NULL", "", " lead and trail ",
                                         "Ürlaub 🌅", "new\nline", "tab\there", "'single'"};
   auto batch = [&](int version) {
@@ -137,10 +132,10 @@ TEST(CatalogOnPostgres, BatchArraysKeepEveryCharacterAndEveryMissingValue) {
 }
 
 TEST(CatalogOnPostgres, CopiesBothWaysKeepEverything) {
-  REQUIRE_SERVER();
+  TANDEM_REQUIRE_POSTGRES();
   TempDir dir("catalog_pg");
   const std::string original = dir.file("original.sqlite"), back = dir.file("back.sqlite");
-  const std::string url = fresh_database("copy_both_ways");
+  const std::string url = fresh_test_database("copy_both_ways");
   std::vector<std::string> want;
   {
     Catalog c(original);
@@ -167,8 +162,8 @@ TEST(CatalogOnPostgres, CopiesBothWaysKeepEverything) {
 }
 
 TEST(CatalogOnPostgres, TwoWorkersShareOnePeopleIndex) {
-  REQUIRE_SERVER();
-  const std::string url = fresh_database("two_workers");
+  TANDEM_REQUIRE_POSTGRES();
+  const std::string url = fresh_test_database("two_workers");
   Catalog a(url), b(url);
   std::vector<FileRecord> one = {photo(1, {face_of(1, 0, 10)})};
   a.write_and_assign(one);
@@ -182,8 +177,8 @@ TEST(CatalogOnPostgres, TwoWorkersShareOnePeopleIndex) {
 }
 
 TEST(CatalogOnPostgres, RefusesNewerSchemasAndOtherPrograms) {
-  REQUIRE_SERVER();
-  const std::string newer = fresh_database("newer_schema");
+  TANDEM_REQUIRE_POSTGRES();
+  const std::string newer = fresh_test_database("newer_schema");
   { Catalog c(newer); }
   const std::string future = "UPDATE tandem_meta SET value = " + std::to_string(kPostgresSchemaVersion + 1) +
                              " WHERE key = 'schema_version'";
@@ -194,7 +189,7 @@ TEST(CatalogOnPostgres, RefusesNewerSchemasAndOtherPrograms) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("newer than this tandem's"), std::string::npos) << e.what();
   }
-  const std::string other = fresh_database("other_program");
+  const std::string other = fresh_test_database("other_program");
   sql::open_postgres(other)->exec("CREATE TABLE files (id INTEGER)", "another program's table");
   EXPECT_THROW(Catalog{other}, Error);
 }
@@ -206,8 +201,8 @@ TEST(CatalogOnPostgres, RefusesNewerSchemasAndOtherPrograms) {
 // record the catalog refuses in the middle of a batch, and text with a NUL
 // byte (which the driver refuses rather than cut short).
 TEST(CatalogOnPostgres, AnErrorInAPipelinedBatchStoresNothingOfIt) {
-  REQUIRE_SERVER();
-  Catalog c(fresh_database("pipelined_errors"));
+  TANDEM_REQUIRE_POSTGRES();
+  Catalog c(fresh_test_database("pipelined_errors"));
   std::vector<FileRecord> batch = synthetic_records(6, 1);
   batch[0].ok = true, batch[0].error_kind.clear(), batch[0].error.clear();
   batch[0].tags = {{"caf\xe9", 0.5f}};  // Latin-1
