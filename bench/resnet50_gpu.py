@@ -93,6 +93,9 @@ def main():
     ap.add_argument("--batches", default="1,64,256")
     ap.add_argument("--engines", default="tandem,eager,compile")
     ap.add_argument("--precision", default="fp16")
+    # Another build of tandem (an earlier commit's) timed as engine
+    # "baseline", right after tandem, to compare two versions in one run.
+    ap.add_argument("--baseline")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -106,9 +109,13 @@ def main():
         export(name, onnx_path)
         for b in (int(v) for v in a.batches.split(",")):
             iters, warmup = (200, 20) if b == 1 else (50, 10)
-            for eng in a.engines.split(","):
-                if eng == "tandem":
-                    r = run_tandem(a.tandem, onnx_path, b, iters, warmup, a.precision)
+            engines = a.engines.split(",")
+            if a.baseline:
+                engines.insert(engines.index("tandem") + 1 if "tandem" in engines else 0, "baseline")
+            for eng in engines:
+                if eng in ("tandem", "baseline"):
+                    r = run_tandem(a.tandem if eng == "tandem" else a.baseline, onnx_path, b, iters, warmup,
+                                   a.precision)
                 else:
                     p = subprocess.run([sys.executable, __file__, "--tandem", a.tandem,
                                         "--worker", f"{name}:{b}:{iters}:{warmup}:{eng}"],

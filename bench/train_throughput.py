@@ -9,6 +9,11 @@ build/bench/bench_train_gpu (Trainer::train_step, the same loop as
 img/s of each and the ratios.
 
   python3 bench/train_throughput.py --tandem-bench PATH/bench_train_gpu [--steps 30]
+      [--baseline-bench OLD/bench_train_gpu]
+
+--baseline-bench also times another build's bench_train_gpu (an earlier
+commit's) in the same run, after tandem's, to compare two versions of tandem
+on the same warm GPU.
 """
 import argparse
 import json
@@ -69,14 +74,18 @@ def main():
     ap.add_argument("--tandem-bench", required=True)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--baseline-bench")
     a = ap.parse_args()
     print("torch %s, %s" % (torch.__version__, torch.cuda.get_device_name()))
     amp = torch_rate(a.batch, a.steps, True, True)
     fp32 = torch_rate(a.batch, a.steps, False, False)
     t = tandem_rates(a.tandem_bench)
+    base = tandem_rates(a.baseline_bench) if a.baseline_bench else {}
     print("pytorch AMP fp16 channels-last: %.0f img/s; fp32 NCHW: %.0f img/s" % (amp, fp32))
     for p, r in sorted(t.items()):
         print("tandem %s: %.0f img/s = %.2fx PyTorch AMP, %.2fx PyTorch fp32" % (p, r, r / amp, r / fp32))
+    for p, r in sorted(base.items()):
+        print("baseline %s: %.0f img/s = %.2fx PyTorch AMP; tandem / baseline %.3f" % (p, r, r / amp, t[p] / r))
     amp2 = torch_rate(a.batch, a.steps, True, True)
     print("pytorch AMP again (drift check): %.0f img/s" % amp2)
 

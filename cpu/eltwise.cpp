@@ -7,6 +7,7 @@
 #include "cpu/eltwise.h"
 
 #include "cpu/dnnl_utils.h"
+#include "cpu/post_ops.h"
 #include "cpu/registry.h"
 #include "ops/elementwise.h"
 
@@ -16,49 +17,14 @@ namespace {
 
 using alg = dnnl::algorithm;
 
-struct EltwiseSpec {
-  alg algorithm;
-  float alpha = 0.f, beta = 0.f;
-  // HardSigmoid has no oneDNN algorithm: linear then clip to [0,1] as a post-op.
-  bool clip01_after = false;
-};
-
-// Clip's bounds are inputs since opset 11 and attributes before.
-void clip_bounds(const OpDesc& op, float* lo, float* hi) {
-  const Attributes& a = op.attributes();
-  *lo = a.get_float("min", -INFINITY);
-  *hi = a.get_float("max", INFINITY);
-  auto bound = [&](size_t i, float* v) {
-    if (!op.has_input(i)) return;
-    check(op.constants[i] != nullptr, "Clip bounds must be constants");
-    *v = float(op.constants[i]->scalar_at(0));
-  };
-  bound(1, lo);
-  bound(2, hi);
-}
-
-EltwiseSpec spec_for(const OpDesc& op) {
-  const Attributes& a = op.attributes();
+// The math ops oneDNN computes; activations go through eltwise_steps.
+EltwiseStep math_step(const OpDesc& op) {
   const std::string& t = op.op_type;
-  if (t == "Relu") return {alg::eltwise_relu};
-  if (t == "LeakyRelu") return {alg::eltwise_relu, a.get_float("alpha", 0.01f)};
-  if (t == "Sigmoid") return {alg::eltwise_logistic};
-  if (t == "Tanh") return {alg::eltwise_tanh};
-  if (t == "HardSwish") return {alg::eltwise_hardswish};
-  if (t == "HardSigmoid")
-    return {alg::eltwise_linear, a.get_float("alpha", 0.2f), a.get_float("beta", 0.5f), true};
-  if (t == "Elu") return {alg::eltwise_elu, a.get_float("alpha", 1.0f)};
-  if (t == "Softplus") return {alg::eltwise_soft_relu};
   if (t == "Exp") return {alg::eltwise_exp};
   if (t == "Sqrt") return {alg::eltwise_sqrt};
   if (t == "Abs") return {alg::eltwise_abs};
   if (t == "Neg") return {alg::eltwise_linear, -1.f, 0.f};
   if (t == "Mish") return {alg::eltwise_mish};
-  if (t == "Clip") {
-    float lo, hi;
-    clip_bounds(op, &lo, &hi);
-    return {alg::eltwise_clip_v2, lo, hi};
-  }
   throw Error::unsupported("no oneDNN eltwise algorithm for this op", op.context());
 }
 
@@ -68,10 +34,12 @@ KernelPlan make_eltwise(const OpDesc& op) {
   DType t = op.inputs[0].dtype;
   if (t != DType::f32 && t != DType::bf16)
     throw Error::unsupported("CPU eltwise supports f32 and bf16, got " + op.inputs[0].str());
-  EltwiseSpec s = spec_for(op);
+  std::optional<ops::Activation> a = ops::activation_of(op);
+  std::vector<EltwiseStep> steps = a ? eltwise_steps(*a) : std::vector<EltwiseStep>{math_step(op)};
+  // The first step is the primitive, any further ones its post-ops.
   dnnl::post_ops po;
-  if (s.clip01_after) po.append_eltwise(1.f, alg::eltwise_clip_v2, 0.f, 1.f);
-  return eltwise_kernel(op.inputs[0], s.algorithm, s.alpha, s.beta, &po, op.inputs.size());
+  for (size_t i = 1; i < steps.size(); ++i) po.append_eltwise(steps[i].scale, steps[i].algorithm, steps[i].alpha, steps[i].beta);
+  return eltwise_kernel(op.inputs[0], steps[0].algorithm, steps[0].alpha, steps[0].beta, &po, op.inputs.size());
 }
 
 // Log, Floor and Ceil through libm, elementwise on plain f32: oneDNN's Log

@@ -48,9 +48,9 @@ dnnl::primitive_attr gemm_attr(const dnnl::post_ops& po) {
   return attr;
 }
 
-ops::FusedActivation activation_of(const OpDesc& op) {
+ops::Activation activation_of(const OpDesc& op) {
   return op.op_type == ops::kFusedGemmOp ? ops::parse_fused_activation(op.attributes())
-                                         : ops::FusedActivation{};
+                                         : ops::Activation{};
 }
 
 KernelPlan plain_plan(std::unique_ptr<Kernel> k, size_t inputs) {

@@ -2,24 +2,28 @@
 
 namespace tandem::cpu {
 
-void append_activation(dnnl::post_ops& po, const ops::FusedActivation& a) {
+std::vector<EltwiseStep> eltwise_steps(const ops::Activation& a) {
   using alg = dnnl::algorithm;
   using K = ops::ActivationKind;
   switch (a.kind) {
-    case K::none: return;
-    case K::relu: po.append_eltwise(1.f, alg::eltwise_relu, 0.f, 0.f); return;
-    case K::leaky_relu: po.append_eltwise(1.f, alg::eltwise_relu, a.alpha, 0.f); return;
-    case K::clip: po.append_eltwise(1.f, alg::eltwise_clip_v2, a.alpha, a.beta); return;
-    case K::hard_swish: po.append_eltwise(a.gamma, alg::eltwise_hardswish, 0.f, 0.f); return;
-    case K::sigmoid: po.append_eltwise(1.f, alg::eltwise_logistic, 0.f, 0.f); return;
-    case K::tanh: po.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f); return;
-    case K::silu: po.append_eltwise(1.f, alg::eltwise_swish, 1.f, 0.f); return;  // x * sigmoid(1 * x)
-    case K::hard_sigmoid:
-      // clip(alpha*x + beta, 0, max)
-      po.append_eltwise(1.f, alg::eltwise_linear, a.alpha, a.beta);
-      po.append_eltwise(1.f, alg::eltwise_clip_v2, 0.f, a.gamma);
-      return;
+    case K::none: return {};
+    case K::relu: return {{alg::eltwise_relu}};
+    case K::leaky_relu: return {{alg::eltwise_relu, a.alpha}};
+    case K::clip: return {{alg::eltwise_clip_v2, a.alpha, a.beta}};
+    case K::hard_swish: return {{alg::eltwise_hardswish, 0.f, 0.f, a.gamma}};
+    case K::sigmoid: return {{alg::eltwise_logistic}};
+    case K::tanh: return {{alg::eltwise_tanh}};
+    case K::silu: return {{alg::eltwise_swish, 1.f}};  // x * sigmoid(1 * x)
+    case K::elu: return {{alg::eltwise_elu, a.alpha}};
+    case K::softplus: return {{alg::eltwise_soft_relu}};
+    // clip(alpha * x + beta, 0, gamma): oneDNN has no hard sigmoid of that form.
+    case K::hard_sigmoid: return {{alg::eltwise_linear, a.alpha, a.beta}, {alg::eltwise_clip_v2, 0.f, a.gamma}};
   }
+  return {};
+}
+
+void append_activation(dnnl::post_ops& po, const ops::Activation& a) {
+  for (const EltwiseStep& s : eltwise_steps(a)) po.append_eltwise(s.scale, s.algorithm, s.alpha, s.beta);
 }
 
 }  // namespace tandem::cpu

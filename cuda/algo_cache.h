@@ -29,7 +29,7 @@ struct AlgoDevice {
   size_t cudnn_version = 0;  // cudnnGetVersion()
 
   std::string str() const;        // "NVIDIA H200 sm_90 cudnn 91900"
-  std::string file_name() const;  // "conv_algos-v1-NVIDIA_H200-sm90-cudnn91900.json"
+  std::string file_name() const;  // "conv_algos-v2-NVIDIA_H200-sm90-cudnn91900.json"
 };
 
 // One convolution as cuDNN is asked to run it.

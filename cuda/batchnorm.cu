@@ -60,9 +60,10 @@ KernelPlan make_batchnorm(const OpDesc& op, Context& c) {
   const Tensor &gamma = *op.constants[1], &beta = *op.constants[2], &mean = *op.constants[3], &var = *op.constants[4];
   std::vector<float> scale(size_t(p.channels)), shift(size_t(p.channels));
   for (int64_t k = 0; k < p.channels; ++k) {
-    double s = gamma.scalar_at(k) / std::sqrt(var.scalar_at(k) + double(p.epsilon));
-    scale[size_t(k)] = float(s);
-    shift[size_t(k)] = float(beta.scalar_at(k) - mean.scalar_at(k) * s);
+    const ops::BatchNormAffine a =
+        ops::batch_norm_affine(gamma.scalar_at(k), beta.scalar_at(k), mean.scalar_at(k), var.scalar_at(k), p.epsilon);
+    scale[size_t(k)] = a.scale;
+    shift[size_t(k)] = a.shift;
   }
   bool nhwc = x.layout == Layout::nhwc && x.shape.size() == 4;
   int64_t inner = nhwc ? 1 : shape_numel(Shape(x.shape.begin() + 2, x.shape.end()));

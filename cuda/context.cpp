@@ -69,6 +69,12 @@ std::mutex g_alloc_mutex;
 std::unordered_map<void*, size_t> g_alloc_sizes;
 }  // namespace
 
+Scratch::Scratch(Context& c, size_t bytes) : c_(c), bytes_(bytes) {
+  if (bytes) p_ = device_alloc(c, bytes);
+}
+
+Scratch::~Scratch() { device_free(c_, p_); }
+
 void* device_alloc(Context& ctx, size_t bytes) {
   void* p = nullptr;
   bytes = bytes ? bytes : 256;

@@ -44,6 +44,24 @@ unsigned sync_flag_from(const char* value);
 // Ordered on ctx.stream; free is safe from destructors (never throws).
 void* device_alloc(Context& ctx, size_t bytes);
 void device_free(Context& ctx, void* p);
+// Device memory for the length of one piece of work: allocated from the
+// stream-ordered pool and freed in stream order, so the kernels enqueued
+// before the destructor still see it. Zero bytes allocate nothing.
+class Scratch {
+ public:
+  Scratch(Context& c, size_t bytes);
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* get() const { return p_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  Context& c_;
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 // Keeps every freed block in the device's default pool instead of returning
 // it to the driver at each synchronization (so steady-state device_alloc
 // never reaches the driver).

@@ -3,8 +3,8 @@
 //   X [N, C, H, W] (nhwc) * W [M, C/group, R, S] (constant) -> Y [N, M, P, Q] (nhwc)
 // The weights are transposed once, at prepare, to KRSC (cuDNN's NHWC filter
 // layout) and kept on the device. The algorithm is chosen at prepare by
-// timing (cudnnFindConvolutionForwardAlgorithmEx on temporary buffers), and
-// the choice kept on disk for the next process (cuda/algo_cache.h).
+// timing on temporary buffers, under the policy and with the on-disk cache
+// training's convolutions use too (cuda/cudnn_conv.h).
 // FusedConv: Y = act(conv(X) + B + R). cudnnConvolutionBiasActivationForward
 // does all of it where cuDNN supports the case (relu, or identity with the
 // IMPLICIT_PRECOMP_GEMM algorithm); a trial call at prepare confirms it, and
@@ -22,21 +22,17 @@
 // Depthwise convs (group == C == M) do not come here: make_conv sends them
 // to the own kernel of cuda/depthwise_conv.cu, as cuDNN's grouped
 // convolution runs them far below memory bandwidth.
-// fp32 runs with CUDNN_FMA_MATH (no TF32) and without the FFT and Winograd
-// algorithms, whose transforms round differently from a direct sum: fp32 is
-// the path that must match the CPU to 1e-5. f16 and bf16 accumulate in f32
-// and may use tensor cores and every algorithm.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "cuda/algo_cache.h"
 #include "profile/zone.h"
 #include "cuda/check.h"
 #include "cuda/conv_epilogue.h"
-#include "cuda/cudnn_utils.h"
+#include "cuda/cudnn_conv.h"
 #include "cuda/depthwise_conv.h"
 #include "cuda/float_types.h"
 #include "cuda/registry.h"
@@ -45,9 +41,6 @@
 namespace tandem::cuda {
 
 namespace {
-
-// Largest workspace an algorithm may ask for.
-constexpr size_t kMaxWorkspace = size_t(256) << 20;
 
 struct ConvShape {
   ops::ConvGeometry g;
@@ -102,41 +95,16 @@ std::vector<char> to_krsc(const Tensor& w, int64_t cout) {
   return out;
 }
 
-bool accurate_enough_for_f32(const cudnnConvolutionFwdAlgoPerf_t& p) {
-  switch (p.algo) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return false;
-    default: return p.mathType != CUDNN_TENSOR_OP_MATH && p.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-  }
-}
-
-// The largest workspace up to kMaxWorkspace the device can lend for the
-// algorithm search; a failed cudaMalloc is cleared so later launch checks do
-// not report it.
-DeviceBuffer search_workspace(const ErrorContext& where) {
-  for (size_t bytes = kMaxWorkspace; bytes >= (size_t(1) << 20); bytes /= 2) {
-    void* p = nullptr;
-    if (cudaMalloc(&p, bytes) == cudaSuccess) {
-      cudaFree(p);
-      return DeviceBuffer(bytes, "cudaMalloc(conv search workspace)", where);
-    }
-    cudaGetLastError();
-  }
-  return DeviceBuffer();
-}
-
 class CudnnConvKernel final : public Kernel {
  public:
   CudnnConvKernel(const OpDesc& op, Context& c)
       : c_(c),
         where_(op.context()),
         cs_(describe(op)),
-        xd_(where_),
-        yd_(where_),
+        t_(cs_.dtype, Layout::nhwc, std::array<int64_t, 4>{cs_.n, cs_.conv_c(), x_h(), x_w()}.data(),
+           std::array<int64_t, 4>{cs_.m, cs_.conv_c() / cs_.g.group, cs_.r, cs_.s}.data(),
+           std::array<int64_t, 4>{cs_.n, cs_.m, cs_.p, cs_.q}.data(), where_),
         bd_(where_),
-        wd_(where_),
         cd_(where_),
         ad_(where_) {
     set_descriptors();
@@ -167,8 +135,8 @@ class CudnnConvKernel final : public Kernel {
       return;
     }
     const float one = 1.f, zero = 0.f;
-    check_cudnn(cudnnConvolutionForward(c_.cudnn, &one, xd_.get(), x, wd_.get(), weights_.get(), cd_.get(), algo_, ws,
-                                        workspace_bytes_, &zero, yd_.get(), out[0]),
+    check_cudnn(cudnnConvolutionForward(c_.cudnn, &one, t_.x.get(), x, t_.w.get(), weights_.get(), cd_.get(), algo_,
+                                        ws, workspace_bytes_, &zero, t_.y.get(), out[0]),
                 "cudnnConvolutionForward", where_);
     if (cs_.has_bias || residual || cs_.extras.activation.kind != ops::ActivationKind::none)
       launch_conv_epilogue(cs_.dtype, out[0], bias, residual, cs_.n * cs_.p * cs_.q * cs_.m, cs_.m,
@@ -186,36 +154,16 @@ class CudnnConvKernel final : public Kernel {
   size_t y_bytes() const { return size_t(cs_.n * cs_.m * cs_.p * cs_.q) * dtype_size(cs_.dtype); }
 
   void set_descriptors() {
-    cudnnDataType_t t = cudnn_dtype(cs_.dtype, "Conv", where_);
     const ops::Window& win = cs_.g.window;
-    set_nhwc(xd_, t, cs_.n, cs_.conv_c(), x_h(), x_w(), where_);
-    set_nhwc(yd_, t, cs_.n, cs_.m, cs_.p, cs_.q, where_);
-    set_nhwc(bd_, t, 1, cs_.m, 1, 1, where_);
-    check_cudnn(cudnnSetFilter4dDescriptor(wd_.get(), t, CUDNN_TENSOR_NHWC, int(cs_.m), int(cs_.conv_c() / cs_.g.group),
-                                           int(cs_.r), int(cs_.s)),
-                "cudnnSetFilter4dDescriptor", where_);
-    int pad_h = cs_.explicit_pad ? 0 : int(win.pads_begin[0]), pad_w = cs_.explicit_pad ? 0 : int(win.pads_begin[1]);
-    check_cudnn(cudnnSetConvolution2dDescriptor(cd_.get(), pad_h, pad_w, int(win.strides[0]), int(win.strides[1]),
-                                                int(win.dilations[0]), int(win.dilations[1]), CUDNN_CROSS_CORRELATION,
-                                                CUDNN_DATA_FLOAT),
-                "cudnnSetConvolution2dDescriptor", where_);
-    check_cudnn(cudnnSetConvolutionGroupCount(cd_.get(), int(cs_.g.group)), "cudnnSetConvolutionGroupCount", where_);
-    check_cudnn(cudnnSetConvolutionMathType(cd_.get(), math_type()), "cudnnSetConvolutionMathType", where_);
-    int dims[4] = {};
-    check_cudnn(cudnnGetConvolutionNdForwardOutputDim(cd_.get(), xd_.get(), wd_.get(), 4, dims),
-                "cudnnGetConvolutionNdForwardOutputDim", where_);
-    check(dims[0] == cs_.n && dims[1] == cs_.m && dims[2] == cs_.p && dims[3] == cs_.q,
-          "cuDNN's convolution output [" + std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "," +
-              std::to_string(dims[2]) + "," + std::to_string(dims[3]) + "] differs from the inferred " +
-              shape_str({cs_.n, cs_.m, cs_.p, cs_.q}),
-          where_);
+    set_nhwc(bd_, cudnn_dtype(cs_.dtype, "Conv", where_), 1, cs_.m, 1, 1, where_);
+    const int64_t no_pad[2] = {0, 0};
+    set_conv(cd_, t_, cs_.explicit_pad ? no_pad : win.pads_begin.data(), win.strides.data(), win.dilations.data(),
+             cs_.g.group, where_);
     bool relu = cs_.extras.activation.kind == ops::ActivationKind::relu;
     check_cudnn(cudnnSetActivationDescriptor(ad_.get(), relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
-                                             CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                                             CUDNN_PROPAGATE_NAN, 0.0),
                 "cudnnSetActivationDescriptor", where_);
   }
-
-  cudnnMathType_t math_type() const { return is_16bit_float(cs_.dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
 
   void upload_weights(const Tensor& w) {
     check(w.dtype() == cs_.dtype && w.layout() == Layout::plain && w.shape().size() == 4,
@@ -229,137 +177,49 @@ class CudnnConvKernel final : public Kernel {
     check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // krsc is freed on return
   }
 
-  // The choice cached on disk for this GPU model, cuDNN and problem when
-  // there is one cuDNN still accepts; otherwise measured, and cached.
+  // The algorithm (cuda/cudnn_conv.h), timed on zeroed scratch tensors, and
+  // whether cuDNN's fused call runs it.
   void choose_algorithm() {
     TANDEM_ZONE_CAT("choose conv algorithm", "cuda");
-    AlgoCache* cache = algo_cache(algo_device());
-    ConvProblem problem = cache ? algo_problem() : ConvProblem{};
-    if (cache) {
-      std::optional<ConvChoice> hit = cache->find(problem);
-      if (hit && use_cached(*hit)) return;
-    }
-    measure_algorithm();
-    if (cache) cache->store(problem, current_choice());
-  }
-
-  AlgoDevice algo_device() const {
-    return {c_.props.name, c_.props.major, c_.props.minor, cudnnGetVersion()};
-  }
-
-  // The problem as the descriptors give it to cuDNN, so the key follows
-  // whatever set_descriptors() decides.
-  ConvProblem algo_problem() const {
-    ConvProblem p;
-    p.dtype = dtype_name(cs_.dtype);
-    p.layout = "nhwc";
-    cudnnDataType_t t;
-    int n, c, h, w, ns, cs, hs, ws;
-    check_cudnn(cudnnGetTensor4dDescriptor(xd_.get(), &t, &n, &c, &h, &w, &ns, &cs, &hs, &ws),
-                "cudnnGetTensor4dDescriptor", where_);
-    p.n = n, p.c = c, p.h = h, p.w = w;
-    cudnnTensorFormat_t format;
-    int k, fc, r, s;
-    check_cudnn(cudnnGetFilter4dDescriptor(wd_.get(), &t, &format, &k, &fc, &r, &s), "cudnnGetFilter4dDescriptor",
-                where_);
-    p.k = k, p.r = r, p.s = s;
-    int ph, pw, sh, sw, dh, dw, groups;
-    cudnnConvolutionMode_t mode;
-    cudnnDataType_t compute;
-    check_cudnn(cudnnGetConvolution2dDescriptor(cd_.get(), &ph, &pw, &sh, &sw, &dh, &dw, &mode, &compute),
-                "cudnnGetConvolution2dDescriptor", where_);
-    check_cudnn(cudnnGetConvolutionGroupCount(cd_.get(), &groups), "cudnnGetConvolutionGroupCount", where_);
-    p.pad_h = ph, p.pad_w = pw, p.stride_h = sh, p.stride_w = sw, p.dilation_h = dh, p.dilation_w = dw;
-    p.groups = groups;
-    p.compute_type = int(compute);
-    p.math_type = int(current_math_type());
+    ConvProblem problem = conv_problem(t_, cd_, "forward", where_);
     if (cs_.has_bias) {
       auto act = cs_.extras.activation.kind;
-      p.fused = act == ops::ActivationKind::relu ? "bias+relu" : act == ops::ActivationKind::none ? "bias" : "bias+other";
-      if (cs_.extras.has_residual) p.fused += "+residual";
+      problem.fused = act == ops::ActivationKind::relu ? "bias+relu" : act == ops::ActivationKind::none ? "bias" : "bias+other";
+      if (cs_.extras.has_residual) problem.fused += "+residual";
     }
-    return p;
-  }
-
-  cudnnMathType_t current_math_type() const {
-    cudnnMathType_t m;
-    check_cudnn(cudnnGetConvolutionMathType(cd_.get(), &m), "cudnnGetConvolutionMathType", where_);
-    return m;
-  }
-
-  ConvChoice current_choice() const { return {int(algo_), int(current_math_type()), workspace_bytes_, fused_}; }
-
-  // Takes a cached choice if cuDNN still sizes its workspace (the entry may
-  // come from a damaged or hand-edited file) and it passes the same filter
-  // as a measured one; otherwise leaves the descriptors as they were.
-  bool use_cached(const ConvChoice& ch) {
-    if (ch.algo < 0 || ch.algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT || ch.workspace_bytes > kMaxWorkspace) return false;
-    cudnnConvolutionFwdAlgoPerf_t p{};
-    p.algo = cudnnConvolutionFwdAlgo_t(ch.algo);
-    p.mathType = cudnnMathType_t(ch.math_type);
-    if (cs_.dtype == DType::f32 && !accurate_enough_for_f32(p)) return false;
-    cudnnMathType_t asked = current_math_type();
-    size_t bytes = 0;
-    bool ok = cudnnSetConvolutionMathType(cd_.get(), p.mathType) == CUDNN_STATUS_SUCCESS &&
-              cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(), p.algo,
-                                                      &bytes) == CUDNN_STATUS_SUCCESS &&
-              bytes <= kMaxWorkspace;
-    if (!ok) {
-      check_cudnn(cudnnSetConvolutionMathType(cd_.get(), asked), "cudnnSetConvolutionMathType", where_);
-      return false;
+    std::optional<DeviceBuffer> x, y;  // made only when measuring
+    auto scratch = [&] {
+      if (x) return;
+      x.emplace(x_bytes(), "cudaMalloc(conv search input)", where_);
+      y.emplace(y_bytes(), "cudaMalloc(conv search output)", where_);
+      check_cuda(cudaMemsetAsync(x->get(), 0, x->bytes(), c_.stream), "cudaMemsetAsync", where_);
+    };
+    cudnnHandle_t h = c_.cudnn;
+    ConvSearch<cudnnConvolutionFwdAlgoPerf_t> search{
+        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+        [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf, void* ws, size_t bytes) {
+          scratch();
+          return cudnnFindConvolutionForwardAlgorithmEx(h, t_.x.get(), x->get(), t_.w.get(), weights_.get(), cd_.get(),
+                                                        t_.y.get(), y->get(), n, found, perf, ws, bytes);
+        },
+        [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
+          return cudnnGetConvolutionForwardAlgorithm_v7(h, t_.x.get(), t_.w.get(), cd_.get(), t_.y.get(), n, found,
+                                                        perf);
+        },
+        [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
+          return cudnnGetConvolutionForwardWorkspaceSize(h, t_.x.get(), t_.w.get(), cd_.get(), t_.y.get(), a, bytes);
+        }};
+    const ConvAlgo a = choose_conv_algo(c_, problem, cs_.dtype, cd_, search, where_);
+    algo_ = cudnnConvolutionFwdAlgo_t(a.algo);
+    workspace_bytes_ = a.workspace;
+    if (a.cached) {
+      fused_ = a.cached_fused && fusable();
+    } else {
+      scratch();
+      fused_ = fusable() && fused_call_works(x->get(), y->get());
     }
-    algo_ = p.algo;
-    workspace_bytes_ = align_up(std::max(bytes, ch.workspace_bytes));
-    fused_ = ch.fused && fusable();
-    return true;
-  }
-
-  // Times the algorithms on scratch tensors, keeps the fastest acceptable
-  // one, then decides whether the fused cuDNN call can run it.
-  void measure_algorithm() {
-    TANDEM_ZONE_CAT("cudnn algorithm search", "cuda");
-    DeviceBuffer x(x_bytes(), "cudaMalloc(conv search input)", where_);
-    DeviceBuffer y(y_bytes(), "cudaMalloc(conv search output)", where_);
-    check_cuda(cudaMemsetAsync(x.get(), 0, x.bytes(), c_.stream), "cudaMemsetAsync", where_);
-    DeviceBuffer ws = search_workspace(where_);
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-    int found = 0;
-    cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
-        c_.cudnn, xd_.get(), x.get(), wd_.get(), weights_.get(), cd_.get(), yd_.get(), y.get(), int(perf.size()),
-        &found, perf.data(), ws.get(), ws.bytes());
-    if (st != CUDNN_STATUS_SUCCESS) {
-      cudaGetLastError();  // the search's failure is handled here, not at a later launch check
-      check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(),
-                                                         int(perf.size()), &found, perf.data()),
-                  "cudnnGetConvolutionForwardAlgorithm_v7", where_);
-    }
-    // Fastest first; among those within 3% of the fastest, the one with the
-    // smallest workspace (scratch is part of the plan's peak memory).
-    const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
-    float fastest = 0;
-    for (int i = 0; i < found; ++i) {
-      const auto& p = perf[size_t(i)];
-      bool ok = p.status == CUDNN_STATUS_SUCCESS && p.memory <= kMaxWorkspace &&
-                (is_16bit_float(cs_.dtype) || accurate_enough_for_f32(p));
-      if (!ok) continue;
-      if (!best) best = &p, fastest = p.time;
-      else if (p.time <= fastest * 1.03f && p.memory < best->memory) best = &p;
-    }
-    check_supported(best != nullptr,
-                    "cuDNN has no usable convolution algorithm for input " + shape_str({cs_.n, cs_.c, cs_.h, cs_.w}) +
-                        ", weights " + shape_str({cs_.m, cs_.c / cs_.g.group, cs_.r, cs_.s}),
-                    where_);
-    algo_ = best->algo;
-    // fp32 stays on FMA math: cuDNN's default math permits TF32 on A100 and later.
-    if (is_16bit_float(cs_.dtype))
-      check_cudnn(cudnnSetConvolutionMathType(cd_.get(), best->mathType), "cudnnSetConvolutionMathType", where_);
-    size_t bytes = 0;
-    check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, xd_.get(), wd_.get(), cd_.get(), yd_.get(), algo_,
-                                                        &bytes),
-                "cudnnGetConvolutionForwardWorkspaceSize", where_);
-    workspace_bytes_ = align_up(std::max(bytes, best->memory));
-    fused_ = fusable() && fused_call_works(x.get(), y.get());
-    check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // before the buffers go
+    remember_conv_algo(c_, problem, cd_, a, fused_, where_);
+    if (x) check_cuda(cudaStreamSynchronize(c_.stream), "cudaStreamSynchronize", where_);  // before the buffers go
   }
 
   // cuDNN's fused call adds the bias and applies relu or identity; identity
@@ -389,9 +249,9 @@ class CudnnConvKernel final : public Kernel {
   // z is y itself (scaled by 0) when there is no residual.
   cudnnStatus_t fused_status(const void* x, const void* bias, const void* residual, void* y, void* ws) {
     const float one = 1.f, alpha2 = residual ? 1.f : 0.f;
-    return cudnnConvolutionBiasActivationForward(c_.cudnn, &one, xd_.get(), x, wd_.get(), weights_.get(), cd_.get(),
-                                                 algo_, ws, workspace_bytes_, &alpha2, yd_.get(),
-                                                 residual ? residual : y, bd_.get(), bias, ad_.get(), yd_.get(), y);
+    return cudnnConvolutionBiasActivationForward(c_.cudnn, &one, t_.x.get(), x, t_.w.get(), weights_.get(), cd_.get(),
+                                                 algo_, ws, workspace_bytes_, &alpha2, t_.y.get(),
+                                                 residual ? residual : y, bd_.get(), bias, ad_.get(), t_.y.get(), y);
   }
 
   void convolve_fused(const void* x, const void* bias, const void* residual, void* y, void* ws) {
@@ -401,8 +261,8 @@ class CudnnConvKernel final : public Kernel {
   Context& c_;
   ErrorContext where_;
   ConvShape cs_;
-  TensorDescriptor xd_, yd_, bd_;
-  FilterDescriptor wd_;
+  ConvTensors t_;
+  TensorDescriptor bd_;
   ConvolutionDescriptor cd_;
   ActivationDescriptor ad_;
   DeviceBuffer weights_;

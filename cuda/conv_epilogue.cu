@@ -1,47 +1,24 @@
 // The convolution epilogue and explicit NHWC padding (see conv_epilogue.h).
-// Activations follow cpu/post_ops.cpp (oneDNN's eltwise definitions) so the
-// two backends agree to rounding.
+// Activations are ops/activation_math.h's, as every CUDA activation.
 #include <string>
 
 #include "cuda/check.h"
 #include "cuda/conv_epilogue.h"
 #include "cuda/float_convert.cuh"
+#include "cuda/fused_activation.cuh"
 #include "cuda/launch.h"
 
 namespace tandem::cuda {
 
 namespace {
 
-using ops::ActivationKind;
-
-struct Act {
-  ActivationKind kind;
-  float alpha, beta, gamma;
-};
-
-// The branch is uniform across the grid, so one kernel serves every kind.
-__device__ __forceinline__ float activate(float x, const Act& a) {
-  switch (a.kind) {
-    case ActivationKind::none: return x;
-    case ActivationKind::relu: return fmaxf(x, 0.f);
-    case ActivationKind::leaky_relu: return x > 0.f ? x : a.alpha * x;
-    case ActivationKind::clip: return fminf(fmaxf(x, a.alpha), a.beta);
-    case ActivationKind::hard_swish: return a.gamma * x * fminf(fmaxf(x + 3.f, 0.f), 6.f) / 6.f;
-    case ActivationKind::hard_sigmoid: return fminf(fmaxf(a.alpha * x + a.beta, 0.f), a.gamma);
-    case ActivationKind::sigmoid: return 1.f / (1.f + expf(-x));
-    case ActivationKind::tanh: return tanhf(x);
-    case ActivationKind::silu: return x / (1.f + expf(-x));
-  }
-  return x;
-}
-
 template <typename T>
-__global__ void epilogue_kernel(T* y, const T* bias, const T* residual, int64_t n, int64_t channels, Act act) {
+__global__ void epilogue_kernel(T* y, const T* bias, const T* residual, int64_t n, int64_t channels, ops::Activation act) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     float v = load(y, i);
     if (bias) v += load(bias, i % channels);
     if (residual) v += load(residual, i);
-    store(y, i, activate(v, act));
+    store(y, i, apply_activation(act, v));
   }
 }
 
@@ -92,15 +69,14 @@ void launch_pack_nchw_to_nhwc8(const void* x, void* y, const PadGeometry& g, con
 }
 
 void launch_conv_epilogue(DType dtype, void* y, const void* bias, const void* residual, int64_t n,
-                          int64_t channels, const ops::FusedActivation& a, const cudaDeviceProp& props,
+                          int64_t channels, const ops::Activation& a, const cudaDeviceProp& props,
                           cudaStream_t stream, const ErrorContext& where) {
   if (n == 0) return;
-  Act act{a.kind, a.alpha, a.beta, a.gamma};
   unsigned blocks = blocks_for(n, props);
   with_float_type(dtype, "CUDA conv epilogue", where, [&](auto t) {
     using T = decltype(t);
     epilogue_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(y), static_cast<const T*>(bias),
-                                                        static_cast<const T*>(residual), n, channels, act);
+                                                        static_cast<const T*>(residual), n, channels, a);
   });
   check_launch("epilogue_kernel", where);
 }

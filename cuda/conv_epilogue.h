@@ -16,7 +16,7 @@ namespace tandem::cuda {
 // y[i] = act(y[i] + bias[i % channels] + residual[i]) over n elements of an
 // NHWC tensor; bias and residual may be null (then they add nothing).
 void launch_conv_epilogue(DType dtype, void* y, const void* bias, const void* residual, int64_t n,
-                          int64_t channels, const ops::FusedActivation& act, const cudaDeviceProp& props,
+                          int64_t channels, const ops::Activation& act, const cudaDeviceProp& props,
                           cudaStream_t stream, const ErrorContext& where);
 
 // Copies NHWC x [n, h, w, c] into the middle of y [n, h + top + bottom,

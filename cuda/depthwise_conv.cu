@@ -83,7 +83,7 @@ __device__ __forceinline__ void store_floats(T* p, const float (&in)[V]) {
 // from element offset `off` (channel c0), pixels `c` elements apart.
 template <int TW, int V, typename T>
 __device__ __forceinline__ void finish(float (&acc)[TW][V], const DwTensors<T>& t, int64_t off, int c0, int cols,
-                                       int c, const ops::FusedActivation& act) {
+                                       int c, const ops::Activation& act) {
   if (t.bias) {
     float b[V];
     load_floats(t.bias + c0, b);
@@ -111,7 +111,7 @@ __device__ __forceinline__ void finish(float (&acc)[TW][V], const DwTensors<T>& 
 // column dilation 1. C is a multiple of V and every tensor 16-byte aligned.
 template <typename T, int K, int SW>
 __global__ void __launch_bounds__(kThreads) depthwise_tiled_kernel(DwTensors<T> t, DwShape g, uint32_t items,
-                                                                   ops::FusedActivation act) {
+                                                                   ops::Activation act) {
   constexpr int V = kPackOf<T>, kSpan = (kTileW - 1) * SW + K;
   const uint32_t vecs = uint32_t(g.c / V), tiles = uint32_t((g.q + kTileW - 1) / kTileW);
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += gridDim.x * blockDim.x) {
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(kThreads) depthwise_tiled_kernel(DwTensors<T> 
 // elements.
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads) depthwise_direct_kernel(DwTensors<T> t, DwShape g, uint32_t items,
-                                                                    ops::FusedActivation act) {
+                                                                    ops::Activation act) {
   const uint32_t vecs = uint32_t(g.c / V);
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += gridDim.x * blockDim.x) {
     const int c0 = int(i % vecs) * V;
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(kThreads) depthwise_direct_kernel(DwTensors<T>
 unsigned grid_for(uint32_t items) { return unsigned((uint64_t(items) + kThreads - 1) / kThreads); }
 
 template <typename T, int K>
-void launch_tiled(const DwTensors<T>& t, const DwShape& g, const ops::FusedActivation& act, cudaStream_t stream) {
+void launch_tiled(const DwTensors<T>& t, const DwShape& g, const ops::Activation& act, cudaStream_t stream) {
   const uint32_t items = uint32_t(int64_t(g.n) * g.p * ((g.q + kTileW - 1) / kTileW) * (g.c / kPackOf<T>));
   if (g.stride_w == 1)
     depthwise_tiled_kernel<T, K, 1><<<grid_for(items), kThreads, 0, stream>>>(t, g, items, act);
@@ -195,7 +195,7 @@ void launch_tiled(const DwTensors<T>& t, const DwShape& g, const ops::FusedActiv
 }
 
 template <typename T, int V>
-void launch_direct(const DwTensors<T>& t, const DwShape& g, const ops::FusedActivation& act, cudaStream_t stream) {
+void launch_direct(const DwTensors<T>& t, const DwShape& g, const ops::Activation& act, cudaStream_t stream) {
   const uint32_t items = uint32_t(int64_t(g.n) * g.p * g.q * (g.c / V));
   depthwise_direct_kernel<T, V><<<grid_for(items), kThreads, 0, stream>>>(t, g, items, act);
 }
@@ -212,7 +212,7 @@ bool aligned_to(const DwTensors<T>& t, size_t bytes) {
 // The widest vector C and the tensors' alignment allow; the tiled kernel
 // where its templates cover the window.
 template <typename T>
-void launch_depthwise(const DwTensors<T>& t, const DwShape& g, const ops::FusedActivation& act,
+void launch_depthwise(const DwTensors<T>& t, const DwShape& g, const ops::Activation& act,
                       cudaStream_t stream) {
   constexpr int V = kPackOf<T>;
   const bool full = g.c % V == 0 && aligned_to(t, V * sizeof(T));
@@ -283,7 +283,7 @@ class DepthwiseConvKernel final : public Kernel {
   DType dtype_;
   DwShape g_;
   bool has_bias_ = false, has_residual_ = false;
-  ops::FusedActivation act_;
+  ops::Activation act_;
   DeviceBuffer weights_;  // [R*S][C] of dtype_
 };
 

@@ -1,6 +1,8 @@
 // Unary elementwise ops (activations and math) on f32, f16 and bf16: one
-// grid-stride kernel per op, the op a functor so each compiles to its own
-// straight-line loop. Layout-agnostic: the output keeps the input's layout.
+// grid-stride kernel per op, the op a template argument so each compiles to
+// its own straight-line loop. Layout-agnostic: the output keeps the input's
+// layout. Activations are ops/activation_math.h's, shared with the fused
+// epilogues and training.
 #include <cmath>
 #include <memory>
 
@@ -8,29 +10,17 @@
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
+#include "ops/activation_math.h"
 #include "ops/elementwise.h"
 
 namespace tandem::cuda {
 
 namespace {
 
-struct Params {
-  float alpha = 0.f, beta = 0.f, gamma = 1.f;
-};
-
-enum class Op { relu, leaky_relu, sigmoid, tanh, hard_swish, hard_sigmoid, clip, elu, exp, log, sqrt, neg, abs,
-                floor, ceil, reciprocal, softplus, silu };
+enum class Op { exp, log, sqrt, neg, abs, floor, ceil, reciprocal };
 
 template <Op K>
-__device__ __forceinline__ float apply(float x, const Params& p) {
-  if constexpr (K == Op::relu) return fmaxf(x, 0.f);
-  if constexpr (K == Op::leaky_relu) return x >= 0.f ? x : p.alpha * x;
-  if constexpr (K == Op::sigmoid) return 1.f / (1.f + expf(-x));
-  if constexpr (K == Op::tanh) return tanhf(x);
-  if constexpr (K == Op::hard_swish) return x * fminf(fmaxf(x + 3.f, 0.f), 6.f) * (1.f / 6.f);
-  if constexpr (K == Op::hard_sigmoid) return fminf(fmaxf(p.alpha * x + p.beta, 0.f), p.gamma);
-  if constexpr (K == Op::clip) return fminf(fmaxf(x, p.alpha), p.beta);
-  if constexpr (K == Op::elu) return x >= 0.f ? x : p.alpha * (expf(x) - 1.f);
+__device__ __forceinline__ float apply(float x) {
   if constexpr (K == Op::exp) return expf(x);
   if constexpr (K == Op::log) return logf(x);
   if constexpr (K == Op::sqrt) return sqrtf(x);
@@ -39,85 +29,72 @@ __device__ __forceinline__ float apply(float x, const Params& p) {
   if constexpr (K == Op::floor) return floorf(x);
   if constexpr (K == Op::ceil) return ceilf(x);
   if constexpr (K == Op::reciprocal) return 1.f / x;
-  if constexpr (K == Op::softplus) return x > 20.f ? x : log1pf(expf(x));
-  if constexpr (K == Op::silu) return x / (1.f + expf(-x));
   return x;
 }
 
-template <Op K, typename T>
-__global__ void unary_kernel(const T* x, T* y, int64_t n, Params p) {
+// F: the function as a functor type (a math Op, or an activation kind with
+// its parameters), so the loop compiles once per function.
+template <Op K>
+struct MathFn {
+  __device__ float operator()(float x) const { return apply<K>(x); }
+};
+
+template <ops::ActivationKind K>
+struct ActivationFn {
+  ops::Activation a;
+  __device__ float operator()(float x) const { return ops::activate<K>(a, x); }
+};
+
+template <typename F, typename T>
+__global__ void unary_kernel(const T* x, T* y, int64_t n, F f) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    store(y, i, apply<K>(load(x, i), p));
+    store(y, i, f(load(x, i)));
 }
 
-template <Op K, typename T>
+template <typename F, typename T>
 class UnaryKernel final : public Kernel {
  public:
-  UnaryKernel(Context& c, int64_t n, Params p, ErrorContext where) : c_(c), n_(n), p_(p), where_(std::move(where)) {}
+  UnaryKernel(Context& c, int64_t n, F f, ErrorContext where) : c_(c), n_(n), f_(f), where_(std::move(where)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
     if (n_ == 0) return;
-    unary_kernel<K, T><<<blocks_for(n_, c_.props), kThreads, 0, c_.stream>>>(static_cast<const T*>(in[0]),
-                                                                             static_cast<T*>(out[0]), n_, p_);
+    unary_kernel<F, T><<<blocks_for(n_, c_.props), kThreads, 0, c_.stream>>>(static_cast<const T*>(in[0]),
+                                                                             static_cast<T*>(out[0]), n_, f_);
     check_launch("unary_kernel", where_);
   }
 
  private:
   Context& c_;
   int64_t n_;
-  Params p_;
+  F f_;
   ErrorContext where_;
 };
 
 // Elements the buffer holds, channel padding of blocked layouts included.
 int64_t buffer_elements(const TensorDesc& d) { return int64_t(d.bytes() / dtype_size(d.dtype)); }
 
-template <Op K>
-KernelPlan make_unary(const OpDesc& op, Context& c, Params p) {
+template <typename F>
+KernelPlan make_unary(const OpDesc& op, Context& c, F f) {
   const TensorDesc& in = op.inputs[0];
   KernelPlan plan;
   int64_t n = buffer_elements(in);
   plan.kernel = with_float_type(in.dtype, "CUDA " + op.op_type, op.context(), [&](auto t) {
-    return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel<K, decltype(t)>>(c, n, p, op.context()));
+    return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel<F, decltype(t)>>(c, n, f, op.context()));
   });
   plan.input_layouts = {in.layout};
   plan.output_layouts = {in.layout};
   return plan;
 }
 
-float constant_scalar(const OpDesc& op, size_t i, float fallback) {
-  if (!op.has_input(i)) return fallback;
-  check_supported(op.constants.size() > i && op.constants[i], "CUDA " + op.op_type + " needs constant bounds", op.context());
-  return float(op.constants[i]->scalar_at(0));
+template <Op K>
+KernelPlan math_op(const OpDesc& op, Context& c) {
+  return make_unary(op, c, MathFn<K>{});
 }
 
-#define TANDEM_UNARY(name, kind, params) \
-  KernelPlan name(const OpDesc& op, Context& c) { return make_unary<Op::kind>(op, c, params); }
-
-TANDEM_UNARY(relu, relu, {})
-TANDEM_UNARY(sigmoid, sigmoid, {})
-TANDEM_UNARY(tanh_op, tanh, {})
-TANDEM_UNARY(hard_swish, hard_swish, {})
-TANDEM_UNARY(exp_op, exp, {})
-TANDEM_UNARY(log_op, log, {})
-TANDEM_UNARY(sqrt_op, sqrt, {})
-TANDEM_UNARY(neg, neg, {})
-TANDEM_UNARY(abs_op, abs, {})
-TANDEM_UNARY(floor_op, floor, {})
-TANDEM_UNARY(ceil_op, ceil, {})
-TANDEM_UNARY(reciprocal, reciprocal, {})
-TANDEM_UNARY(softplus, softplus, {})
-TANDEM_UNARY(leaky_relu, leaky_relu, (Params{op.attributes().get_float("alpha", 0.01f)}))
-TANDEM_UNARY(elu, elu, (Params{op.attributes().get_float("alpha", 1.f)}))
-TANDEM_UNARY(hard_sigmoid, hard_sigmoid,
-             (Params{op.attributes().get_float("alpha", 0.2f), op.attributes().get_float("beta", 0.5f), 1.f}))
-#undef TANDEM_UNARY
-
-KernelPlan clip(const OpDesc& op, Context& c) {
-  const Attributes& a = op.attributes();
-  Params p{a.get_float("min", -INFINITY), a.get_float("max", INFINITY)};
-  p.alpha = constant_scalar(op, 1, p.alpha);
-  p.beta = constant_scalar(op, 2, p.beta);
-  return make_unary<Op::clip>(op, c, p);
+KernelPlan activation(const OpDesc& op, Context& c) {
+  const ops::Activation a = *ops::activation_of(op);
+  KernelPlan plan;
+  ops::with_activation_kind(a.kind, [&](auto k) { plan = make_unary(op, c, ActivationFn<decltype(k)::value>{a}); });
+  return plan;
 }
 
 // Identity-like ops only rename a buffer.
@@ -155,23 +132,16 @@ KernelPlan dropout(const OpDesc& op, Context& c) {
 }  // namespace
 
 void register_eltwise_kernels() {
-  register_kernel("Relu", relu);
-  register_kernel("Sigmoid", sigmoid);
-  register_kernel("Tanh", tanh_op);
-  register_kernel("HardSwish", hard_swish);
-  register_kernel("HardSigmoid", hard_sigmoid);
-  register_kernel("LeakyRelu", leaky_relu);
-  register_kernel("Elu", elu);
-  register_kernel("Clip", clip);
-  register_kernel("Exp", exp_op);
-  register_kernel("Log", log_op);
-  register_kernel("Sqrt", sqrt_op);
-  register_kernel("Neg", neg);
-  register_kernel("Abs", abs_op);
-  register_kernel("Floor", floor_op);
-  register_kernel("Ceil", ceil_op);
-  register_kernel("Reciprocal", reciprocal);
-  register_kernel("Softplus", softplus);
+  for (const char* t : {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu", "Clip", "Softplus"})
+    register_kernel(t, activation);
+  register_kernel("Exp", math_op<Op::exp>);
+  register_kernel("Log", math_op<Op::log>);
+  register_kernel("Sqrt", math_op<Op::sqrt>);
+  register_kernel("Neg", math_op<Op::neg>);
+  register_kernel("Abs", math_op<Op::abs>);
+  register_kernel("Floor", math_op<Op::floor>);
+  register_kernel("Ceil", math_op<Op::ceil>);
+  register_kernel("Reciprocal", math_op<Op::reciprocal>);
   register_kernel("Identity", alias);
   register_kernel("Dropout", dropout);
 }

@@ -93,8 +93,8 @@ KernelPlan make_gemm(const OpDesc& op, Context& c) {
   ops::GemmParams p = ops::gemm_params(op.attributes(), a.shape, op.inputs[1].shape, cshape);
   if (p.m == 0 || p.n == 0) return plain_plan(std::make_unique<NoOpKernel>(), op.inputs.size());
   check_nonempty_k(op, p.k);
-  ops::FusedActivation act =
-      op.op_type == ops::kFusedGemmOp ? ops::parse_fused_activation(op.attributes()) : ops::FusedActivation{};
+  ops::Activation act =
+      op.op_type == ops::kFusedGemmOp ? ops::parse_fused_activation(op.attributes()) : ops::Activation{};
 
   LtMatmulSpec s;
   s.dtype = a.dtype;

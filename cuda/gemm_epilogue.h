@@ -16,7 +16,7 @@ struct GemmEpilogue {
   const void* c = nullptr;  // Y's dtype; nullptr: no C
   int64_t c_row_stride = 0, c_col_stride = 0;  // elements; 0 along broadcast dims
   float beta = 1.f;
-  ops::FusedActivation act;
+  ops::Activation act;
 };
 
 void launch_gemm_epilogue(Context& ctx, DType t, void* y, const GemmEpilogue& e, const ErrorContext& where);

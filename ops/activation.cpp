@@ -17,7 +17,24 @@ std::vector<float> params(const Attributes& a, const std::string& name, std::vec
 }
 }  // namespace
 
-FusedActivation parse_fused_activation(const Attributes& a) {
+const char* activation_op_type(ActivationKind k) {
+  switch (k) {
+    case ActivationKind::none: return "";
+    case ActivationKind::relu: return "Relu";
+    case ActivationKind::leaky_relu: return "LeakyRelu";
+    case ActivationKind::clip: return "Clip";
+    case ActivationKind::hard_swish: return "HardSwish";
+    case ActivationKind::hard_sigmoid: return "HardSigmoid";
+    case ActivationKind::sigmoid: return "Sigmoid";
+    case ActivationKind::tanh: return "Tanh";
+    case ActivationKind::silu: return "SiLU";
+    case ActivationKind::elu: return "Elu";
+    case ActivationKind::softplus: return "Softplus";
+  }
+  return "";
+}
+
+Activation parse_fused_activation(const Attributes& a) {
   std::string name = a.get_string("activation", "");
   if (name.empty()) return {};
   if (name == "Relu") return {ActivationKind::relu};

@@ -1,6 +1,10 @@
 #pragma once
-// The activation a fusion pass folds into its producer (tandem.FusedConv,
-// tandem.FusedGemm). Attributes:
+// Activations: the element-wise functions a network applies after a conv or
+// gemm, as one vocabulary for the standalone ops, the ones a fusion pass
+// folds into their producer, and training's activation entries. Their math
+// (forward and derivative) is ops/activation_math.h.
+//
+// The fused form's attributes (tandem.FusedConv, tandem.FusedGemm):
 //   activation        string: "", "Relu", "LeakyRelu", "Clip", "HardSwish",
 //                     "HardSigmoid", "Sigmoid", "Tanh", "SiLU" (x * sigmoid(x),
 //                     the Sigmoid+Mul pair exporters write for Swish)
@@ -10,22 +14,28 @@
 //                     [scale] (default 1: scale * x * relu6(x + 3) / 6). The
 //                     extra max/scale let TensorFlow's written-out forms with
 //                     a rounded 1/6 constant fuse without changing the result.
+#include <cstdint>
 #include <string>
 
 #include "core/attributes.h"
 
 namespace tandem::ops {
 
-enum class ActivationKind { none, relu, leaky_relu, clip, hard_swish, hard_sigmoid, sigmoid, tanh, silu };
+enum class ActivationKind : uint8_t {
+  none, relu, leaky_relu, clip, hard_swish, hard_sigmoid, sigmoid, tanh, silu, elu, softplus
+};
 
-struct FusedActivation {
+struct Activation {
   ActivationKind kind = ActivationKind::none;
-  float alpha = 0.f;  // LeakyRelu slope, Clip min, HardSigmoid alpha
+  float alpha = 0.f;  // LeakyRelu slope, Clip min, HardSigmoid alpha, Elu alpha
   float beta = 0.f;   // Clip max, HardSigmoid beta
   float gamma = 1.f;  // HardSigmoid upper bound, HardSwish output scale
 };
 
+// The ONNX op type of a kind ("Relu", "HardSwish", ...; "" for none).
+const char* activation_op_type(ActivationKind k);
+
 // Throws Error for an unknown activation name or a wrong parameter count.
-FusedActivation parse_fused_activation(const Attributes& attrs);
+Activation parse_fused_activation(const Attributes& attrs);
 
 }  // namespace tandem::ops

@@ -38,4 +38,31 @@ std::vector<TensorDesc> infer_concat(const InferContext& c) {
 
 void register_concat_schema() { register_schema({"Concat", 1, 1 << 16, infer_concat}); }
 
+Shape concat_output_shape(std::span<const Tensor> xs, int64_t axis) {
+  TANDEM_CHECK(!xs.empty(), "concat of no tensors", shape_context("concat", {}));
+  Shape y = xs[0].shape();
+  size_t a = size_t(normalize_axis(axis, int64_t(y.size())));
+  y[a] = 0;
+  for (const Tensor& x : xs) {
+    Shape s = x.shape();
+    TANDEM_CHECK(s.size() == y.size(), "concat of tensors of different ranks",
+                 shape_context("concat", s));
+    for (size_t i = 0; i < s.size(); ++i)
+      TANDEM_CHECK(i == a || s[i] == y[i],
+                   "concat: extents differ off axis " + std::to_string(a) + " from " +
+                       shape_str(xs[0].shape()),
+                   shape_context("concat", s));
+    y[a] += s[a];
+  }
+  return y;
+}
+
+ConcatBlocks concat_blocks(const Shape& y, int64_t axis) {
+  ConcatBlocks b;
+  for (int64_t i = 0; i < axis; ++i) b.outer *= y[size_t(i)];
+  for (size_t i = size_t(axis) + 1; i < y.size(); ++i) b.inner *= y[i];
+  b.row = y[size_t(axis)] * b.inner;
+  return b;
+}
+
 }  // namespace tandem::ops

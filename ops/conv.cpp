@@ -78,4 +78,18 @@ void register_conv_schemas() {
   register_schema({kFusedConvOp, 3, 4, infer_conv});
 }
 
+Shape conv2d_output_shape(const Conv2dParams& p, const Shape& x, const Shape& w) {
+  TANDEM_CHECK(x.size() == 4 && w.size() == 4,
+               "conv2d wants x [N,C,H,W] and w [M,C/groups,KH,KW], w is " + shape_str(w),
+               shape_context("conv2d", x));
+  int64_t g = p.groups;
+  TANDEM_CHECK(g >= 1 && x[1] % g == 0 && w[0] % g == 0 && w[1] * g == x[1],
+               "conv2d: channels " + std::to_string(x[1]) + " and weight " + shape_str(w) +
+                   " do not match groups=" + std::to_string(g),
+               shape_context("conv2d", x));
+  const int64_t k[2] = {w[2], w[3]};
+  return {x[0], w[0], window_extent_2d("conv2d", x, 0, k, p.stride, p.padding, p.dilation),
+          window_extent_2d("conv2d", x, 1, k, p.stride, p.padding, p.dilation)};
+}
+
 }  // namespace tandem::ops

@@ -1,5 +1,6 @@
 #include "ops/elementwise.h"
 
+#include <cmath>
 #include <set>
 
 #include "ops/all_ops.h"
@@ -46,6 +47,29 @@ std::vector<TensorDesc> infer_mod(const InferContext& c) {
 
 }  // namespace
 
+std::optional<Activation> activation_of(const OpDesc& op) {
+  using K = ActivationKind;
+  const Attributes& a = op.attributes();
+  const std::string& t = op.op_type;
+  if (t == "Relu") return Activation{K::relu};
+  if (t == "LeakyRelu") return Activation{K::leaky_relu, a.get_float("alpha", 0.01f)};
+  if (t == "Sigmoid") return Activation{K::sigmoid};
+  if (t == "Tanh") return Activation{K::tanh};
+  if (t == "HardSwish") return Activation{K::hard_swish};
+  if (t == "HardSigmoid") return Activation{K::hard_sigmoid, a.get_float("alpha", 0.2f), a.get_float("beta", 0.5f)};
+  if (t == "Elu") return Activation{K::elu, a.get_float("alpha", 1.f)};
+  if (t == "Softplus") return Activation{K::softplus};
+  if (t != "Clip") return std::nullopt;
+  // Clip's bounds are inputs since opset 11 and attributes before.
+  Activation c{K::clip, a.get_float("min", -INFINITY), a.get_float("max", INFINITY)};
+  for (size_t i : {size_t(1), size_t(2)}) {
+    if (!op.has_input(i)) continue;
+    check(op.constants.size() > i && op.constants[i], "Clip bounds must be constants", op.context());
+    (i == 1 ? c.alpha : c.beta) = float(op.constants[i]->scalar_at(0));
+  }
+  return c;
+}
+
 bool is_unary_activation(const std::string& t) { return kUnary.count(t) != 0; }
 bool is_binary_arithmetic(const std::string& t) { return kBinary.count(t) != 0; }
 
@@ -73,5 +97,25 @@ void check_inference_dropout(const OpDesc& op) {
   check_supported(op.constants[2]->scalar_at(0) == 0 || ratio == 0,
                   "training-mode Dropout (random masks) is not supported", op.context());
 }
+
+Shape add_output_shape(const Shape& a, const Shape& b) {
+  TANDEM_CHECK(a.size() == b.size(),
+               "add wants tensors of the same rank, the other is " + shape_str(b),
+               shape_context("add", a));
+  Shape y = broadcast_shapes(a, b);
+  TANDEM_CHECK(y == a || y == b,
+               "add: one input must have the output's shape, the other is " + shape_str(b),
+               shape_context("add", a));
+  return y;
+}
+
+bool sums_to(const Shape& src, const Shape& dst) {
+  if (src.size() != dst.size()) return false;
+  for (size_t i = 0; i < src.size(); ++i)
+    if (dst[i] != src[i] && dst[i] != 1) return false;
+  return true;
+}
+
+bool layout_free(const Shape& s) { return s.size() == 4 && s[2] == 1 && s[3] == 1; }
 
 }  // namespace tandem::ops

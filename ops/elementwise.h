@@ -1,8 +1,10 @@
 #pragma once
 // Unary activations and broadcasting binary arithmetic.
+#include <optional>
 #include <string>
 
 #include "core/backend.h"
+#include "ops/activation.h"
 
 namespace tandem::ops {
 
@@ -15,5 +17,21 @@ bool is_binary_arithmetic(const std::string& op_type);
 // (output 1) all true. Throws Error::unsupported for training-mode Dropout
 // (random masks) and for a ratio or training_mode only known at run time.
 void check_inference_dropout(const OpDesc& op);
+
+// The activation a standalone op computes (Relu, LeakyRelu, Sigmoid, Tanh,
+// HardSwish, HardSigmoid, Elu, Softplus, Clip with its bounds as attributes
+// or constant inputs), with ONNX's defaults; nullopt for other op types.
+// Throws Error for Clip bounds that are not constants.
+std::optional<Activation> activation_of(const OpDesc& op);
+
+// Training's add: the larger of two same-rank shapes of which one broadcasts
+// to the other (extents equal, or 1 in the smaller one).
+Shape add_output_shape(const Shape& a, const Shape& b);
+// Whether sum_to can sum `src` to `dst`: same rank, each extent equal or 1.
+bool sums_to(const Shape& src, const Shape& dst);
+// Whether a tensor of this shape has the same bytes in plain and nhwc layout
+// ([N, C, 1, 1]: a pooled activation, a channel bias), so either
+// description serves without a copy.
+bool layout_free(const Shape& s);
 
 }  // namespace tandem::ops

@@ -70,4 +70,11 @@ void register_gemm_schemas() {
   register_schema({"MatMul", 2, 2, infer_matmul});
 }
 
+Shape linear_output_shape(const Shape& x, const Shape& w) {
+  TANDEM_CHECK(x.size() == 2 && w.size() == 2 && x[1] == w[1],
+               "linear wants x [N,K] and w [M,K], w is " + shape_str(w),
+               shape_context("linear", x));
+  return {x[0], w[0]};
+}
+
 }  // namespace tandem::ops

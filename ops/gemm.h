@@ -22,6 +22,9 @@ GemmParams gemm_params(const Attributes& attrs, const Shape& a, const Shape& b, 
 // Output shape of numpy.matmul; throws Error on mismatched K or batch dims.
 Shape matmul_output_shape(const Shape& a, const Shape& b);
 
+// Training's linear layer: x [N, K], w [M, K] -> y [N, M].
+Shape linear_output_shape(const Shape& x, const Shape& w);
+
 inline constexpr const char* kFusedGemmOp = "tandem.FusedGemm";
 
 }  // namespace tandem::ops

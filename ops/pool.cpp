@@ -55,4 +55,16 @@ void register_pool_schemas() {
     register_schema({t, 1, 1, infer_pool});
 }
 
+Shape pool2d_output_shape(const Pool2dParams& p, const Shape& x) {
+  const char* op = p.kind == PoolKind::max ? "max_pool2d" : "avg_pool2d";
+  TANDEM_CHECK(x.size() == 4, "pooling wants x [N,C,H,W]", shape_context(op, x));
+  TANDEM_CHECK(p.kind == PoolKind::max || (p.dilation[0] == 1 && p.dilation[1] == 1),
+               "average pooling has no dilation", shape_context(op, x));
+  for (int i = 0; i < 2; ++i)
+    TANDEM_CHECK(2 * p.padding[i] <= p.kernel[i], "padding must be at most half the kernel",
+                 shape_context(op, x));
+  return {x[0], x[1], window_extent_2d(op, x, 0, p.kernel, p.stride, p.padding, p.dilation),
+          window_extent_2d(op, x, 1, p.kernel, p.stride, p.padding, p.dilation)};
+}
+
 }  // namespace tandem::ops

@@ -23,4 +23,17 @@ struct PoolParams {
 bool is_pool(const std::string& op_type);
 PoolParams pool_params(const std::string& op_type, const Attributes& attrs, const Shape& x);
 
+// A 2-D pooling as training describes it (PyTorch's MaxPool2d/AvgPool2d).
+struct Pool2dParams {
+  PoolKind kind = PoolKind::max;
+  int64_t kernel[2] = {1, 1};
+  int64_t stride[2] = {1, 1};
+  int64_t padding[2] = {0, 0};   // on both sides, at most kernel / 2 (PyTorch's rule)
+  int64_t dilation[2] = {1, 1};  // max only
+  bool count_include_pad = true;  // average only: PyTorch's default divides by the full window
+};
+
+// x [N, C, H, W] -> y [N, C, OH, OW]; throws Error when they do not fit.
+Shape pool2d_output_shape(const Pool2dParams& p, const Shape& x);
+
 }  // namespace tandem::ops

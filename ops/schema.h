@@ -30,6 +30,9 @@ struct InferContext {
   ErrorContext context() const { return {"", node, op_type, ""}; }
 };
 
+// Where a training entry's shape rule failed: the entry's name and the shape.
+inline ErrorContext shape_context(const char* op, const Shape& s) { return {"", "", op, shape_str(s)}; }
+
 using InferFn = std::vector<TensorDesc> (*)(const InferContext&);
 
 struct OpSchema {

@@ -18,11 +18,14 @@ Shape ints_or(const Attributes& a, const std::string& name, size_t k, int64_t fi
   return v;
 }
 
-// Output extent for explicit pads (auto_pad NOTSET or VALID).
-int64_t explicit_out(int64_t in, int64_t dk, int64_t s, int64_t pb, int64_t pe, bool ceil_mode) {
-  int64_t span = in + pb + pe - dk;
-  check(span >= 0, "window " + std::to_string(dk) + " is larger than the padded input " +
-                       std::to_string(in + pb + pe));
+}  // namespace
+
+int64_t window_output_extent(int64_t in, int64_t kernel, int64_t s, int64_t dilation, int64_t pb, int64_t pe,
+                             bool ceil_mode, const ErrorContext& ctx) {
+  const int64_t dk = (kernel - 1) * dilation + 1;
+  const int64_t span = in + pb + pe - dk;
+  check(span >= 0, "window " + std::to_string(dk) + " is larger than the padded input " + std::to_string(in + pb + pe),
+        ctx);
   int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
   // As PyTorch and ONNX Runtime do: the last window must start inside the
   // input or the begin padding, never entirely in the end padding.
@@ -30,7 +33,14 @@ int64_t explicit_out(int64_t in, int64_t dk, int64_t s, int64_t pb, int64_t pe, 
   return out;
 }
 
-}  // namespace
+int64_t window_extent_2d(const char* op, const Shape& x, int axis, const int64_t kernel[2], const int64_t stride[2],
+                         const int64_t padding[2], const int64_t dilation[2]) {
+  const ErrorContext ctx{"", "", op, shape_str(x)};
+  const int i = axis;
+  check(kernel[i] >= 1 && stride[i] >= 1 && dilation[i] >= 1 && padding[i] >= 0,
+        "kernel, stride and dilation must be >= 1 and padding >= 0", ctx);
+  return window_output_extent(x[size_t(2 + i)], kernel[i], stride[i], dilation[i], padding[i], padding[i], false, ctx);
+}
 
 int64_t Window::effective_pad_end(size_t i, int64_t in) const {
   int64_t dk = (kernel[i] - 1) * dilations[i] + 1;
@@ -77,7 +87,8 @@ Window resolve_window(const Attributes& a, const Shape& kernel, const Shape& in,
       w.pads_begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
       w.pads_end[i] = total - w.pads_begin[i];
     } else {
-      w.out[i] = explicit_out(in[i], dk, s, w.pads_begin[i], w.pads_end[i], w.ceil_mode);
+      w.out[i] = window_output_extent(in[i], kernel[i], s, w.dilations[i], w.pads_begin[i], w.pads_end[i],
+                                      w.ceil_mode);
     }
   }
   return w;

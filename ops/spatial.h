@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/attributes.h"
+#include "core/error.h"
 #include "core/shape.h"
 
 namespace tandem::ops {
@@ -31,5 +32,20 @@ struct Window {
 // larger than the padded input.
 Window resolve_window(const Attributes& attrs, const Shape& kernel, const Shape& in,
                       bool allow_ceil_mode);
+
+// Output extent along one axis: `kernel` taps `dilation` apart sliding by
+// `stride` over `in` values padded by pad_begin and pad_end; floor unless
+// ceil_mode, where the last window still starts inside the input or the
+// begin padding. Throws Error (with ctx) when the dilated window is larger
+// than the padded input. Convolution and pooling, imported or trained, all
+// size their outputs with this.
+// Training's 2-D windows (PyTorch's arguments: the same padding on both
+// sides): the output extent along spatial axis `axis` (0: H, 1: W) of
+// x [N, C, H, W], checked as above, for the entry `op`.
+int64_t window_extent_2d(const char* op, const Shape& x, int axis, const int64_t kernel[2], const int64_t stride[2],
+                         const int64_t padding[2], const int64_t dilation[2]);
+
+int64_t window_output_extent(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
+                             int64_t pad_end, bool ceil_mode, const ErrorContext& ctx = {});
 
 }  // namespace tandem::ops

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "profile/thread_buffer.h"
 #include "train/parameter.h"
 

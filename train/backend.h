@@ -1,8 +1,8 @@
 #pragma once
-// The training-kernel table of a device (core/train_backend.h).
+// The training-kernel table of a device (ops/train_backend.h).
 #include <initializer_list>
 
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "train/autograd.h"
 
 namespace tandem::train {

@@ -31,28 +31,34 @@ ValueId ExportBuilder::node(const std::string& op, std::vector<ValueId> inputs, 
   return id;
 }
 
-ValueId export_op(ExportBuilder& g, ValueId x, const EltwiseParams& p) {
+ValueId export_op(ExportBuilder& g, ValueId x, const ops::Activation& p) {
+  using K = ops::ActivationKind;
+  Attributes a;
   switch (p.kind) {
-    case EltwiseKind::relu: return g.node("Relu", {x});
-    case EltwiseKind::leaky_relu: {
-      Attributes a;
+    case K::none: return x;
+    // x * sigmoid(x) written out: the form exporters write and importers
+    // (tandem's fusion pass among them) recognise.
+    case K::silu: return g.node("Mul", {x, g.node("Sigmoid", {x})});
+    case K::leaky_relu:
+    case K::elu: a.set("alpha", p.alpha); break;
+    case K::hard_sigmoid:
+      check_supported(p.gamma == 1.f, "export: HardSigmoid's upper bound is 1 in ONNX");
       a.set("alpha", p.alpha);
-      return g.node("LeakyRelu", {x}, a);
-    }
-    case EltwiseKind::silu: return g.node("Mul", {x, g.node("Sigmoid", {x})});
-    case EltwiseKind::hardswish: return g.node("HardSwish", {x});
-    case EltwiseKind::sigmoid: return g.node("Sigmoid", {x});
-    case EltwiseKind::tanh: return g.node("Tanh", {x});
+      a.set("beta", p.beta);
+      break;
+    case K::clip: throw Error::unsupported("export: Clip takes its bounds as inputs, which export does not write");
+    case K::hard_swish: check_supported(p.gamma == 1.f, "export: HardSwish has no output scale in ONNX"); break;
+    default: break;
   }
-  throw Error::unsupported("export: unknown activation");
+  return g.node(ops::activation_op_type(p.kind), {x}, a);
 }
 
-ValueId export_op(ExportBuilder& g, ValueId x, const Pool2dParams& p) {
+ValueId export_op(ExportBuilder& g, ValueId x, const ops::Pool2dParams& p) {
   Attributes a;
   a.set("kernel_shape", pair(p.kernel));
   a.set("strides", pair(p.stride));
   a.set("pads", pads(p.padding));
-  if (p.kind == PoolKind::max) {
+  if (p.kind == ops::PoolKind::max) {
     a.set("dilations", pair(p.dilation));
     return g.node("MaxPool", {x}, a);
   }

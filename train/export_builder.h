@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "graph/graph.h"
 
 namespace tandem::train {
@@ -29,7 +29,7 @@ class ExportBuilder {
 
 // The ONNX nodes of the stateless layers: Relu, LeakyRelu, Sigmoid, Tanh,
 // HardSwish, SiLU (x * Sigmoid(x)); MaxPool / AveragePool.
-ValueId export_op(ExportBuilder& g, ValueId x, const EltwiseParams& p);
-ValueId export_op(ExportBuilder& g, ValueId x, const Pool2dParams& p);
+ValueId export_op(ExportBuilder& g, ValueId x, const ops::Activation& p);
+ValueId export_op(ExportBuilder& g, ValueId x, const ops::Pool2dParams& p);
 
 }  // namespace tandem::train

@@ -7,32 +7,32 @@
 // its input's dtype; linear, cross_entropy and fake_quantize widen to f32
 // first), and 4-D activations may be nhwc on a table that takes it (an op's
 // output keeps its input's layout; reshape, linear and the loss read plain
-// tensors); shapes as in core/train_backend.h. An absent optional input (a
+// tensors); shapes as in ops/train_backend.h. An absent optional input (a
 // bias) is an undefined Var.
 #include <span>
 
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "train/autograd.h"
 
 namespace tandem::train {
 
 // x [N, C, H, W], w [M, C/groups, KH, KW], b [M] -> [N, M, OH, OW].
-Var conv2d(const Var& x, const Var& w, const Var& b, const Conv2dParams& p = {});
+Var conv2d(const Var& x, const Var& w, const Var& b, const ops::Conv2dParams& p = {});
 // x [N, K], w [M, K], b [M] -> x·wᵀ + b [N, M].
 Var linear(const Var& x, const Var& w, const Var& b);
 // x [N, C, ...]; gamma, beta, running statistics [C]. Training updates the
 // running statistics in place.
 Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
-               const Tensor& running_var, const BatchNormParams& p);
+               const Tensor& running_var, const ops::BatchNormParams& p);
 
 // relu(batch_norm(x) + residual), residual optional (undefined): one fused
 // op where the backend has one for the call (cuDNN's BN-add-ReLU on nhwc
 // f16), else the three ops composed; the same values and gradients.
 Var batch_norm_relu(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
-                    const Tensor& running_var, const BatchNormParams& p,
+                    const Tensor& running_var, const ops::BatchNormParams& p,
                     const Var& residual = Var());
 
-Var activation(const Var& x, const EltwiseParams& p);
+Var activation(const Var& x, const ops::Activation& p);
 Var relu(const Var& x);
 Var leaky_relu(const Var& x, float negative_slope = 0.01f);
 Var silu(const Var& x);
@@ -41,15 +41,15 @@ Var sigmoid(const Var& x);
 Var tanh(const Var& x);
 
 // x [N, C, H, W] -> [N, C, OH, OW].
-Var pool2d(const Var& x, const Pool2dParams& p);
-Pool2dParams max_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0, int64_t dilation = 1);
-Pool2dParams avg_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0, bool count_include_pad = true);
+Var pool2d(const Var& x, const ops::Pool2dParams& p);
+ops::Pool2dParams max_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0, int64_t dilation = 1);
+ops::Pool2dParams avg_pool_params(int64_t kernel, int64_t stride, int64_t padding = 0, bool count_include_pad = true);
 // x [N, C, H, W] -> the mean of each plane, [N, C, 1, 1].
 Var global_avg_pool2d(const Var& x);
 
 // x converted to `dtype` (f32, f16, bf16) and `layout` (plain, or nhwc for
 // 4-D x on a table that takes it); x itself when it has both, a view when
-// only the layout changes and the bytes read the same (layout_free). The
+// only the layout changes and the bytes read the same (ops::layout_free). The
 // gradient is converted back to x's dtype and layout.
 Var convert(const Var& x, DType dtype, Layout layout);
 inline Var cast(const Var& x, DType dtype) { return convert(x, dtype, x.value().layout()); }
@@ -67,13 +67,13 @@ Var flatten(const Var& x, int64_t start_dim = 1);
 Var dropout(const Var& x, float p, uint64_t seed, bool training);
 
 // Quantization-aware training: x rounded to the integer grid of
-// (scale, zero_point) and back (core/quant_rules.h); the gradient passes
+// (scale, zero_point) and back (ops/fake_quant.h); the gradient passes
 // where x was in range (straight-through estimator). scale/zero_point live
 // on the host, [1] or [x.shape[p.axis]].
-Var fake_quantize(const Var& x, const Tensor& scale, const Tensor& zero_point, const FakeQuantParams& p);
+Var fake_quantize(const Var& x, const Tensor& scale, const Tensor& zero_point, const ops::FakeQuantParams& p);
 
 // logits [N, K], labels i64 [N] -> the mean softmax cross-entropy [].
-// labels_checked: see CrossEntropyParams (check_labels did it on the host).
+// labels_checked: see ops::CrossEntropyParams (check_labels did it on the host).
 Var cross_entropy(const Var& logits, const Tensor& labels, float label_smoothing = 0, bool labels_checked = false);
 // Error unless every label of host i64 `labels` is in [0, classes), naming
 // the first that is not (as the kernels' own check words it).

@@ -31,7 +31,7 @@ const dnnl::reduction& sum_primitive(Context& c, const Tensor& src, const Shape&
 void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
   const char* op = "add_forward";
   require_f32(op, {&a, &b, &y});
-  require_shape(op, y, add_output_shape(a.shape(), b.shape()), "y");
+  require_shape(op, y, ops::add_output_shape(a.shape(), b.shape()), "y");
   if (y.numel() == 0) return;
   bool a_full = a.shape() == y.shape();
   const Tensor& full = a_full ? a : b;
@@ -49,7 +49,7 @@ void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   require_f32(op, {&src});
   if (!dst.wanted()) return;
   require_f32(op, {&dst.t});
-  check(sums_to(src.shape(), dst.t.shape()),
+  check(ops::sums_to(src.shape(), dst.t.shape()),
         "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), op_context(op, src));
   if (src.shape() == dst.t.shape()) {
     if (dst.mode == GradMode::accumulate) add_into(dst.t.data<float>(), src.data<float>(), src.numel());

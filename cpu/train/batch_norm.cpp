@@ -54,7 +54,7 @@ void channel_stats(const float* x, const Planes& p, int64_t ch, float& mean, flo
   var = float(sq / double(p.count()));
 }
 
-void update_running(const BatchNormParams& p, const float* mean, const float* var, int64_t channels,
+void update_running(const ops::BatchNormParams& p, const float* mean, const float* var, int64_t channels,
                     int64_t count, const Tensor& running_mean, const Tensor& running_var) {
   float* rm = running_mean.data<float>();
   float* rv = running_var.data<float>();
@@ -83,7 +83,7 @@ void gradient_sums(const float* x, const float* dy, const Planes& p, int64_t ch,
 
 }  // namespace
 
-void batch_norm_forward(void*, const BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+void batch_norm_forward(void*, const ops::BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                         const Tensor& running_mean, const Tensor& running_var, const Tensor& y, Tensor* saved) {
   const char* op = "batch_norm_forward";
   check_inputs(op, x, {&gamma, &beta, &running_mean, &running_var});
@@ -101,19 +101,17 @@ void batch_norm_forward(void*, const BatchNormParams& p, const Tensor& x, const 
   for (int64_t ch = 0; ch < d.c; ++ch) {
     if (p.training) channel_stats(xs, d, ch, mean[ch], var[ch]);
     else mean[ch] = running_mean.data<float>()[ch], var[ch] = running_var.data<float>()[ch];
-    // y = x * alpha + beta', alpha and beta' per channel, as PyTorch's CPU kernel.
-    const float alpha = float(double(g[ch]) / std::sqrt(double(var[ch]) + double(p.eps)));
-    const float shift = b[ch] - mean[ch] * alpha;
+    const ops::BatchNormAffine a = ops::batch_norm_affine(g[ch], b[ch], mean[ch], var[ch], p.epsilon);
     for (int64_t i = 0; i < d.n; ++i) {
       const float* in = d.at(xs, i, ch);
       float* out = d.at(ys, i, ch);
-      for (int64_t k = 0; k < d.s; ++k) out[k] = in[k] * alpha + shift;
+      for (int64_t k = 0; k < d.s; ++k) out[k] = in[k] * a.scale + a.shift;
     }
   }
   if (p.training) update_running(p, mean, var, d.c, d.count(), running_mean, running_var);
 }
 
-void batch_norm_backward(void*, const BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& saved,
+void batch_norm_backward(void*, const ops::BatchNormParams& p, const Tensor& x, const Tensor& gamma, const Tensor& saved,
                          const Tensor& dy, const GradOut& dx, const GradOut& dgamma, const GradOut& dbeta) {
   const char* op = "batch_norm_backward";
   check_inputs(op, x, {&gamma});
@@ -127,7 +125,7 @@ void batch_norm_backward(void*, const BatchNormParams& p, const Tensor& x, const
   const float *xs = x.data<float>(), *g = dy.data<float>(), *mean = saved.data<float>(), *var = mean + d.c;
 #pragma omp parallel for schedule(static)
   for (int64_t ch = 0; ch < d.c; ++ch) {
-    const double invstd = 1 / std::sqrt(double(var[ch]) + double(p.eps));
+    const double invstd = 1 / std::sqrt(double(var[ch]) + double(p.epsilon));
     double sum, dot;
     gradient_sums(xs, g, d, ch, mean[ch], sum, dot);
     if (dbeta.wanted()) store(dbeta.t.data<float>(), ch, float(sum), dbeta.mode);

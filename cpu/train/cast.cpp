@@ -48,7 +48,7 @@ void require_float(const char* op, const Tensor& t) {
 // Where destination element i (in dst's byte order) is in src: the same
 // place, or the other order of a 4-D [N, C, H, W] tensor.
 int64_t source_index(const Tensor& src, const Tensor& dst, int64_t i) {
-  if (src.layout() == dst.layout() || layout_free(src.shape())) return i;
+  if (src.layout() == dst.layout() || ops::layout_free(src.shape())) return i;
   const int64_t c = src.dim(1), h = src.dim(2), w = src.dim(3);
   if (dst.layout() == Layout::nhwc) {  // i walks [N, H, W, C]
     const int64_t ch = i % c, x = i / c % w, y = i / (c * w) % h, n = i / (c * w * h);

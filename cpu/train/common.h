@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/keyed_cache.h"
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "cpu/dnnl_utils.h"
 
 namespace tandem::cpu::train {
@@ -21,7 +21,7 @@ struct Context {
 inline Context& context(void* ctx) { return *static_cast<Context*>(ctx); }
 
 // Each defined tensor must be a plain f32 host tensor; bf16 is not yet here.
-// (op_context and require_shape: core/train_backend.h.)
+// (op_context and require_shape: ops/train_backend.h.)
 void require_f32(const char* op, std::initializer_list<const Tensor*> tensors);
 
 // Runs `fn`, turning oneDNN's exceptions into tandem::Error naming the op.
@@ -75,33 +75,33 @@ class GradTarget {
 void add_into(float* dst, const float* src, int64_t n);
 
 // Kernel entries of the CPU table, one file each under cpu/train/.
-void conv2d_forward(void*, const Conv2dParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
-void conv2d_backward(void*, const Conv2dParams&, const Tensor&, const Tensor&, const Tensor&,
+void conv2d_forward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+void conv2d_backward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&,
                      const GradOut&, const GradOut&, const GradOut&);
 void linear_forward(void*, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
 void linear_backward(void*, const Tensor&, const Tensor&, const Tensor&, const GradOut&, const GradOut&,
                      const GradOut&);
-void batch_norm_forward(void*, const BatchNormParams&, const Tensor&, const Tensor&, const Tensor&,
+void batch_norm_forward(void*, const ops::BatchNormParams&, const Tensor&, const Tensor&, const Tensor&,
                         const Tensor&, const Tensor&, const Tensor&, Tensor*);
-void batch_norm_backward(void*, const BatchNormParams&, const Tensor&, const Tensor&, const Tensor&,
+void batch_norm_backward(void*, const ops::BatchNormParams&, const Tensor&, const Tensor&, const Tensor&,
                          const Tensor&, const GradOut&, const GradOut&, const GradOut&);
-void eltwise_forward(void*, const EltwiseParams&, const Tensor&, const Tensor&);
-void eltwise_backward(void*, const EltwiseParams&, const Tensor&, const Tensor&, const GradOut&);
-void pool2d_forward(void*, const Pool2dParams&, const Tensor&, const Tensor&, Tensor*);
-void pool2d_backward(void*, const Pool2dParams&, const Tensor&, const Tensor&, const GradOut&);
+void eltwise_forward(void*, const ops::Activation&, const Tensor&, const Tensor&);
+void eltwise_backward(void*, const ops::Activation&, const Tensor&, const Tensor&, const GradOut&);
+void pool2d_forward(void*, const ops::Pool2dParams&, const Tensor&, const Tensor&, Tensor*);
+void pool2d_backward(void*, const ops::Pool2dParams&, const Tensor&, const Tensor&, const GradOut&);
 void add_forward(void*, const Tensor&, const Tensor&, const Tensor&);
 void sum_to(void*, const Tensor&, const GradOut&);
 void cast(void*, const Tensor&, const GradOut&);
 void concat_forward(void*, int64_t, std::span<const Tensor>, const Tensor&);
 void concat_backward(void*, int64_t, const Tensor&, std::span<const int64_t>, std::span<const GradOut>);
-void dropout_forward(void*, const DropoutParams&, const Tensor&, const Tensor&, Tensor*);
-void dropout_backward(void*, const DropoutParams&, const Tensor&, const Tensor&, const GradOut&);
-void cross_entropy_forward(void*, const CrossEntropyParams&, const Tensor&, const Tensor&, const Tensor&,
+void dropout_forward(void*, const ops::DropoutParams&, const Tensor&, const Tensor&, Tensor*);
+void dropout_backward(void*, const ops::DropoutParams&, const Tensor&, const Tensor&, const GradOut&);
+void cross_entropy_forward(void*, const ops::CrossEntropyParams&, const Tensor&, const Tensor&, const Tensor&,
                            Tensor*);
-void cross_entropy_backward(void*, const CrossEntropyParams&, const Tensor&, const Tensor&, const Tensor&,
+void cross_entropy_backward(void*, const ops::CrossEntropyParams&, const Tensor&, const Tensor&, const Tensor&,
                             const GradOut&);
 
-void fake_quant_forward(void*, const FakeQuantParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+void fake_quant_forward(void*, const ops::FakeQuantParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                         Tensor*);
 void fake_quant_backward(void*, const Tensor&, const Tensor&, const GradOut&);
 void min_max(void*, const Tensor&, int64_t, const Tensor&, const Tensor&);

@@ -12,7 +12,7 @@ namespace {
 // Copies each of `outer` rows of `width` values between a part (dense) and y
 // (rows of b.row, starting at `offset`). to_y: part -> y, else y -> part,
 // added when `accumulate`.
-void copy_rows(const ConcatBlocks& b, int64_t offset, int64_t width, float* part, float* y, bool to_y,
+void copy_rows(const ops::ConcatBlocks& b, int64_t offset, int64_t width, float* part, float* y, bool to_y,
                bool accumulate) {
 #pragma omp parallel for schedule(static) if (b.outer * width > (1 << 16))
   for (int64_t o = 0; o < b.outer; ++o) {
@@ -28,11 +28,11 @@ void copy_rows(const ConcatBlocks& b, int64_t offset, int64_t width, float* part
 
 void concat_forward(void*, int64_t axis, std::span<const Tensor> xs, const Tensor& y) {
   const char* op = "concat_forward";
-  Shape ys = concat_output_shape(xs, axis);
+  Shape ys = ops::concat_output_shape(xs, axis);
   axis = normalize_axis(axis, int64_t(ys.size()));
   require_f32(op, {&y});
   require_shape(op, y, ys, "y");
-  ConcatBlocks b = concat_blocks(ys, axis);
+  ops::ConcatBlocks b = ops::concat_blocks(ys, axis);
   int64_t offset = 0;
   for (const Tensor& x : xs) {
     require_f32(op, {&x});
@@ -51,7 +51,7 @@ void concat_backward(void*, int64_t axis, const Tensor& dy, std::span<const int6
   for (int64_t e : extents) total += e;
   check(extents.size() == dxs.size() && total == dy.dim(axis),
         "the parts' extents do not add up to dy's along axis " + std::to_string(axis), op_context(op, dy));
-  ConcatBlocks b = concat_blocks(dy.shape(), axis);
+  ops::ConcatBlocks b = ops::concat_blocks(dy.shape(), axis);
   int64_t offset = 0;
   for (size_t i = 0; i < dxs.size(); ++i) {
     int64_t width = extents[i] * b.inner;

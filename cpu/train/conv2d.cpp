@@ -25,7 +25,7 @@ memory::dims weight_dims(const Shape& w, int64_t groups) {
 
 // The forward writes y in f32 whatever it computes in; the backward reads dy
 // in the compute precision (oneDNN's bf16 backward takes bf16 diff_dst).
-ConvDescs describe(const Conv2dParams& p, const Tensor& x, const Shape& w, const Shape& y, bool bias,
+ConvDescs describe(const ops::Conv2dParams& p, const Tensor& x, const Shape& w, const Shape& y, bool bias,
                    bool backward) {
   auto any = [&](const memory::dims& d, DType t) { return memory::desc(d, to_dnnl(t), memory::format_tag::any); };
   ConvDescs d;
@@ -51,9 +51,9 @@ struct BackwardEntry {
   dnnl::convolution_backward_weights weights;
 };
 
-const ForwardEntry& forward_entry(Context& c, const Conv2dParams& p, const Tensor& x, const Shape& w,
+const ForwardEntry& forward_entry(Context& c, const ops::Conv2dParams& p, const Tensor& x, const Shape& w,
                                   bool bias) {
-  Shape y = conv2d_output_shape(p, x.shape(), w);
+  Shape y = ops::conv2d_output_shape(p, x.shape(), w);
   std::string key = cache_key("conv2d_fwd", x, w, bias, p.groups, p.stride[0], p.stride[1],
                               p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], int(p.compute));
   return c.cache.get<ForwardEntry>(key, [&] {
@@ -69,13 +69,13 @@ const ForwardEntry& forward_entry(Context& c, const Conv2dParams& p, const Tenso
   });
 }
 
-const BackwardEntry& backward_entry(Context& c, const Conv2dParams& p, const Tensor& x, const Shape& w,
+const BackwardEntry& backward_entry(Context& c, const ops::Conv2dParams& p, const Tensor& x, const Shape& w,
                                     bool bias) {
   const ForwardEntry& f = forward_entry(c, p, x, w, bias);
   std::string key = cache_key("conv2d_bwd", x, w, bias, p.groups, p.stride[0], p.stride[1],
                               p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], int(p.compute));
   return c.cache.get<BackwardEntry>(key, [&] {
-    ConvDescs d = describe(p, x, w, conv2d_output_shape(p, x.shape(), w), bias, true);
+    ConvDescs d = describe(p, x, w, ops::conv2d_output_shape(p, x.shape(), w), bias, true);
     auto alg = dnnl::algorithm::convolution_direct;
     dnnl::convolution_backward_data::desc dd(alg, d.src, d.weights, d.dst, d.strides, d.dilates, d.pad, d.pad);
     dnnl::convolution_backward_data::primitive_desc data_pd(dd, engine(), f.pd);
@@ -89,11 +89,11 @@ const BackwardEntry& backward_entry(Context& c, const Conv2dParams& p, const Ten
   });
 }
 
-void check_inputs(const char* op, const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& b) {
+void check_inputs(const char* op, const ops::Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& b) {
   require_f32(op, {&x, &w, &b});
   check_supported(p.compute == DType::f32 || p.compute == DType::bf16,
                   "conv2d computes in f32 or bf16, not " + std::string(dtype_name(p.compute)), op_context(op, x));
-  conv2d_output_shape(p, x.shape(), w.shape());
+  ops::conv2d_output_shape(p, x.shape(), w.shape());
   if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
 }
 
@@ -123,12 +123,12 @@ void backward_weights(const BackwardEntry& e, const Tensor& x, int64_t groups, c
 
 }  // namespace
 
-void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& b,
+void conv2d_forward(void* ctx, const ops::Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& b,
                     const Tensor& y) {
   const char* op = "conv2d_forward";
   check_inputs(op, p, x, w, b);
   require_f32(op, {&y});
-  require_shape(op, y, conv2d_output_shape(p, x.shape(), w.shape()), "y");
+  require_shape(op, y, ops::conv2d_output_shape(p, x.shape(), w.shape()), "y");
   guarded(op, x, [&] {
     const ForwardEntry& f = forward_entry(context(ctx), p, x, w.shape(), b.defined());
     OutputMemory dst(plain_memory(y), f.pd.dst_desc());
@@ -143,12 +143,12 @@ void conv2d_forward(void* ctx, const Conv2dParams& p, const Tensor& x, const Ten
   });
 }
 
-void conv2d_backward(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& dy,
+void conv2d_backward(void* ctx, const ops::Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor& dy,
                      const GradOut& dx, const GradOut& dw, const GradOut& db) {
   const char* op = "conv2d_backward";
   check_inputs(op, p, x, w, Tensor());
   require_f32(op, {&dy});
-  require_shape(op, dy, conv2d_output_shape(p, x.shape(), w.shape()), "dy");
+  require_shape(op, dy, ops::conv2d_output_shape(p, x.shape(), w.shape()), "dy");
   guarded(op, x, [&] {
     bool bias = db.wanted();
     const BackwardEntry& e = backward_entry(context(ctx), p, x, w.shape(), bias);

@@ -20,7 +20,7 @@ const dnnl::softmax_v2_forward& log_softmax(Context& c, const Tensor& logits) {
   });
 }
 
-void check_inputs(const char* op, const CrossEntropyParams& p, const Tensor& logits, const Tensor& labels) {
+void check_inputs(const char* op, const ops::CrossEntropyParams& p, const Tensor& logits, const Tensor& labels) {
   require_f32(op, {&logits});
   check(logits.rank() == 2 && logits.dim(0) > 0, "cross entropy wants logits [N, K], N > 0", op_context(op, logits));
   check(labels.dtype() == DType::i64 && labels.shape() == Shape{logits.dim(0)},
@@ -43,7 +43,7 @@ void check_scalar(const char* op, const Tensor& t, const char* what) {
 
 }  // namespace
 
-void cross_entropy_forward(void* ctx, const CrossEntropyParams& p, const Tensor& logits, const Tensor& labels,
+void cross_entropy_forward(void* ctx, const ops::CrossEntropyParams& p, const Tensor& logits, const Tensor& labels,
                            const Tensor& loss, Tensor* saved) {
   const char* op = "cross_entropy_forward";
   check_inputs(op, p, logits, labels);
@@ -66,7 +66,7 @@ void cross_entropy_forward(void* ctx, const CrossEntropyParams& p, const Tensor&
   *loss.data<float>() = float(total / double(n));
 }
 
-void cross_entropy_backward(void*, const CrossEntropyParams& p, const Tensor& saved, const Tensor& labels,
+void cross_entropy_backward(void*, const ops::CrossEntropyParams& p, const Tensor& saved, const Tensor& labels,
                             const Tensor& dloss, const GradOut& dlogits) {
   const char* op = "cross_entropy_backward";
   check_inputs(op, p, saved, labels);

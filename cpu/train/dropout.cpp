@@ -1,29 +1,29 @@
 // Inverted dropout, plain C++ (oneDNN has none). The keep mask is
-// core/dropout_mask.h's function of (seed, element index), shared with the
+// ops/dropout.h's function of (seed, element index), shared with the
 // CUDA table so both draw the same one.
 //   x / y / dy / dx: any shape; saved: u8 [numel], 1 where kept.
-#include "core/dropout_mask.h"
+#include "ops/dropout.h"
 #include "cpu/train/common.h"
 
 namespace tandem::cpu::train {
 
 namespace {
 
-void check_p(const char* op, const DropoutParams& p, const Tensor& t) {
+void check_p(const char* op, const ops::DropoutParams& p, const Tensor& t) {
   check(p.p >= 0 && p.p < 1, "dropout probability must be in [0, 1), got " + std::to_string(p.p),
         op_context(op, t));
 }
 
 }  // namespace
 
-void dropout_forward(void*, const DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
+void dropout_forward(void*, const ops::DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
   const char* op = "dropout_forward";
   require_f32(op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
   check_p(op, p, x);
   int64_t n = x.numel();
   *saved = Tensor::empty(DType::u8, {n});
-  DropoutMask mask = DropoutMask::of(p.p, p.seed);
+  ops::DropoutMask mask = ops::DropoutMask::of(p.p, p.seed);
   float scale = 1.f / (1.f - p.p);
   const float* xs = x.data<float>();
   float* ys = y.data<float>();
@@ -35,7 +35,7 @@ void dropout_forward(void*, const DropoutParams& p, const Tensor& x, const Tenso
   }
 }
 
-void dropout_backward(void*, const DropoutParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
+void dropout_backward(void*, const ops::DropoutParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
   const char* op = "dropout_backward";
   require_f32(op, {&dy});
   check_p(op, p, dy);

@@ -1,8 +1,7 @@
 // Activations for training on oneDNN's eltwise_forward (forward_training) and
-// eltwise_backward (from the source values), over the tensor as one vector.
-//   relu: relu (alpha 0)        leaky_relu: relu (alpha = negative slope)
-//   silu: swish (alpha 1)       hardswish: x * relu6(x + 3) / 6
-//   sigmoid: logistic           tanh: tanh
+// eltwise_backward (from the source values), over the tensor as one vector,
+// with the algorithm inference uses for the kind (cpu/post_ops.h).
+#include "cpu/post_ops.h"
 #include "cpu/train/common.h"
 
 namespace tandem::cpu::train {
@@ -11,21 +10,14 @@ namespace {
 
 using dnnl::memory;
 
-dnnl::algorithm algorithm(EltwiseKind k) {
-  switch (k) {
-    case EltwiseKind::relu:
-    case EltwiseKind::leaky_relu: return dnnl::algorithm::eltwise_relu;
-    case EltwiseKind::silu: return dnnl::algorithm::eltwise_swish;
-    case EltwiseKind::hardswish: return dnnl::algorithm::eltwise_hardswish;
-    case EltwiseKind::sigmoid: return dnnl::algorithm::eltwise_logistic;
-    case EltwiseKind::tanh: return dnnl::algorithm::eltwise_tanh;
-  }
-  throw Error("unknown activation " + std::to_string(int(k)));
-}
-
-float alpha(const EltwiseParams& p) {
-  if (p.kind == EltwiseKind::leaky_relu) return p.alpha;
-  return p.kind == EltwiseKind::silu ? 1.f : 0.f;
+// The kind's one oneDNN step (the one inference runs): a kind that needs
+// two, or an output scale, has no eltwise backward of its own.
+EltwiseStep step(const ops::Activation& p, const Tensor& x) {
+  std::vector<EltwiseStep> steps = eltwise_steps(p);
+  check_supported(steps.size() == 1 && steps[0].scale == 1.f,
+                  std::string("CPU training has no ") + ops::activation_op_type(p.kind) + " activation",
+                  op_context("eltwise", x));
+  return steps[0];
 }
 
 struct Entry {
@@ -33,13 +25,13 @@ struct Entry {
   dnnl::eltwise_backward bwd;
 };
 
-const Entry& entry(Context& c, const EltwiseParams& p, const Tensor& x) {
-  float a = alpha(p);
-  return c.cache.get<Entry>(cache_key("eltwise", x.dtype(), x.numel(), int(p.kind), a), [&] {
+const Entry& entry(Context& c, const ops::Activation& p, const Tensor& x) {
+  const EltwiseStep s = step(p, x);
+  return c.cache.get<Entry>(cache_key("eltwise", x.dtype(), x.numel(), int(s.algorithm), s.alpha, s.beta), [&] {
     memory::desc m = plain_md(x.dtype(), {x.numel()});
-    dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, algorithm(p.kind), m, a);
+    dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, s.algorithm, m, s.alpha, s.beta);
     dnnl::eltwise_forward::primitive_desc fpd(fd, engine());
-    dnnl::eltwise_backward::desc bd(algorithm(p.kind), m, m, a);
+    dnnl::eltwise_backward::desc bd(s.algorithm, m, m, s.alpha, s.beta);
     dnnl::eltwise_backward::primitive_desc bpd(bd, engine(), fpd);
     return Entry{dnnl::eltwise_forward(fpd), dnnl::eltwise_backward(bpd)};
   });
@@ -49,7 +41,7 @@ memory flat(const Tensor& t) { return plain_memory(t, {t.numel()}); }
 
 }  // namespace
 
-void eltwise_forward(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& y) {
+void eltwise_forward(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& y) {
   const char* op = "eltwise_forward";
   require_f32(op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
@@ -60,7 +52,7 @@ void eltwise_forward(void* ctx, const EltwiseParams& p, const Tensor& x, const T
   });
 }
 
-void eltwise_backward(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& dy, const GradOut& dx) {
+void eltwise_backward(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& dy, const GradOut& dx) {
   const char* op = "eltwise_backward";
   require_f32(op, {&x, &dy});
   require_shape(op, dy, x.shape(), "dy");

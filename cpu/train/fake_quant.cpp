@@ -1,12 +1,12 @@
 // Fake quantization for quantization-aware training, plain C++ (oneDNN has
-// no training-time fake quantization): the element rule of core/quant_rules.h,
+// no training-time fake quantization): the element rule of ops/fake_quant.h,
 // per tensor or per channel.
 //   x / y / dy / dx: any shape, f32; scale f32 / zero_point i64: [1] or [C];
 //   saved: u8 [numel], 1 where in range.
 #include <algorithm>
 #include <limits>
 
-#include "core/quant_rules.h"
+#include "ops/fake_quant.h"
 #include "cpu/train/common.h"
 
 namespace tandem::cpu::train {
@@ -31,7 +31,7 @@ ChannelView channel_view(const char* op, const Tensor& x, int64_t axis) {
   return v;
 }
 
-void check_qparams(const char* op, const FakeQuantParams& p, const Tensor& x, const Tensor& scale,
+void check_qparams(const char* op, const ops::FakeQuantParams& p, const Tensor& x, const Tensor& scale,
                    const Tensor& zero_point, int64_t channels) {
   check(p.qmin < p.qmax, "empty integer range", op_context(op, x));
   check(scale.dtype() == DType::f32 && scale.numel() == channels,
@@ -49,7 +49,7 @@ void check_qparams(const char* op, const FakeQuantParams& p, const Tensor& x, co
 
 }  // namespace
 
-void fake_quant_forward(void*, const FakeQuantParams& p, const Tensor& x, const Tensor& scale,
+void fake_quant_forward(void*, const ops::FakeQuantParams& p, const Tensor& x, const Tensor& scale,
                         const Tensor& zero_point, const Tensor& y, Tensor* saved) {
   const char* op = "fake_quant_forward";
   require_f32(op, {&x, &y});
@@ -67,7 +67,7 @@ void fake_quant_forward(void*, const FakeQuantParams& p, const Tensor& x, const 
     for (int64_t c = 0; c < v.channels; ++c) {
       const int64_t base = (o * v.channels + c) * v.inner;
       for (int64_t i = base; i < base + v.inner; ++i) {
-        const quant::FakeQuantResult r = quant::fake_quant(xs[i], s[c], z[c], p.qmin, p.qmax);
+        const ops::FakeQuantResult r = ops::fake_quant(xs[i], s[c], z[c], p.qmin, p.qmax);
         ys[i] = r.y;
         mask[i] = r.in_range;
       }

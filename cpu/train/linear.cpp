@@ -20,7 +20,7 @@ struct Entry {
 // One entry holds the three primitives: their builds share the forward hint.
 const Entry& entry(Context& c, const Tensor& x, const Tensor& w, bool bias) {
   return c.cache.get<Entry>(cache_key("linear", x, w, bias), [&] {
-    Shape ys = linear_output_shape(x.shape(), w.shape());
+    Shape ys = ops::linear_output_shape(x.shape(), w.shape());
     memory::desc src = plain_md(x), wei = plain_md(w), dst = plain_md(x.dtype(), to_dims(ys));
     memory::desc b = plain_md(x.dtype(), {w.dim(0)});
     auto prop = dnnl::prop_kind::forward_training;
@@ -39,7 +39,7 @@ const Entry& entry(Context& c, const Tensor& x, const Tensor& w, bool bias) {
 
 void check_inputs(const char* op, const Tensor& x, const Tensor& w, const Tensor& b) {
   require_f32(op, {&x, &w, &b});
-  linear_output_shape(x.shape(), w.shape());
+  ops::linear_output_shape(x.shape(), w.shape());
   if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
 }
 
@@ -49,7 +49,7 @@ void linear_forward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& b
   const char* op = "linear_forward";
   check_inputs(op, x, w, b);
   require_f32(op, {&y});
-  require_shape(op, y, linear_output_shape(x.shape(), w.shape()), "y");
+  require_shape(op, y, ops::linear_output_shape(x.shape(), w.shape()), "y");
   guarded(op, x, [&] {
     const Entry& e = entry(context(ctx), x, w, b.defined());
     std::unordered_map<int, memory> args{
@@ -65,7 +65,7 @@ void linear_backward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& 
   const char* op = "linear_backward";
   check_inputs(op, x, w, Tensor());
   require_f32(op, {&dy});
-  require_shape(op, dy, linear_output_shape(x.shape(), w.shape()), "dy");
+  require_shape(op, dy, ops::linear_output_shape(x.shape(), w.shape()), "dy");
   guarded(op, x, [&] {
     bool bias = db.wanted();
     const Entry& e = entry(context(ctx), x, w, bias);

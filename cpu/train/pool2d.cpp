@@ -14,8 +14,8 @@ namespace {
 
 using dnnl::memory;
 
-dnnl::algorithm algorithm(const Pool2dParams& p) {
-  if (p.kind == PoolKind::max) return dnnl::algorithm::pooling_max;
+dnnl::algorithm algorithm(const ops::Pool2dParams& p) {
+  if (p.kind == ops::PoolKind::max) return dnnl::algorithm::pooling_max;
   return p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                              : dnnl::algorithm::pooling_avg_exclude_padding;
 }
@@ -26,11 +26,11 @@ struct Entry {
   dnnl::pooling_v2_backward bwd;
 };
 
-const Entry& entry(Context& c, const Pool2dParams& p, DType dtype, const Shape& x) {
+const Entry& entry(Context& c, const ops::Pool2dParams& p, DType dtype, const Shape& x) {
   std::string key = cache_key("pool2d", dtype, x, int(p.kind), p.count_include_pad, p.kernel[0], p.kernel[1],
                               p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]);
   return c.cache.get<Entry>(key, [&] {
-    memory::desc src = plain_md(dtype, to_dims(x)), dst = plain_md(dtype, to_dims(pool2d_output_shape(p, x)));
+    memory::desc src = plain_md(dtype, to_dims(x)), dst = plain_md(dtype, to_dims(ops::pool2d_output_shape(p, x)));
     memory::dims k{p.kernel[0], p.kernel[1]}, s{p.stride[0], p.stride[1]}, pad{p.padding[0], p.padding[1]};
     memory::dims d{p.dilation[0] - 1, p.dilation[1] - 1};  // oneDNN counts the skipped elements
     dnnl::pooling_v2_forward::desc fd(dnnl::prop_kind::forward_training, algorithm(p), src, dst, s, k, d, pad, pad);
@@ -47,15 +47,15 @@ memory workspace_memory(const Entry& e, const Tensor& saved) {
 
 }  // namespace
 
-void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
-  const char* op = p.kind == PoolKind::max ? "max_pool2d_forward" : "avg_pool2d_forward";
+void pool2d_forward(void* ctx, const ops::Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
+  const char* op = p.kind == ops::PoolKind::max ? "max_pool2d_forward" : "avg_pool2d_forward";
   require_f32(op, {&x, &y});
-  require_shape(op, y, pool2d_output_shape(p, x.shape()), "y");
+  require_shape(op, y, ops::pool2d_output_shape(p, x.shape()), "y");
   guarded(op, x, [&] {
     const Entry& e = entry(context(ctx), p, x.dtype(), x.shape());
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_DST, plain_memory(y)}};
     *saved = Tensor();
-    if (p.kind == PoolKind::max) {
+    if (p.kind == ops::PoolKind::max) {
       *saved = Tensor::empty(DType::u8, {int64_t(e.fwd_pd.workspace_desc().get_size())});
       args[DNNL_ARG_WORKSPACE] = workspace_memory(e, *saved);
     }
@@ -64,18 +64,18 @@ void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Ten
   });
 }
 
-void pool2d_backward(void* ctx, const Pool2dParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
-  const char* op = p.kind == PoolKind::max ? "max_pool2d_backward" : "avg_pool2d_backward";
+void pool2d_backward(void* ctx, const ops::Pool2dParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
+  const char* op = p.kind == ops::PoolKind::max ? "max_pool2d_backward" : "avg_pool2d_backward";
   require_f32(op, {&dy});
   if (!dx.wanted()) return;
   require_f32(op, {&dx.t});
-  require_shape(op, dy, pool2d_output_shape(p, dx.t.shape()), "dy");
+  require_shape(op, dy, ops::pool2d_output_shape(p, dx.t.shape()), "dy");
   guarded(op, dy, [&] {
     const Entry& e = entry(context(ctx), p, dy.dtype(), dx.t.shape());
     GradTarget t(dx, dx.t.shape(), op);
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, plain_memory(dy)},
                                          {DNNL_ARG_DIFF_SRC, plain_memory(t.tensor())}};
-    if (p.kind == PoolKind::max) {
+    if (p.kind == ops::PoolKind::max) {
       check(saved.defined() && saved.bytes() == e.fwd_pd.workspace_desc().get_size(),
             "max pooling's backward needs its forward's workspace", op_context(op, dy));
       args[DNNL_ARG_WORKSPACE] = workspace_memory(e, saved);

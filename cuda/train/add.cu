@@ -255,7 +255,7 @@ void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
   TrainContext& c = enter(ctx);
   const ActivationDesc d = require_activations(c, op, {&y});
   for (const Tensor* t : {&a, &b}) require_on_gpu(c, op, {t}, d.dtype, t->layout());
-  require_shape(op, y, add_output_shape(a.shape(), b.shape()), "y");
+  require_shape(op, y, ops::add_output_shape(a.shape(), b.shape()), "y");
   bool a_full = a.shape() == y.shape();
   launch_add(c, a_full ? a : b, a_full ? b : a, y, op_context(op, y));
 }
@@ -267,7 +267,7 @@ void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   if (!dst.wanted()) return;
   require_activations(c, op, {&dst.t});
   ErrorContext where = op_context(op, src);
-  TANDEM_CHECK(sums_to(src.shape(), dst.t.shape()),
+  TANDEM_CHECK(ops::sums_to(src.shape(), dst.t.shape()),
                "cannot sum " + shape_str(src.shape()) + " to " + shape_str(dst.t.shape()), where);
   const bool accumulate = dst.mode == GradMode::accumulate;
   if (src.shape() != dst.t.shape()) {

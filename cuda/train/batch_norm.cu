@@ -121,11 +121,11 @@ __global__ void __launch_bounds__(kBlock)
     stats[1] = var;
   }
   __syncthreads();
-  const float mean = stats[0], scale = a.gamma[c] / sqrtf(stats[1] + a.eps), shift = a.beta[c];
+  const ops::BatchNormAffine f = ops::batch_norm_affine(a.gamma[c], a.beta[c], stats[0], stats[1], a.eps);
   for (int64_t i = w.begin(blockIdx.x) + threadIdx.x, e = w.end(blockIdx.x); i < e;
        i += blockDim.x) {
     int64_t k = w.at(c, i);
-    store(y, k, (load(x, k) - mean) * scale + shift);
+    store(y, k, fmaf(load(x, k), f.scale, f.shift));
   }
 }
 
@@ -225,7 +225,7 @@ float* f32_mut(const Tensor& t) { return static_cast<float*>(t.raw()); }
 
 }  // namespace
 
-void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+void batch_norm_forward(void* ctx, const ops::BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                         const Tensor& beta, const Tensor& running_mean, const Tensor& running_var,
                         const Tensor& y, Tensor* saved) {
   const char* op = "batch_norm_forward";
@@ -250,7 +250,7 @@ void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, co
                 f32_mut(running_var),
                 f32_mut(*saved),
                 p.training ? static_cast<const Moments*>(partial.get()) : nullptr,
-                p.eps,
+                p.epsilon,
                 p.momentum};
   with_float_type(x.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);
@@ -265,7 +265,7 @@ void batch_norm_forward(void* ctx, const BatchNormParams& p, const Tensor& x, co
   });
 }
 
-void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+void batch_norm_backward(void* ctx, const ops::BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                          const Tensor& saved, const Tensor& dy, const GradOut& dx, const GradOut& dgamma,
                          const GradOut& dbeta) {
   const char* op = "batch_norm_backward";
@@ -285,7 +285,7 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
   const ChannelWalk w = walk(x, c.gpu.props);
   Scratch partial(c.gpu, sizeof(GradSums) * size_t(w.c * w.parts));
   BackwardArgs a{f32(gamma), f32(saved), static_cast<const GradSums*>(partial.get()),
-                 p.eps,      p.training, gx,
+                 p.epsilon,      p.training, gx,
                  gg,         gb};
   if ((!a.dx && !a.dgamma && !a.dbeta) || x.numel() == 0) return;
   ErrorContext where = op_context(op, x);
@@ -302,7 +302,7 @@ void batch_norm_backward(void* ctx, const BatchNormParams& p, const Tensor& x, c
   });
 }
 
-bool batch_norm_relu_forward(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& z,
+bool batch_norm_relu_forward(void* ctx, const ops::BatchNormParams& p, const Tensor& x, const Tensor& z,
                              const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
                              const Tensor& running_var, const Tensor& y, Tensor* saved) {
   const char* op = "batch_norm_relu_forward";
@@ -315,7 +315,7 @@ bool batch_norm_relu_forward(void* ctx, const BatchNormParams& p, const Tensor& 
                                        op_context(op, x));
 }
 
-void batch_norm_relu_backward(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& z,
+void batch_norm_relu_backward(void* ctx, const ops::BatchNormParams& p, const Tensor& x, const Tensor& z,
                               const Tensor& gamma, const Tensor& beta, const Tensor& y,
                               const Tensor& saved, const Tensor& dy, const GradOut& dx,
                               const GradOut& dz, const GradOut& dgamma, const GradOut& dbeta) {

@@ -22,7 +22,7 @@ struct BnPlan {
     set_nhwc(xd, cudnn_dtype(x.dtype(), "batch_norm", where), x.dim(0), x.dim(1), x.dim(2),
              x.dim(3), where);
     check_cudnn(cudnnSetActivationDescriptor(act.get(), CUDNN_ACTIVATION_RELU,
-                                             CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                                             CUDNN_PROPAGATE_NAN, 0.0),
                 "cudnnSetActivationDescriptor", where);
     for (cudnnBatchNormMode_t m : {CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_SPATIAL}) {
       mode = m;
@@ -131,7 +131,7 @@ void require_saved(const BnPlan& plan, const Tensor& saved, int64_t channels,
 
 // One training forward through the Ex API for the plan's op set: plain
 // batch norm (z undefined) or fused with the ReLU (and the add of z).
-cudnnStatus_t forward_ex(TrainContext& c, const BnPlan& plan, const BatchNormParams& p,
+cudnnStatus_t forward_ex(TrainContext& c, const BnPlan& plan, const ops::BatchNormParams& p,
                          const Tensor& x, const Tensor& z, const Tensor& gamma, const Tensor& beta,
                          const Tensor& running_mean, const Tensor& running_var, const Tensor& y,
                          const Tensor& saved) {
@@ -141,14 +141,14 @@ cudnnStatus_t forward_ex(TrainContext& c, const BnPlan& plan, const BatchNormPar
   return cudnnBatchNormalizationForwardTrainingEx(
       c.gpu.cudnn, plan.mode, plan.ops, &one, &zero, plan.xd.get(), x.raw(), plan.z(),
       z.defined() ? z.raw() : nullptr, plan.xd.get(), y.raw(), plan.bnd.get(), gamma.raw(),
-      beta.raw(), double(p.momentum), running_mean.raw(), running_var.raw(), double(p.eps),
+      beta.raw(), double(p.momentum), running_mean.raw(), running_var.raw(), double(p.epsilon),
       saved_mean(saved), saved_invstd(saved, channels), plan.activation(), ws.get(), ws.bytes(),
       saved_reserve(saved, channels), plan.reserve);
 }
 
 // Its backward: dx, dgamma, dbeta and, with the add, dz. The fused op sets
 // also read the forward's y and beta (undefined for plain batch norm).
-void backward_ex(TrainContext& c, const BnPlan& plan, const BatchNormParams& p, const Tensor& x,
+void backward_ex(TrainContext& c, const BnPlan& plan, const ops::BatchNormParams& p, const Tensor& x,
                  const Tensor& gamma, const Tensor& beta, const Tensor& y, const Tensor& saved,
                  const Tensor& dy, const GradOut& dx, const GradOut& dz, const GradOut& dgamma,
                  const GradOut& dbeta, const ErrorContext& where) {
@@ -166,7 +166,7 @@ void backward_ex(TrainContext& c, const BnPlan& plan, const BatchNormParams& p, 
           plan.fused() ? plan.xd.get() : nullptr, y.defined() ? y.raw() : nullptr, plan.xd.get(),
           dy.raw(), plan.z(), dz_out ? dz_out->t.raw() : nullptr, plan.xd.get(), dx_out.t.raw(),
           plan.bnd.get(), gamma.raw(), beta.defined() ? beta.raw() : nullptr, params.dgamma(),
-          params.dbeta(), double(p.eps), saved_mean(saved), saved_invstd(saved, channels),
+          params.dbeta(), double(p.epsilon), saved_mean(saved), saved_invstd(saved, channels),
           plan.activation(), ws.get(), ws.bytes(), saved_reserve(saved, channels), plan.reserve),
       "cudnnBatchNormalizationBackwardEx", where);
   params.finish(c, dgamma, dbeta);
@@ -176,12 +176,12 @@ void backward_ex(TrainContext& c, const BnPlan& plan, const BatchNormParams& p, 
 
 }  // namespace
 
-bool cudnn_batch_norm_takes(const BatchNormParams& p, const Tensor& x) {
+bool cudnn_batch_norm_takes(const ops::BatchNormParams& p, const Tensor& x) {
   return p.training && x.layout() == Layout::nhwc && x.rank() == 4 &&
-         double(p.eps) >= CUDNN_BN_MIN_EPSILON;
+         double(p.epsilon) >= CUDNN_BN_MIN_EPSILON;
 }
 
-void cudnn_batch_norm_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+void cudnn_batch_norm_forward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                               const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
                               const Tensor& running_var, const Tensor& y, Tensor* saved,
                               const ErrorContext& where) {
@@ -193,7 +193,7 @@ void cudnn_batch_norm_forward(TrainContext& c, const BatchNormParams& p, const T
       "cudnnBatchNormalizationForwardTrainingEx", where);
 }
 
-void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+void cudnn_batch_norm_backward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                                const Tensor& gamma, const Tensor& saved, const Tensor& dy,
                                const GradOut& dx, const GradOut& dgamma, const GradOut& dbeta,
                                const ErrorContext& where) {
@@ -203,7 +203,7 @@ void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const 
               where);
 }
 
-bool cudnn_batch_norm_relu_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+bool cudnn_batch_norm_relu_forward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                                    const Tensor& z, const Tensor& gamma, const Tensor& beta,
                                    const Tensor& running_mean, const Tensor& running_var,
                                    const Tensor& y, Tensor* saved, const ErrorContext& where) {
@@ -221,7 +221,7 @@ bool cudnn_batch_norm_relu_forward(TrainContext& c, const BatchNormParams& p, co
   return true;
 }
 
-void cudnn_batch_norm_relu_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+void cudnn_batch_norm_relu_backward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                                     const Tensor& z, const Tensor& gamma, const Tensor& beta,
                                     const Tensor& y, const Tensor& saved, const Tensor& dy,
                                     const GradOut& dx, const GradOut& dz, const GradOut& dgamma,

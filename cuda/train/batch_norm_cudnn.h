@@ -12,13 +12,13 @@
 namespace tandem::cuda::train {
 
 // Whether this path takes the call: x nhwc, training.
-bool cudnn_batch_norm_takes(const BatchNormParams& p, const Tensor& x);
+bool cudnn_batch_norm_takes(const ops::BatchNormParams& p, const Tensor& x);
 
-void cudnn_batch_norm_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+void cudnn_batch_norm_forward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                               const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
                               const Tensor& running_var, const Tensor& y, Tensor* saved,
                               const ErrorContext& where);
-void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+void cudnn_batch_norm_backward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                                const Tensor& gamma, const Tensor& saved, const Tensor& dy,
                                const GradOut& dx, const GradOut& dgamma, const GradOut& dbeta,
                                const ErrorContext& where);
@@ -28,13 +28,13 @@ void cudnn_batch_norm_backward(TrainContext& c, const BatchNormParams& p, const 
 // training with C % 4 == 0, z like x, and cuDNN has its persistent kernel
 // for the shape (bf16 is not asked for: not measured on the GPU yet). The
 // saved state is laid out as above.
-bool cudnn_batch_norm_relu_forward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+bool cudnn_batch_norm_relu_forward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                                    const Tensor& z, const Tensor& gamma, const Tensor& beta,
                                    const Tensor& running_mean, const Tensor& running_var,
                                    const Tensor& y, Tensor* saved, const ErrorContext& where);
 // dy like y -> dx, dz (when z was given), dgamma, dbeta; y is the forward's
 // output (cuDNN masks dy with it).
-void cudnn_batch_norm_relu_backward(TrainContext& c, const BatchNormParams& p, const Tensor& x,
+void cudnn_batch_norm_relu_backward(TrainContext& c, const ops::BatchNormParams& p, const Tensor& x,
                                     const Tensor& z, const Tensor& gamma, const Tensor& beta,
                                     const Tensor& y, const Tensor& saved, const Tensor& dy,
                                     const GradOut& dx, const GradOut& dz, const GradOut& dgamma,

@@ -1,4 +1,4 @@
-// Precision changes for autocast (Conv2dParams::compute): a f32 tensor
+// Precision changes for autocast (ops::Conv2dParams::compute): a f32 tensor
 // rounded into a 16-bit scratch copy before a tensor-core kernel, and the
 // 16-bit result widened back into an f32 tensor (or added to it, for an
 // accumulated gradient); layout changes between plain NCHW and nhwc

@@ -85,12 +85,6 @@ GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const 
   return {g.t.raw(), g.mode == GradMode::accumulate};
 }
 
-Scratch::Scratch(Context& c, size_t bytes) : c_(c), bytes_(bytes) {
-  if (bytes) p_ = device_alloc(c, bytes);
-}
-
-Scratch::~Scratch() { device_free(c_, p_); }
-
 namespace {
 
 void free_on_stream(void* p, void* ctx) { device_free(*static_cast<Context*>(ctx), p); }

@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "core/keyed_cache.h"
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
 
@@ -28,7 +28,7 @@ struct TrainContext {
 TrainContext& enter(void* ctx);
 
 // Each defined tensor must live on this table's GPU, of dtype `want`, in
-// layout `layout`. (op_context and require_shape: core/train_backend.h.)
+// layout `layout`. (op_context and require_shape: ops/train_backend.h.)
 void require_on_gpu(const TrainContext& c, const char* op,
                     std::initializer_list<const Tensor*> tensors, DType want,
                     Layout layout = Layout::plain);
@@ -51,8 +51,8 @@ ActivationDesc require_activations(const TrainContext& c, const char* op,
 // A shape (or axis) in the order the bytes hold it: [N, H, W, C] for nhwc.
 Shape physical_shape(const Shape& s, Layout layout);
 int64_t physical_axis(int64_t axis, Layout layout);
-// core/train_backend.h's layout_free of t's shape.
-inline bool layout_free(const Tensor& t) { return tandem::layout_free(t.shape()); }
+// ops::layout_free of t's shape.
+inline bool layout_free(const Tensor& t) { return ops::layout_free(t.shape()); }
 // Where a kernel writes one wanted gradient of `shape`: its pointer and
 // whether it adds to what is there. p is null when the gradient is not wanted.
 struct GradPtr {
@@ -67,24 +67,6 @@ GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const 
 // cuDNN's and cuBLASLt's blend factor for a GradOut: 0 overwrites, 1 adds.
 inline float grad_beta(const GradOut& g) { return g.mode == GradMode::accumulate ? 1.f : 0.f; }
 
-// Device memory for the length of one entry's work: allocated from the
-// stream-ordered pool and freed in stream order, so the kernels enqueued
-// before the destructor still see it. Zero bytes allocate nothing.
-class Scratch {
- public:
-  Scratch(Context& c, size_t bytes);
-  ~Scratch();
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void* get() const { return p_; }
-  size_t bytes() const { return bytes_; }
-
- private:
-  Context& c_;
-  void* p_ = nullptr;
-  size_t bytes_ = 0;
-};
-
 // An uninitialized tensor on the context's GPU (stream-ordered pool memory,
 // returned to the pool in stream order when the last reference goes).
 Tensor device_empty(Context& c, DType dtype, const Shape& shape);
@@ -97,7 +79,7 @@ void read_back(Context& c, void* host, const void* device, size_t bytes, const E
 // y = full + other, `other` broadcast along its extents of 1 (same rank as
 // full; y may be full itself). full and y share a dtype and layout; other may
 // have another dtype (an f32 bias on a 16-bit y) and must have full's layout
-// or read the same in both (layout_free).
+// or read the same in both (ops::layout_free).
 void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const Tensor& y, const ErrorContext& where);
 // dst (or dst +=, accumulating) = src summed over the axes where dst's shape
 // has extent 1 and src's does not, in f32. dst_shape has src's rank; dst is
@@ -108,7 +90,7 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtyp
 
 // Kernel entries of the CUDA table, one file each under cuda/train/, each
 // declared with its table slot's own function type (a signature change in
-// core/train_backend.h fails to compile here, not at the table).
+// ops/train_backend.h fails to compile here, not at the table).
 template <typename Slot>
 using Entry = std::remove_pointer_t<Slot>;
 Entry<decltype(TrainBackend::fill)> fill;

@@ -13,7 +13,7 @@ namespace {
 
 // `outer` rows of `width` elements: dense in `dense`, at `offset` in rows of
 // `row` elements in `strided`; to_strided picks the direction.
-void copy_rows(Context& c, const ConcatBlocks& b, int64_t offset, int64_t width, size_t elem, void* dense,
+void copy_rows(Context& c, const ops::ConcatBlocks& b, int64_t offset, int64_t width, size_t elem, void* dense,
                void* strided, bool to_strided, const ErrorContext& where) {
   if (b.outer == 0 || width == 0) return;
   char* s = static_cast<char*>(strided) + size_t(offset) * elem;
@@ -44,12 +44,12 @@ __global__ void add_rows_kernel(T* dense, const T* strided, int64_t outer, int64
 void concat_forward(void* ctx, int64_t axis, std::span<const Tensor> xs, const Tensor& y) {
   const char* op = "concat_forward";
   TrainContext& c = enter(ctx);
-  Shape ys = concat_output_shape(xs, axis);
+  Shape ys = ops::concat_output_shape(xs, axis);
   axis = normalize_axis(axis, int64_t(ys.size()));
   const ActivationDesc d = require_activations(c, op, {&y});
   require_shape(op, y, ys, "y");
   // Blocks in the bytes' order (channels last: the channel axis innermost).
-  ConcatBlocks b = concat_blocks(physical_shape(ys, d.layout), physical_axis(axis, d.layout));
+  ops::ConcatBlocks b = ops::concat_blocks(physical_shape(ys, d.layout), physical_axis(axis, d.layout));
   size_t elem = dtype_size(y.dtype());
   int64_t offset = 0;
   for (const Tensor& x : xs) {
@@ -72,8 +72,8 @@ void concat_backward(void* ctx, int64_t axis, const Tensor& dy, std::span<const 
   TANDEM_CHECK(extents.size() == dxs.size() && total == dy.dim(axis),
                "the parts' extents do not add up to dy's along axis " + std::to_string(axis),
                where);
-  ConcatBlocks b =
-      concat_blocks(physical_shape(dy.shape(), d.layout), physical_axis(axis, d.layout));
+  ops::ConcatBlocks b =
+      ops::concat_blocks(physical_shape(dy.shape(), d.layout), physical_axis(axis, d.layout));
   size_t elem = dtype_size(dy.dtype());
   int64_t offset = 0;
   for (size_t i = 0; i < dxs.size(); ++i) {

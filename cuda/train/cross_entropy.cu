@@ -78,7 +78,7 @@ __global__ void backward_kernel(const float* logp, const int64_t* labels, const 
   }
 }
 
-void check_inputs(const TrainContext& c, const char* op, const CrossEntropyParams& p, const Tensor& logits,
+void check_inputs(const TrainContext& c, const char* op, const ops::CrossEntropyParams& p, const Tensor& logits,
                   const Tensor& labels) {
   require_f32(c, op, {&logits});
   TANDEM_CHECK(logits.rank() == 2 && logits.dim(0) > 0, "cross entropy wants logits [N, K], N > 0",
@@ -128,7 +128,7 @@ class BadLabelFlag {
 
 }  // namespace
 
-void cross_entropy_forward(void* ctx, const CrossEntropyParams& p, const Tensor& logits, const Tensor& labels,
+void cross_entropy_forward(void* ctx, const ops::CrossEntropyParams& p, const Tensor& logits, const Tensor& labels,
                            const Tensor& loss, Tensor* saved) {
   const char* op = "cross_entropy_forward";
   TrainContext& c = enter(ctx);
@@ -153,7 +153,7 @@ void cross_entropy_forward(void* ctx, const CrossEntropyParams& p, const Tensor&
   if (!p.labels_checked) bad.check_labels(labels, k);
 }
 
-void cross_entropy_backward(void* ctx, const CrossEntropyParams& p, const Tensor& saved, const Tensor& labels,
+void cross_entropy_backward(void* ctx, const ops::CrossEntropyParams& p, const Tensor& saved, const Tensor& labels,
                             const Tensor& dloss, const GradOut& dlogits) {
   const char* op = "cross_entropy_backward";
   TrainContext& c = enter(ctx);

@@ -1,5 +1,5 @@
 #pragma once
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 
 namespace tandem::cuda {
 

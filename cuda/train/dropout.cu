@@ -1,11 +1,11 @@
-// Inverted dropout. The keep mask is core/dropout_mask.h's function of (seed,
+// Inverted dropout. The keep mask is ops/dropout.h's function of (seed,
 // element index), the CPU table's own, so both devices drop the same elements;
 // the scaling rounds each operation on its own (no fused multiply-add), as
 // the CPU loop does, so outputs and gradients are the CPU's bits too.
 //   x / y / dy / dx: any shape; saved: u8 [numel], 1 where kept. An nhwc
 //   tensor's index is its byte order's (its mask differs from the same
 //   values' in plain layout).
-#include "core/dropout_mask.h"
+#include "ops/dropout.h"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/train/common.h"
@@ -14,14 +14,14 @@ namespace tandem::cuda::train {
 
 namespace {
 
-void check_p(const char* op, const DropoutParams& p, const Tensor& t) {
+void check_p(const char* op, const ops::DropoutParams& p, const Tensor& t) {
   TANDEM_CHECK(p.p >= 0 && p.p < 1,
                "dropout probability must be in [0, 1), got " + std::to_string(p.p),
                op_context(op, t));
 }
 
 template <typename T>
-__global__ void forward_kernel(DropoutMask mask, float scale, const T* x, T* y, uint8_t* keep, int64_t n) {
+__global__ void forward_kernel(ops::DropoutMask mask, float scale, const T* x, T* y, uint8_t* keep, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     bool k = mask.keep(i);
     keep[i] = k;
@@ -39,7 +39,7 @@ __global__ void backward_kernel(float scale, const uint8_t* keep, const T* dy, T
 
 }  // namespace
 
-void dropout_forward(void* ctx, const DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
+void dropout_forward(void* ctx, const ops::DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
   const char* op = "dropout_forward";
   TrainContext& c = enter(ctx);
   require_activations(c, op, {&x, &y});
@@ -48,7 +48,7 @@ void dropout_forward(void* ctx, const DropoutParams& p, const Tensor& x, const T
   int64_t n = x.numel();
   *saved = device_empty(c.gpu, DType::u8, {n});
   if (n == 0) return;
-  DropoutMask mask = DropoutMask::of(p.p, p.seed);
+  ops::DropoutMask mask = ops::DropoutMask::of(p.p, p.seed);
   float scale = 1.f / (1.f - p.p);
   ErrorContext where = op_context(op, x);
   with_float_type(x.dtype(), op, where, [&](auto zero) {
@@ -59,7 +59,7 @@ void dropout_forward(void* ctx, const DropoutParams& p, const Tensor& x, const T
   check_launch("dropout forward_kernel", where);
 }
 
-void dropout_backward(void* ctx, const DropoutParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
+void dropout_backward(void* ctx, const ops::DropoutParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
   const char* op = "dropout_backward";
   TrainContext& c = enter(ctx);
   require_activations(c, op, {&dy});

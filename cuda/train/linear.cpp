@@ -48,7 +48,7 @@ void multiply(TrainContext& c, const Product& pr, DType dtype, const void* a, co
 
 void check_inputs(const TrainContext& c, const char* op, const Tensor& x, const Tensor& w, const Tensor& b) {
   require_f32(c, op, {&x, &w, &b});
-  linear_output_shape(x.shape(), w.shape());
+  ops::linear_output_shape(x.shape(), w.shape());
   if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
 }
 
@@ -59,7 +59,7 @@ void linear_forward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& b
   TrainContext& c = enter(ctx);
   check_inputs(c, op, x, w, b);
   require_f32(c, op, {&y});
-  require_shape(op, y, linear_output_shape(x.shape(), w.shape()), "y");
+  require_shape(op, y, ops::linear_output_shape(x.shape(), w.shape()), "y");
   ErrorContext where = op_context(op, x);
   int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
   multiply(c, {n, m, k, false, true}, x.dtype(), x.raw(), w.raw(), y.raw(), false, where);
@@ -72,7 +72,7 @@ void linear_backward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& 
   TrainContext& c = enter(ctx);
   check_inputs(c, op, x, w, Tensor());
   require_f32(c, op, {&dy});
-  require_shape(op, dy, linear_output_shape(x.shape(), w.shape()), "dy");
+  require_shape(op, dy, ops::linear_output_shape(x.shape(), w.shape()), "dy");
   ErrorContext where = op_context(op, x);
   int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
   if (GradPtr g = grad_ptr(c, op, dx, x.shape()))

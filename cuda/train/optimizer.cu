@@ -1,4 +1,4 @@
-// Optimizer kernels: grid-stride loops applying core/update_rules.h per
+// Optimizer kernels: grid-stride loops applying ops/update_rules.h per
 // element (its rn_* operations keep nvcc from fusing multiply-adds, so the
 // results are the CPU's bits), the loss scaler's unscale with an inf/nan
 // flag, and a deterministic sum of squares for gradient clipping.
@@ -37,22 +37,22 @@ __device__ __forceinline__ void for_each_value(const TensorList& l, F&& f) {
     f(k, i);
 }
 
-__global__ void sgd_kernel(TensorList l, SgdScalars s) {
+__global__ void sgd_kernel(TensorList l, ops::SgdScalars s) {
   for_each_value(l, [&](int k, int64_t i) {
     float unused = 0.f;
-    sgd_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k] ? l.t[2][k][i] : unused, s);
+    ops::sgd_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k] ? l.t[2][k][i] : unused, s);
   });
 }
 
-__global__ void adamw_kernel(TensorList l, AdamWScalars s) {
+__global__ void adamw_kernel(TensorList l, ops::AdamWScalars s) {
   for_each_value(l, [&](int k, int64_t i) {
-    adamw_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k][i], l.t[3][k][i], s);
+    ops::adamw_update(l.t[0][k][i], l.t[1][k][i], l.t[2][k][i], l.t[3][k][i], s);
   });
 }
 
 __global__ void unscale_kernel(TensorList l, float inv_scale, int* found) {
   bool any = false;
-  for_each_value(l, [&](int k, int64_t i) { any |= unscale_update(l.t[0][k][i], inv_scale); });
+  for_each_value(l, [&](int k, int64_t i) { any |= ops::unscale_update(l.t[0][k][i], inv_scale); });
   if (any) atomicOr(found, 1);
 }
 
@@ -62,7 +62,7 @@ __global__ void zero_kernel(TensorList l) {
 
 __global__ void scale_kernel(float* x, int64_t n, float factor) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    x[i] = rn_mul(x[i], factor);
+    x[i] = ops::rn_mul(x[i], factor);
 }
 
 // Block b's partial sum of squares into partial[b]; the blocks per tensor
@@ -135,7 +135,7 @@ class Tally {
  private:
   Context& c_;
   ErrorContext w_;
-  train::Scratch s_;
+  Scratch s_;
 };
 
 // Checks the group (one GPU, f32, each parameter's tensors of one shape) and
@@ -195,7 +195,7 @@ void for_each_tensor_launch(Context& c, std::span<const Tensor> ts, Launch launc
 
 }  // namespace
 
-void sgd_steps(const ParamGroup& g, const SgdScalars& s) {
+void sgd_steps(const ParamGroup& g, const ops::SgdScalars& s) {
   TANDEM_CHECK(s.momentum == 0.f ||
                    std::all_of(g.a.begin(), g.a.end(), [](const Tensor& t) { return t.defined(); }),
                "SGD with momentum needs its buffers");
@@ -205,7 +205,7 @@ void sgd_steps(const ParamGroup& g, const SgdScalars& s) {
   });
 }
 
-void adamw_steps(const ParamGroup& g, const AdamWScalars& s) {
+void adamw_steps(const ParamGroup& g, const ops::AdamWScalars& s) {
   for_each_launch("adamw_step", g, true, [&](Context& c, const TensorList& l, unsigned blocks) {
     adamw_kernel<<<blocks, kThreads, 0, c.stream>>>(l, s);
     check_launch("adamw_kernel", {"", "", "adamw_step", ""});
@@ -233,7 +233,7 @@ double sum_of_squares(std::span<const Tensor> tensors) {
   size_t count = 0;
   for (const Tensor& t : tensors) count += t.numel() ? blocks_for(t.numel(), c->props) : 0;
   if (count == 0) return 0;
-  train::Scratch partial(*c, (count + 1) * sizeof(double));
+  Scratch partial(*c, (count + 1) * sizeof(double));
   double* at = static_cast<double*>(partial.get());
   double* total = at + count;
   for_each_tensor_launch(*c, tensors, [&](const TensorList& l, unsigned blocks) {

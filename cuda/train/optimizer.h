@@ -1,13 +1,13 @@
 #pragma once
 // Optimizer arithmetic on GPU tensors (f32, plain, one GPU per call): the
-// per-element rules of core/update_rules.h, the very operations the CPU
+// per-element rules of ops/update_rules.h, the very operations the CPU
 // loops run, so a step on the GPU gives the CPU's bits. Kernels are enqueued
 // on the GPU's stream; the calls that return a value wait for it.
 #include <span>
 #include <vector>
 
 #include "core/tensor.h"
-#include "core/update_rules.h"
+#include "ops/update_rules.h"
 
 namespace tandem::cuda {
 
@@ -19,9 +19,9 @@ struct ParamGroup {
   std::vector<Tensor> a, b;  // SGD: a the momentum buffer (undefined without); AdamW: a = m, b = v
 };
 // One SGD step over every parameter of the group.
-void sgd_steps(const ParamGroup& g, const SgdScalars& s);
+void sgd_steps(const ParamGroup& g, const ops::SgdScalars& s);
 // One AdamW step over every parameter of the group and its moment estimates.
-void adamw_steps(const ParamGroup& g, const AdamWScalars& s);
+void adamw_steps(const ParamGroup& g, const ops::AdamWScalars& s);
 // grad *= inv_scale for every tensor (the loss scaler's unscale); true if any
 // value was inf or nan before scaling. One kernel per 24 tensors, one wait.
 bool unscale_gradients(std::span<const Tensor> grads, float inv_scale);

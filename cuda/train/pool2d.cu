@@ -1,6 +1,6 @@
 // Max and average pooling for training, kernels of our own (cuDNN's pooling
 // has no dilation), with the CPU table's windows (floor mode, symmetric
-// padding; core/train_backend.h):
+// padding; ops/train_backend.h):
 //   x / dx [N, C, H, W], y / dy [N, C, OH, OW], plain or nhwc; one thread
 //   per output forward, one per input backward (gathering from the windows
 //   that hold it, so no atomics and the sum order is fixed). In nhwc a
@@ -32,7 +32,7 @@ struct Geometry {
 };
 
 template <typename I>
-Geometry<I> geometry(const Pool2dParams& p, const Shape& x, const Shape& y) {
+Geometry<I> geometry(const ops::Pool2dParams& p, const Shape& x, const Shape& y) {
   return {I(x[0] * x[1]),
           I(x[1]),
           I(x[2]),
@@ -47,7 +47,7 @@ Geometry<I> geometry(const Pool2dParams& p, const Shape& x, const Shape& y) {
           I(p.padding[1]),
           I(p.dilation[0]),
           I(p.dilation[1]),
-          p.kind == PoolKind::max,
+          p.kind == ops::PoolKind::max,
           p.count_include_pad};
 }
 
@@ -96,7 +96,9 @@ __global__ void forward_kernel(Geometry<I> g, const T* x, T* y, int32_t* argmax)
         I w = j * g.sw - g.pw + b * g.dw;
         if (w < 0 || w >= g.w) continue;
         float v = load(xp, h * g.w + w);
-        if (v > best) best = v, at = int32_t(h * g.w + w);
+        // NaN wins and stays (PyTorch's rule; cuDNN's inference pooling
+        // propagates it too), so a diverged activation is not hidden.
+        if (v > best || v != v) best = v, at = int32_t(h * g.w + w);
         sum += v;
       }
     }
@@ -246,25 +248,25 @@ void with_index(bool narrow, F&& f) {
     f(int64_t{});
 }
 
-const char* op_name(const Pool2dParams& p, bool forward) {
-  if (p.kind == PoolKind::max) return forward ? "max_pool2d_forward" : "max_pool2d_backward";
+const char* op_name(const ops::Pool2dParams& p, bool forward) {
+  if (p.kind == ops::PoolKind::max) return forward ? "max_pool2d_forward" : "max_pool2d_backward";
   return forward ? "avg_pool2d_forward" : "avg_pool2d_backward";
 }
 
 }  // namespace
 
-void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
+void pool2d_forward(void* ctx, const ops::Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
   const char* op = op_name(p, true);
   TrainContext& c = enter(ctx);
   const ActivationDesc d = require_activations(c, op, {&x, &y});
   TANDEM_CHECK(x.rank() == 4, "pooling wants x [N, C, H, W]", op_context(op, x));
-  Shape ys = pool2d_output_shape(p, x.shape());
+  Shape ys = ops::pool2d_output_shape(p, x.shape());
   require_shape(op, y, ys, "y");
   ErrorContext where = op_context(op, x);
   TANDEM_CHECK_SUPPORTED(x.dim(2) * x.dim(3) <= INT32_MAX, "a pooling plane over 2^31 elements",
                          where);
   *saved = Tensor();
-  if (p.kind == PoolKind::max) *saved = device_empty(c.gpu, DType::i32, {shape_numel(ys)});
+  if (p.kind == ops::PoolKind::max) *saved = device_empty(c.gpu, DType::i32, {shape_numel(ys)});
   int64_t n = shape_numel(ys);
   if (n == 0) return;
   int32_t* argmax = saved->defined() ? static_cast<int32_t*>(saved->raw()) : nullptr;
@@ -291,25 +293,25 @@ void pool2d_forward(void* ctx, const Pool2dParams& p, const Tensor& x, const Ten
   check_launch("pool2d forward_kernel", where);
 }
 
-void pool2d_backward(void* ctx, const Pool2dParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
+void pool2d_backward(void* ctx, const ops::Pool2dParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
   const char* op = op_name(p, false);
   TrainContext& c = enter(ctx);
   require_activations(c, op, {&dy});
   if (!dx.wanted()) return;
   const ActivationDesc d = require_activations(c, op, {&dy, &dx.t});
   TANDEM_CHECK(dx.t.rank() == 4, "pooling wants dx [N, C, H, W]", op_context(op, dx.t));
-  Shape ys = pool2d_output_shape(p, dx.t.shape());
+  Shape ys = ops::pool2d_output_shape(p, dx.t.shape());
   require_shape(op, dy, ys, "dy");
   GradPtr g = grad_ptr(c, op, dx, dx.t.shape(), dy.dtype(), d.layout);
   ErrorContext where = op_context(op, dy);
-  if (p.kind == PoolKind::max) {
+  if (p.kind == ops::PoolKind::max) {
     TANDEM_CHECK(saved.defined() && saved.dtype() == DType::i32 && saved.numel() == dy.numel(),
                  "max pooling's backward needs its forward's workspace", where);
     require_on_gpu(c, op, {&saved}, DType::i32);
   }
   int64_t n = dx.t.numel();
   if (n == 0) return;
-  const int32_t* argmax = p.kind == PoolKind::max ? static_cast<const int32_t*>(saved.raw()) : nullptr;
+  const int32_t* argmax = p.kind == ops::PoolKind::max ? static_cast<const int32_t*>(saved.raw()) : nullptr;
   const bool narrow = fits_int32(dx.t.shape(), ys);
   with_float_type(dy.dtype(), op, where, [&](auto zero) {
     using T = decltype(zero);

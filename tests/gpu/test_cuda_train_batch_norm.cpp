@@ -10,7 +10,7 @@ namespace {
 void run(const Shape& s, bool training, GradMode mode, uint32_t seed) {
   SCOPED_TRACE(shape_str(s) + (training ? " training, " : " eval, ") + mode_name(mode));
   int64_t c = s[1];
-  BatchNormParams p{training, 0.1f, 1e-5f};
+  ops::BatchNormParams p{training, 0.1f, 1e-5f};
   Pair x = random_pair(s, seed, -2.f, 3.f), gamma = random_pair({c}, seed + 1, 0.5f, 1.5f);
   Pair beta = random_pair({c}, seed + 2);
   Pair rm = random_pair({c}, seed + 3, -0.5f, 0.5f), rv = random_pair({c}, seed + 4, 0.5f, 1.5f);
@@ -55,7 +55,7 @@ TEST(CudaTrainBatchNorm, MatchesTheCpuAccumulatingGradients) {
 TEST(CudaTrainBatchNorm, OnlyTheParameterGradients) {
   TANDEM_REQUIRE_GPU();
   Shape s{4, 3, 5, 5};
-  BatchNormParams p;
+  ops::BatchNormParams p{.training = true};
   Pair x = random_pair(s, 1), gamma = random_pair({3}, 2), beta = random_pair({3}, 3);
   Pair rm = random_pair({3}, 4), rv = random_pair({3}, 5, 0.5f, 1.5f), y = empty_pair(s);
   Tensor saved_cpu, saved_gpu;

@@ -64,7 +64,7 @@ Result run(const Tensor& x, const Tensor& z, const Tensor& dy, bool on_gpu, DTyp
   Var g = param(random_f32({c}, 11, 0.5f, 1.5f)), b = param(random_f32({c}, 12, -0.5f, 0.5f));
   Tensor rm = buffer(random_f32({c}, 13, -0.5f, 0.5f)),
          rv = buffer(random_f32({c}, 14, 0.5f, 1.5f));
-  BatchNormParams p{true, 0.1f, 1e-5f};
+  ops::BatchNormParams p{true, 0.1f, 1e-5f};
   Var y;
   if (on_gpu) {
     y = batch_norm_relu(xv, g, b, rm, rv, p, zv);
@@ -106,7 +106,7 @@ void expect_fused_matches_cpu(const Shape& s, bool residual, bool reused,
 
 // Whether the table's fused entry takes an [8, 16, 6, 6] x of `dtype` in
 // nhwc with `p` (nothing is written when it declines).
-bool fused_entry_takes(DType dtype, const BatchNormParams& p) {
+bool fused_entry_takes(DType dtype, const ops::BatchNormParams& p) {
   const Shape s{8, 16, 6, 6};
   Var x = leaf(random_f32(s, 1), dtype, Layout::nhwc);
   Tensor g = up(random_f32({16}, 2, 0.5f, 1.5f)), b = up(random_f32({16}, 3));
@@ -120,11 +120,11 @@ bool fused_entry_takes(DType dtype, const BatchNormParams& p) {
 
 TEST(CudaTrainBatchNormRelu, FusedKernelTakesF16NhwcTraining) {
   TANDEM_REQUIRE_GPU();
-  EXPECT_TRUE(fused_entry_takes(DType::f16, BatchNormParams{}));
-  EXPECT_FALSE(fused_entry_takes(DType::f16, BatchNormParams{.training = false}))
+  EXPECT_TRUE(fused_entry_takes(DType::f16, ops::BatchNormParams{.training = true}));
+  EXPECT_FALSE(fused_entry_takes(DType::f16, ops::BatchNormParams{.training = false}))
       << "eval mode runs the composed ops";
-  EXPECT_FALSE(fused_entry_takes(DType::f32, BatchNormParams{})) << "f32 runs the composed ops";
-  EXPECT_FALSE(fused_entry_takes(DType::bf16, BatchNormParams{})) << "bf16 runs the composed ops";
+  EXPECT_FALSE(fused_entry_takes(DType::f32, ops::BatchNormParams{.training = true})) << "f32 runs the composed ops";
+  EXPECT_FALSE(fused_entry_takes(DType::bf16, ops::BatchNormParams{.training = true})) << "bf16 runs the composed ops";
 }
 
 TEST(CudaTrainBatchNormRelu, BnReluMatchesCpu) {

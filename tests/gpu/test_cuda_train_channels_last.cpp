@@ -83,9 +83,9 @@ TEST(CudaTrainChannelsLast, ActivationsStayNhwcUntilTheFlatten) {
   Var w(up(random_f32({4, 3, 3, 3}, 2)), true);
   Var g(up(random_f32({4}, 3, 0.5f, 1.5f)), true), b(up(random_f32({4}, 4)), true);
   Tensor mean = up(Tensor::zeros(DType::f32, {4})), var = up(random_f32({4}, 5, 1.f, 2.f));
-  Var y = conv2d(x, w, Var(), Conv2dParams{.padding = {1, 1}});
+  Var y = conv2d(x, w, Var(), ops::Conv2dParams{.padding = {1, 1}});
   EXPECT_EQ(y.value().layout(), Layout::nhwc);
-  Var z = relu(batch_norm(y, g, b, mean, var, BatchNormParams{}));
+  Var z = relu(batch_norm(y, g, b, mean, var, ops::BatchNormParams{.training = true}));
   EXPECT_EQ(z.value().layout(), Layout::nhwc);
   Var p = global_avg_pool2d(pool2d(add(z, z), max_pool_params(2, 2)));
   EXPECT_EQ(p.value().layout(), Layout::nhwc);

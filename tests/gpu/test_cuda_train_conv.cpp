@@ -28,7 +28,7 @@ void run(const ConvCase& c, GradMode mode, uint32_t seed) {
   SCOPED_TRACE(c.name + ", gradients " + mode_name(mode));
   Pair x = random_pair(c.x, seed), w = random_pair(c.w, seed + 1);
   Pair b = c.bias ? random_pair({c.w[0]}, seed + 2) : Pair{};
-  Shape ys = conv2d_output_shape(c.p, c.x, c.w);
+  Shape ys = ops::conv2d_output_shape(c.p, c.x, c.w);
   Pair y = empty_pair(ys);
   cpu_table().conv2d_forward(cpu_table().ctx, c.p, x.cpu, w.cpu, b.cpu, y.cpu);
   gpu_table().conv2d_forward(gpu_table().ctx, c.p, x.gpu, w.gpu, b.gpu, y.gpu);
@@ -97,7 +97,7 @@ TEST(CudaTrainConv, PartialGradients) {
   TANDEM_REQUIRE_GPU();
   ConvCase c = cases()[2];
   Pair x = random_pair(c.x, 1), w = random_pair(c.w, 2);
-  Shape ys = conv2d_output_shape(c.p, c.x, c.w);
+  Shape ys = ops::conv2d_output_shape(c.p, c.x, c.w);
   Pair dy = random_pair(ys, 3);
   GradPair dw = grad_pair(c.w, GradMode::overwrite, 4), db = grad_pair({c.w[0]}, GradMode::overwrite, 5);
   cpu_table().conv2d_backward(cpu_table().ctx, c.p, x.cpu, w.cpu, dy.cpu, {}, dw.cpu(), db.cpu());

@@ -9,14 +9,14 @@ namespace {
 
 struct ActCase {
   const char* name;
-  EltwiseParams p;
+  ops::Activation p;
   float lo, hi;
 };
 
 std::vector<ActCase> cases() {
-  return {{"relu", {EltwiseKind::relu}, -3, 3},       {"leaky_relu", {EltwiseKind::leaky_relu, 0.1f}, -3, 3},
-          {"silu", {EltwiseKind::silu}, -8, 8},       {"hardswish", {EltwiseKind::hardswish}, -5, 5},
-          {"sigmoid", {EltwiseKind::sigmoid}, -8, 8}, {"tanh", {EltwiseKind::tanh}, -4, 4}};
+  return {{"relu", {ops::ActivationKind::relu}, -3, 3},       {"leaky_relu", {ops::ActivationKind::leaky_relu, 0.1f}, -3, 3},
+          {"silu", {ops::ActivationKind::silu}, -8, 8},       {"hardswish", {ops::ActivationKind::hard_swish}, -5, 5},
+          {"sigmoid", {ops::ActivationKind::sigmoid}, -8, 8}, {"tanh", {ops::ActivationKind::tanh}, -4, 4}};
 }
 
 void run(const ActCase& c, GradMode mode, uint32_t seed) {

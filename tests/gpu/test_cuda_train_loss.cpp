@@ -14,7 +14,7 @@ TEST(CudaTrainDropout, MaskOutputAndGradientAreTheCpusBits) {
   for (float p : {0.1f, 0.5f, 0.8f}) {
     for (GradMode mode : {GradMode::overwrite, GradMode::accumulate}) {
       SCOPED_TRACE("p = " + std::to_string(p) + ", " + mode_name(mode));
-      DropoutParams params{p, 0x5eedULL + uint64_t(p * 10)};
+      ops::DropoutParams params{p, 0x5eedULL + uint64_t(p * 10)};
       Shape s{7, 33, 101};  // not a multiple of any block size
       Pair x = random_pair(s, 1), y = empty_pair(s);
       Tensor mask_cpu, mask_gpu;
@@ -48,7 +48,7 @@ Tensor labels_for(int64_t n, int64_t k) {
 void run_ce(int64_t n, int64_t k, float smoothing, GradMode mode, uint32_t seed) {
   SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) + " smoothing " + std::to_string(smoothing) +
                ", " + mode_name(mode));
-  CrossEntropyParams p{smoothing};
+  ops::CrossEntropyParams p{smoothing};
   Pair z = random_pair({n, k}, seed, -4.f, 4.f), labels = same(labels_for(n, k)), loss = empty_pair({});
   Tensor saved_cpu, saved_gpu;
   cpu_table().cross_entropy_forward(cpu_table().ctx, p, z.cpu, labels.cpu, loss.cpu, &saved_cpu);

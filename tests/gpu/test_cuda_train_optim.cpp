@@ -2,7 +2,7 @@
 // optimizers on host copies: SGD (plain, momentum + decay, Nesterov,
 // dampening) and AdamW (two settings, one parameter without decay) for 20
 // steps on the same gradient sequence give the CPU's values and state to
-// within 1 ulp (core/update_rules.h's rounding-per-operation rule makes them
+// within 1 ulp (ops/update_rules.h's rounding-per-operation rule makes them
 // equal in practice); the loss scaler's unscale and its inf/nan flag, and
 // gradient clipping, likewise.
 #include <algorithm>

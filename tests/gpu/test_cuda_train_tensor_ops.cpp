@@ -20,7 +20,7 @@ TEST(CudaTrainAdd, BroadcastsMatchTheCpu) {
   for (const auto& [sa, sb] : cases) {
     SCOPED_TRACE(shape_str(sa) + " + " + shape_str(sb));
     Pair a = random_pair(sa, seed++), b = random_pair(sb, seed++);
-    Pair y = empty_pair(add_output_shape(sa, sb));
+    Pair y = empty_pair(ops::add_output_shape(sa, sb));
     cpu_table().add_forward(cpu_table().ctx, a.cpu, b.cpu, y.cpu);
     gpu_table().add_forward(gpu_table().ctx, a.gpu, b.gpu, y.gpu);
     expect_close(y, kTolerance, "y");
@@ -61,7 +61,7 @@ void concat_case(const std::vector<Shape>& parts, int64_t axis, const std::vecto
     xc.push_back(p.cpu);
     xg.push_back(p.gpu);
   }
-  Pair y = empty_pair(concat_output_shape(xc, axis));
+  Pair y = empty_pair(ops::concat_output_shape(xc, axis));
   cpu_table().concat_forward(cpu_table().ctx, axis, xc, y.cpu);
   gpu_table().concat_forward(gpu_table().ctx, axis, xg, y.gpu);
   expect_same_bits(y.gpu, y.cpu, "y");

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "cpu/train/cpu_train_backend.h"
 #include "cuda/train/cuda_train_backend.h"
 #include "cuda/train/transfer.h"

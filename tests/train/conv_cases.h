@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 
 namespace tandem::testing {
 
@@ -15,14 +15,14 @@ struct ConvCase {
   std::string test_name;  // a gtest name
   std::string name;
   Shape x, w;  // x [N, C, H, W], w [M, C/groups, KH, KW]
-  Conv2dParams p;
+  ops::Conv2dParams p;
   bool bias = true;
 };
 
 // How gtest prints a case (its description, not its bytes).
 inline void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
 
-inline Conv2dParams conv_params(int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+inline ops::Conv2dParams conv_params(int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                                 int64_t groups) {
   return {{sh, sw}, {ph, pw}, {dh, dw}, groups};
 }

@@ -24,7 +24,7 @@ struct Case {
 
 void run(NumpyChecks& checks, const Case& c) {
   Tensor x = random_tensor(c.x, 11), w = random_tensor(c.w, 12), b = random_tensor({c.w[0]}, 13);
-  Conv2dParams p;
+  ops::Conv2dParams p;
   p.stride[0] = p.stride[1] = c.stride;
   p.padding[0] = p.padding[1] = c.padding;
   p.groups = c.groups;

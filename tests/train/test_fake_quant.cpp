@@ -51,7 +51,7 @@ TEST(FakeQuant, OpAndGradientMatchTorch) {
   Tensor x = probe_tensor({4, 3, 5}, 10.f, 1), g = probe_tensor({4, 3, 5}, 1.f, 2);
   Tensor scale = Tensor::from_vector<float>({0.05f}, {1}), zp = Tensor::from_vector<int64_t>({128}, {1});
   train::Var xv(x, true);
-  train::Var y = train::fake_quantize(xv, scale, zp, FakeQuantParams{-1, 0, 255});
+  train::Var y = train::fake_quantize(xv, scale, zp, ops::FakeQuantParams{-1, 0, 255});
   train::backward(y, g);
   const std::string torch_tensor =
       "import torch\nt = torch.from_numpy(x0).requires_grad_()\n"
@@ -61,7 +61,7 @@ TEST(FakeQuant, OpAndGradientMatchTorch) {
   // Per channel along axis 1, int8 symmetric, one scale per channel.
   Tensor sc = Tensor::from_vector<float>({0.05f, 0.013f, 0.2f}, {3}), zc = Tensor::from_vector<int64_t>({0, 0, 0}, {3});
   train::Var xc(x, true);
-  train::Var yc = train::fake_quantize(xc, sc, zc, FakeQuantParams{1, -128, 127});
+  train::Var yc = train::fake_quantize(xc, sc, zc, ops::FakeQuantParams{1, -128, 127});
   train::backward(yc, g);
   const std::string torch_channel =
       "import torch\nt = torch.from_numpy(x0).requires_grad_()\n"

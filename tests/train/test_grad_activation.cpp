@@ -17,20 +17,20 @@ using namespace tandem::testing;
 
 namespace {
 
-double textbook(const EltwiseParams& p, double x) {
+double textbook(const ops::Activation& p, double x) {
   switch (p.kind) {
-    case EltwiseKind::relu: return std::max(x, 0.0);
-    case EltwiseKind::leaky_relu: return x > 0 ? x : p.alpha * x;
-    case EltwiseKind::silu: return x / (1 + std::exp(-x));
-    case EltwiseKind::hardswish: return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
-    case EltwiseKind::sigmoid: return 1 / (1 + std::exp(-x));
-    case EltwiseKind::tanh: return std::tanh(x);
+    case ops::ActivationKind::relu: return std::max(x, 0.0);
+    case ops::ActivationKind::leaky_relu: return x > 0 ? x : p.alpha * x;
+    case ops::ActivationKind::silu: return x / (1 + std::exp(-x));
+    case ops::ActivationKind::hard_swish: return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+    case ops::ActivationKind::sigmoid: return 1 / (1 + std::exp(-x));
+    case ops::ActivationKind::tanh: return std::tanh(x);
+    default: return NAN;
   }
-  return NAN;
 }
 
 // `gap`: spacing of the distinct inputs (range about +-numel * gap / 2).
-void run(const std::string& what, const EltwiseParams& p, double gap) {
+void run(const std::string& what, const ops::Activation& p, double gap) {
   GradCase g;
   g.what = what;
   g.inputs = {distinct_tensor({2, 3, 4, 5}, 5, gap)};
@@ -47,23 +47,23 @@ void run(const std::string& what, const EltwiseParams& p, double gap) {
 
 // 120 values 0.05 apart span [-3, 3]; 0.07 apart, [-4.2, 4.2] (past hardswish's
 // kinks, which land between grid points).
-TEST(GradActivation, Relu) { run("relu", {EltwiseKind::relu}, 0.05); }
-TEST(GradActivation, LeakyRelu) { run("leaky_relu 0.1", {EltwiseKind::leaky_relu, 0.1f}, 0.05); }
-TEST(GradActivation, Silu) { run("silu", {EltwiseKind::silu}, 0.07); }
-TEST(GradActivation, Hardswish) { run("hardswish", {EltwiseKind::hardswish}, 0.07); }
-TEST(GradActivation, Sigmoid) { run("sigmoid", {EltwiseKind::sigmoid}, 0.07); }
-TEST(GradActivation, Tanh) { run("tanh", {EltwiseKind::tanh}, 0.05); }
+TEST(GradActivation, Relu) { run("relu", {ops::ActivationKind::relu}, 0.05); }
+TEST(GradActivation, LeakyRelu) { run("leaky_relu 0.1", {ops::ActivationKind::leaky_relu, 0.1f}, 0.05); }
+TEST(GradActivation, Silu) { run("silu", {ops::ActivationKind::silu}, 0.07); }
+TEST(GradActivation, Hardswish) { run("hardswish", {ops::ActivationKind::hard_swish}, 0.07); }
+TEST(GradActivation, Sigmoid) { run("sigmoid", {ops::ActivationKind::sigmoid}, 0.07); }
+TEST(GradActivation, Tanh) { run("tanh", {ops::ActivationKind::tanh}, 0.05); }
 
 TEST(GradActivation, NamedShortcuts) {
   train::Var x(distinct_tensor({7}, 3, 0.5));
   Doubles v = to_doubles(x.value());
-  auto check_one = [&](const train::Var& y, EltwiseParams p) {
+  auto check_one = [&](const train::Var& y, ops::Activation p) {
     for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(y.value().scalar_at(int64_t(i)), textbook(p, v[i]), 1e-6);
   };
-  check_one(train::relu(x), {EltwiseKind::relu});
-  check_one(train::leaky_relu(x), {EltwiseKind::leaky_relu, 0.01f});
-  check_one(train::silu(x), {EltwiseKind::silu});
-  check_one(train::hardswish(x), {EltwiseKind::hardswish});
-  check_one(train::sigmoid(x), {EltwiseKind::sigmoid});
-  check_one(train::tanh(x), {EltwiseKind::tanh});
+  check_one(train::relu(x), {ops::ActivationKind::relu});
+  check_one(train::leaky_relu(x), {ops::ActivationKind::leaky_relu, 0.01f});
+  check_one(train::silu(x), {ops::ActivationKind::silu});
+  check_one(train::hardswish(x), {ops::ActivationKind::hard_swish});
+  check_one(train::sigmoid(x), {ops::ActivationKind::sigmoid});
+  check_one(train::tanh(x), {ops::ActivationKind::tanh});
 }

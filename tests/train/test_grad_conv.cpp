@@ -18,7 +18,7 @@ namespace {
 Doubles reference_conv(const ConvCase& c, const std::vector<Doubles>& in) {
   const Doubles &x = in[0], &w = in[1];
   int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], M = c.w[0], Cg = c.w[1], KH = c.w[2], KW = c.w[3];
-  const Conv2dParams& p = c.p;
+  const ops::Conv2dParams& p = c.p;
   int64_t OH = (H + 2 * p.padding[0] - p.dilation[0] * (KH - 1) - 1) / p.stride[0] + 1;
   int64_t OW = (W + 2 * p.padding[1] - p.dilation[1] * (KW - 1) - 1) / p.stride[1] + 1;
   int64_t Mg = M / p.groups;

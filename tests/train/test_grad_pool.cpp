@@ -17,7 +17,7 @@ using namespace tandem::testing;
 
 namespace {
 
-Doubles reference_pool(const Pool2dParams& p, const Shape& s, const Doubles& x) {
+Doubles reference_pool(const ops::Pool2dParams& p, const Shape& s, const Doubles& x) {
   int64_t NC = s[0] * s[1], H = s[2], W = s[3];
   int64_t OH = (H + 2 * p.padding[0] - p.dilation[0] * (p.kernel[0] - 1) - 1) / p.stride[0] + 1;
   int64_t OW = (W + 2 * p.padding[1] - p.dilation[1] * (p.kernel[1] - 1) - 1) / p.stride[1] + 1;
@@ -38,12 +38,12 @@ Doubles reference_pool(const Pool2dParams& p, const Shape& s, const Doubles& x) 
             ++inside;
           }
         double window = p.count_include_pad ? double(p.kernel[0] * p.kernel[1]) : double(inside);
-        y.push_back(p.kind == PoolKind::max ? best : sum / window);
+        y.push_back(p.kind == ops::PoolKind::max ? best : sum / window);
       }
   return y;
 }
 
-void run(const std::string& what, const Shape& s, const Pool2dParams& p) {
+void run(const std::string& what, const Shape& s, const ops::Pool2dParams& p) {
   GradCase g;
   g.what = what;
   g.inputs = {distinct_tensor(s, 9, 0.01)};
@@ -52,7 +52,7 @@ void run(const std::string& what, const Shape& s, const Pool2dParams& p) {
   check_gradients(g);
 }
 
-Pool2dParams pool(PoolKind k, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+ops::Pool2dParams pool(ops::PoolKind k, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                   int64_t dh = 1, int64_t dw = 1, bool include_pad = true) {
   return {k, {kh, kw}, {sh, sw}, {ph, pw}, {dh, dw}, include_pad};
 }
@@ -65,13 +65,13 @@ TEST(GradPool, MaxOverlapping) { run("max 3x3/1", {1, 2, 6, 5}, train::max_pool_
 TEST(GradPool, MaxDilation2) { run("max 2x2/1 dilation 2", {1, 3, 7, 7}, train::max_pool_params(2, 1, 0, 2)); }
 TEST(GradPool, MaxAsymmetric) {
   run("max 3x2, stride (2,1), pad (1,0), dilation (1,2)", {2, 2, 7, 7},
-      pool(PoolKind::max, 3, 2, 2, 1, 1, 0, 1, 2));
+      pool(ops::PoolKind::max, 3, 2, 2, 1, 1, 0, 1, 2));
 }
 TEST(GradPool, Avg2x2) { run("avg 2x2/2", {2, 3, 6, 6}, train::avg_pool_params(2, 2)); }
 TEST(GradPool, AvgIncludePad) { run("avg 3x3/2 pad 1 include pad", {2, 2, 7, 6}, train::avg_pool_params(3, 2, 1, true)); }
 TEST(GradPool, AvgExcludePad) { run("avg 3x3/2 pad 1 exclude pad", {2, 2, 7, 6}, train::avg_pool_params(3, 2, 1, false)); }
 TEST(GradPool, AvgOverlappingAsymmetric) {
-  run("avg 3x2, stride (1,2), pad (1,1)", {1, 3, 5, 6}, pool(PoolKind::avg, 3, 2, 1, 2, 1, 1));
+  run("avg 3x2, stride (1,2), pad (1,1)", {1, 3, 5, 6}, pool(ops::PoolKind::average, 3, 2, 1, 2, 1, 1));
 }
 
 TEST(GradPool, GlobalAverage) {
@@ -92,5 +92,5 @@ TEST(GradPool, BadParametersAreErrors) {
   train::Var x(random_tensor({1, 1, 4, 4}, 1));
   EXPECT_THROW(train::pool2d(x, train::max_pool_params(2, 2, 2)), Error);  // padding over half the kernel
   EXPECT_THROW(train::pool2d(x, train::max_pool_params(5, 1)), Error);     // window larger than input
-  EXPECT_THROW(train::pool2d(x, pool(PoolKind::avg, 2, 2, 1, 1, 0, 0, 2, 2)), Error);  // avg with dilation
+  EXPECT_THROW(train::pool2d(x, pool(ops::PoolKind::average, 2, 2, 1, 1, 0, 0, 2, 2)), Error);  // avg with dilation
 }

@@ -32,7 +32,7 @@ TEST(LayerProfile, ForwardAndBackwardZonesPerLayerAndPerSplitSide) {
     auto& features = model.add("features", std::make_unique<Sequential>());
     features.emplace<Conv2d>(2, 4, 3, Conv2dOptions{.padding = 1}, rng);
     features.emplace<BatchNorm2d>(4);
-    features.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
+    features.emplace<Activation>(ops::Activation{ops::ActivationKind::relu});
     features.emplace<Flatten>();
     model.add("head", std::make_unique<Linear>(4 * 5 * 5, 3, true, rng));
     place_hetero(features, Device::cpu(), SplitSetting{false, 0.5});

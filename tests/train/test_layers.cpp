@@ -30,7 +30,7 @@ TEST(Layers, SequentialNames) {
   Sequential s;
   s.emplace<Conv2d>(3, 8, 3, Conv2dOptions{.padding = 1}, rng);
   s.emplace<BatchNorm2d>(8);
-  s.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
+  s.emplace<Activation>(ops::Activation{ops::ActivationKind::relu});
   s.emplace<Flatten>();
   s.emplace<Linear>(8, 2, true, rng);
   std::vector<std::string> want{"0.weight", "0.bias", "1.weight", "1.bias", "4.weight", "4.bias",
@@ -125,7 +125,7 @@ TEST(Layers, BackwardFillsEveryParameter) {
   Sequential s;
   s.emplace<Conv2d>(2, 4, 3, Conv2dOptions{.stride = 2, .padding = 1}, rng);
   s.emplace<BatchNorm2d>(4);
-  s.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
+  s.emplace<Activation>(ops::Activation{ops::ActivationKind::relu});
   s.emplace<BasicBlock>(4, 6, 2, rng);
   s.emplace<GlobalAvgPool2d>();
   s.emplace<Flatten>();

@@ -51,7 +51,7 @@ TEST(Split, ConvMatchesTheUnsplitLayerAtEveryShare) {
       place_hetero(split, Device::cpu(), SplitSetting{false, r});
       if (c.o.groups > 1) EXPECT_TRUE(split.channel_split()->r() == 0 || split.channel_split()->r() == 1);
       else EXPECT_EQ(split.channel_split()->home_rows(), home_rows_for(r, c.out, 1));
-      Shape ys = conv2d_output_shape(Conv2dParams{{c.o.stride, c.o.stride}, {c.o.padding, c.o.padding},
+      Shape ys = ops::conv2d_output_shape(ops::Conv2dParams{{c.o.stride, c.o.stride}, {c.o.padding, c.o.padding},
                                                   {c.o.dilation, c.o.dilation}, c.o.groups},
                                      c.x, {c.out, c.in / c.o.groups, c.kernel, c.kernel});
       Tensor x = random_host(c.x, seed + 10), dy = random_host(ys, seed + 11);

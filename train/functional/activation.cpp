@@ -7,28 +7,28 @@ namespace tandem::train {
 namespace {
 
 struct ActivationFn : GradFn {
-  explicit ActivationFn(const EltwiseParams& p) : params(p) {}
+  explicit ActivationFn(const ops::Activation& p) : params(p) {}
   const char* name() const override { return "activation"; }
   void backward(const Tensor& dy, std::span<const GradOut> d) override {
     backend->eltwise_backward(backend->ctx, params, inputs[0].value(), dy, d[0]);
   }
-  EltwiseParams params;
+  ops::Activation params;
 };
 
 }  // namespace
 
-Var activation(const Var& x, const EltwiseParams& p) {
+Var activation(const Var& x, const ops::Activation& p) {
   const TrainBackend& be = train_backend("activation", {&x});
   Tensor y = empty_like(be, x, x.shape());
   be.eltwise_forward(be.ctx, p, x.value(), y);
   return record<ActivationFn>(std::move(y), be, {x}, p);
 }
 
-Var relu(const Var& x) { return activation(x, {EltwiseKind::relu}); }
-Var leaky_relu(const Var& x, float negative_slope) { return activation(x, {EltwiseKind::leaky_relu, negative_slope}); }
-Var silu(const Var& x) { return activation(x, {EltwiseKind::silu}); }
-Var hardswish(const Var& x) { return activation(x, {EltwiseKind::hardswish}); }
-Var sigmoid(const Var& x) { return activation(x, {EltwiseKind::sigmoid}); }
-Var tanh(const Var& x) { return activation(x, {EltwiseKind::tanh}); }
+Var relu(const Var& x) { return activation(x, {ops::ActivationKind::relu}); }
+Var leaky_relu(const Var& x, float negative_slope) { return activation(x, {ops::ActivationKind::leaky_relu, negative_slope}); }
+Var silu(const Var& x) { return activation(x, {ops::ActivationKind::silu}); }
+Var hardswish(const Var& x) { return activation(x, {ops::ActivationKind::hard_swish}); }
+Var sigmoid(const Var& x) { return activation(x, {ops::ActivationKind::sigmoid}); }
+Var tanh(const Var& x) { return activation(x, {ops::ActivationKind::tanh}); }
 
 }  // namespace tandem::train

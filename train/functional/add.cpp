@@ -25,14 +25,14 @@ Var add(const Var& a_in, const Var& b_in) {
   Var a = same ? a_in : to_f32(a_in), b = same ? b_in : to_f32(b_in);
   const Layout la = a.value().layout(), lb = b.value().layout();
   if (la != lb) {
-    if (layout_free(b.shape()))
+    if (ops::layout_free(b.shape()))
       b = to_layout(b, la);
-    else if (layout_free(a.shape()))
+    else if (ops::layout_free(a.shape()))
       a = to_layout(a, lb);
     else
       a = to_layout(a, Layout::plain), b = to_layout(b, Layout::plain);
   }
-  Tensor y = empty_like(be, a, add_output_shape(a.shape(), b.shape()));
+  Tensor y = empty_like(be, a, ops::add_output_shape(a.shape(), b.shape()));
   be.add_forward(be.ctx, a.value(), b.value(), y);
   return record<AddFn>(std::move(y), be, {a, b});
 }

@@ -8,20 +8,20 @@ namespace tandem::train {
 namespace {
 
 struct BatchNormFn : GradFn {
-  BatchNormFn(const BatchNormParams& p, Tensor s) : params(p), saved(std::move(s)) {}
+  BatchNormFn(const ops::BatchNormParams& p, Tensor s) : params(p), saved(std::move(s)) {}
   const char* name() const override { return "batch_norm"; }
   void backward(const Tensor& dy, std::span<const GradOut> d) override {
     backend->batch_norm_backward(backend->ctx, params, inputs[0].value(), inputs[1].value(), saved, dy, d[0],
                                  d[1], d[2]);
   }
-  BatchNormParams params;
+  ops::BatchNormParams params;
   Tensor saved;  // the statistics the forward normalized with
 };
 
 }  // namespace
 
 Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
-               const Tensor& running_var, const BatchNormParams& p) {
+               const Tensor& running_var, const ops::BatchNormParams& p) {
   TANDEM_CHECK(gamma.defined() && beta.defined(), "batch_norm needs gamma and beta",
                {"", "", "batch_norm", x.defined() ? shape_str(x.shape()) : ""});
   const TrainBackend& be = train_backend("batch_norm", {&x, &gamma, &beta});
@@ -33,7 +33,7 @@ Var batch_norm(const Var& x, const Var& gamma, const Var& beta, const Tensor& ru
 namespace {
 
 struct BatchNormReluFn : GradFn {
-  BatchNormReluFn(const BatchNormParams& p, Tensor out, Tensor s)
+  BatchNormReluFn(const ops::BatchNormParams& p, Tensor out, Tensor s)
       : params(p), y(std::move(out)), saved(std::move(s)) {}
   const char* name() const override { return "batch_norm_relu"; }
   void backward(const Tensor& dy, std::span<const GradOut> d) override {
@@ -41,7 +41,7 @@ struct BatchNormReluFn : GradFn {
     backend->batch_norm_relu_backward(backend->ctx, params, inputs[0].value(), z, inputs[1].value(),
                                       inputs[2].value(), y, saved, dy, d[0], d[3], d[1], d[2]);
   }
-  BatchNormParams params;
+  ops::BatchNormParams params;
   // The op's own output (its storage, not its Var: no cycle through the
   // tape), from which the backward masks dy.
   Tensor y;
@@ -56,7 +56,7 @@ bool residual_matches(const Var& x, const Var& r) {
 }  // namespace
 
 Var batch_norm_relu(const Var& x, const Var& gamma, const Var& beta, const Tensor& running_mean,
-                    const Tensor& running_var, const BatchNormParams& p, const Var& residual) {
+                    const Tensor& running_var, const ops::BatchNormParams& p, const Var& residual) {
   TANDEM_CHECK(gamma.defined() && beta.defined(), "batch_norm_relu needs gamma and beta",
                {"", "", "batch_norm_relu", x.defined() ? shape_str(x.shape()) : ""});
   const TrainBackend& be = train_backend("batch_norm_relu", {&x, &gamma, &beta, &residual});

@@ -23,7 +23,7 @@ Var convert(const Var& x, DType dtype, Layout layout) {
   const TrainBackend& be = train_backend("convert", {&x});
   const Tensor& v = x.value();
   if (v.dtype() == dtype && v.layout() == layout) return x;
-  if (v.dtype() == dtype && layout_free(v.shape()) &&
+  if (v.dtype() == dtype && ops::layout_free(v.shape()) &&
       (layout == Layout::plain || layout == Layout::nhwc))
     return record<ConvertFn>(v.with_layout(layout), be, {x});
   Tensor y = empty_in(be, dtype, x.shape(), layout);

@@ -37,7 +37,7 @@ Var concat(std::span<const Var> xs, int64_t axis) {
   }
   std::vector<Tensor> values;
   for (const Var& x : inputs) values.push_back(x.value());
-  Tensor y = empty_like(be, inputs[0], concat_output_shape(values, axis));
+  Tensor y = empty_like(be, inputs[0], ops::concat_output_shape(values, axis));
   be.concat_forward(be.ctx, axis, values, y);
   axis = normalize_axis(axis, y.rank());
   std::vector<int64_t> extents;

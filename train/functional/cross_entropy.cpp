@@ -7,13 +7,13 @@ namespace tandem::train {
 namespace {
 
 struct CrossEntropyFn : GradFn {
-  CrossEntropyFn(const CrossEntropyParams& p, Tensor l, Tensor s)
+  CrossEntropyFn(const ops::CrossEntropyParams& p, Tensor l, Tensor s)
       : params(p), labels(std::move(l)), log_probs(std::move(s)) {}
   const char* name() const override { return "cross_entropy"; }
   void backward(const Tensor& dy, std::span<const GradOut> d) override {
     backend->cross_entropy_backward(backend->ctx, params, log_probs, labels, dy, d[0]);
   }
-  CrossEntropyParams params;
+  ops::CrossEntropyParams params;
   Tensor labels, log_probs;
 };
 
@@ -24,7 +24,7 @@ Var cross_entropy(const Var& logits_in, const Tensor& labels, float label_smooth
   const TrainBackend& be = train_backend("cross_entropy", {&logits_in});
   // In f32, as autocast's fp32 list has it: 16-bit logits are widened.
   const Var logits = to_f32(logits_in);
-  CrossEntropyParams p{label_smoothing, labels_checked};
+  ops::CrossEntropyParams p{label_smoothing, labels_checked};
   Tensor loss = empty_f32(be, {}), saved;
   be.cross_entropy_forward(be.ctx, p, logits.value(), labels, loss, &saved);
   return record<CrossEntropyFn>(std::move(loss), be, {logits}, p, labels, std::move(saved));

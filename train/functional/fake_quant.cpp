@@ -18,7 +18,7 @@ struct FakeQuantFn : GradFn {
 }  // namespace
 
 Var fake_quantize(const Var& x_in, const Tensor& scale, const Tensor& zero_point,
-                  const FakeQuantParams& p) {
+                  const ops::FakeQuantParams& p) {
   const TrainBackend& be = train_backend("fake_quantize", {&x_in});
   const Var x = to_f32(x_in);
   TANDEM_CHECK_SUPPORTED(be.fake_quant_forward != nullptr,

@@ -19,7 +19,7 @@ Var linear(const Var& x_in, const Var& w, const Var& b) {
   const TrainBackend& be = train_backend("linear", {&x_in, &w, &b});
   // The tables multiply f32 here: a 16-bit activation is widened first.
   const Var x = to_f32(x_in);
-  Tensor y = empty_f32(be, linear_output_shape(x.shape(), w.shape()));
+  Tensor y = empty_f32(be, ops::linear_output_shape(x.shape(), w.shape()));
   be.linear_forward(be.ctx, x.value(), w.value(), b.defined() ? b.value() : Tensor(), y);
   return record<LinearFn>(std::move(y), be, {x, w, b});
 }

@@ -23,7 +23,7 @@ BatchNorm2d::BatchNorm2d(int64_t channels, float eps, float momentum) : eps_(eps
 
 Var BatchNorm2d::forward(const Var& x) {
   check_input(x);
-  BatchNormParams p{training(), momentum_, eps_};
+  ops::BatchNormParams p{training(), momentum_, eps_};
   Var y = batch_norm(x, Var::of(*weight_), Var::of(*bias_), running_mean_->value, running_var_->value, p);
   if (training()) ++*batches_->value.data<int64_t>();
   return y;
@@ -36,7 +36,7 @@ Var BatchNorm2d::forward_relu(const Var& x, const Var& residual) {
   }
   return in_zone([&] {
     check_input(x);
-    BatchNormParams p{training(), momentum_, eps_};
+    ops::BatchNormParams p{training(), momentum_, eps_};
     Var y = batch_norm_relu(x, Var::of(*weight_), Var::of(*bias_), running_mean_->value,
                             running_var_->value, p, residual);
     if (training()) ++*batches_->value.data<int64_t>();

@@ -30,7 +30,7 @@ Var Conv2d::forward(const Var& x) {
 int64_t Conv2d::split_step() const { return params_.groups > 1 ? weight_->value.dim(0) : 1; }
 
 ValueId Conv2d::to_graph(ExportBuilder& g, ValueId x) const {
-  const Conv2dParams& p = params_;
+  const ops::Conv2dParams& p = params_;
   Attributes a;
   a.set("kernel_shape", std::vector<int64_t>{kernel_, kernel_});
   a.set("strides", std::vector<int64_t>{p.stride[0], p.stride[1]});

@@ -1,5 +1,5 @@
 #pragma once
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "train/layers/channel_layer.h"
 #include "train/layers/init.h"
 
@@ -23,7 +23,7 @@ class Conv2d : public ChannelLayer {
   ChannelOp channel_op() const override { return ChannelOp{ChannelOp::Kind::conv2d, params_}; }
   int64_t split_step() const override;
 
-  Conv2dParams params_;
+  ops::Conv2dParams params_;
   int64_t kernel_ = 0;
 };
 

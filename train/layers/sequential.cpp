@@ -12,7 +12,7 @@ namespace {
 // can take into one fused op.
 bool is_plain_relu(const Module* m) {
   auto* a = dynamic_cast<const Activation*>(m);
-  return a && a->params().kind == EltwiseKind::relu && !a->quantizes_output();
+  return a && a->params().kind == ops::ActivationKind::relu && !a->quantizes_output();
 }
 
 // Whether x's device has a fused BN-ReLU to try: elsewhere the two layers

@@ -1,6 +1,6 @@
 #pragma once
 // Layers without parameters: activations, pooling, flatten, dropout.
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "train/layers/init.h"
 #include "train/export_builder.h"
 #include "train/functional.h"
@@ -22,9 +22,9 @@ class FunctionLayer : public Module {
 };
 
 // nn.ReLU, nn.LeakyReLU, nn.SiLU, nn.Hardswish, nn.Sigmoid, nn.Tanh.
-using Activation = FunctionLayer<EltwiseParams, activation>;
+using Activation = FunctionLayer<ops::Activation, activation>;
 // nn.MaxPool2d / nn.AvgPool2d (max_pool_params / avg_pool_params build p).
-using Pool2d = FunctionLayer<Pool2dParams, pool2d>;
+using Pool2d = FunctionLayer<ops::Pool2dParams, pool2d>;
 
 // nn.AdaptiveAvgPool2d(1): [N, C, H, W] -> [N, C, 1, 1].
 class GlobalAvgPool2d : public Module {

@@ -7,7 +7,7 @@ namespace {
 void conv_bn_relu_pool(Sequential& s, int64_t in, int64_t out, Rng& rng) {
   s.emplace<Conv2d>(in, out, 3, Conv2dOptions{.padding = 1}, rng);
   s.emplace<BatchNorm2d>(out);
-  s.emplace<Activation>(EltwiseParams{EltwiseKind::relu});
+  s.emplace<Activation>(ops::Activation{ops::ActivationKind::relu});
   s.emplace<Pool2d>(max_pool_params(2, 2));
 }
 
@@ -22,7 +22,7 @@ std::unique_ptr<Sequential> make_cnn(const ModelConfig& c, Rng& rng) {
   auto classifier = std::make_unique<Sequential>();
   classifier->emplace<Flatten>();
   classifier->emplace<Linear>(64 * (c.height / 4) * (c.width / 4), 128, true, rng);
-  classifier->emplace<Activation>(EltwiseParams{EltwiseKind::relu});
+  classifier->emplace<Activation>(ops::Activation{ops::ActivationKind::relu});
   classifier->emplace<Dropout>(c.dropout, rng);
   classifier->emplace<Linear>(128, c.classes, true, rng);
   return features_classifier(std::move(features), std::move(classifier));

@@ -7,7 +7,7 @@ std::unique_ptr<Sequential> make_lenet5(const ModelConfig& c, Rng& rng) {
   const int64_t h = (c.height / 2 - 4) / 2, w = (c.width / 2 - 4) / 2;
   check(h > 0 && w > 0, "lenet5: the input must be at least 12x12, got " + std::to_string(c.height) + "x" +
                             std::to_string(c.width));
-  const EltwiseParams relu{EltwiseKind::relu};
+  const ops::Activation relu{ops::ActivationKind::relu};
   auto features = std::make_unique<Sequential>();
   features->emplace<Conv2d>(c.channels, 6, 5, Conv2dOptions{.padding = 2}, rng);
   features->emplace<Activation>(relu);

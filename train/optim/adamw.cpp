@@ -20,11 +20,11 @@ const AdamWOptions& checked(const AdamWOptions& o) {
 AdamW::AdamW(ParameterList params, const AdamWOptions& options)
     : Optimizer(std::move(params), options.lr, {"exp_avg", "exp_avg_sq"}), options_(checked(options)) {}
 
-AdamWScalars adamw_scalars(const AdamWOptions& o, double lr, int64_t t, bool decay) {
+ops::AdamWScalars adamw_scalars(const AdamWOptions& o, double lr, int64_t t, bool decay) {
   // Python computes these in double and hands torch the rounded floats.
   double bias_correction1 = 1 - std::pow(o.beta1, double(t));
   double bias_correction2 = 1 - std::pow(o.beta2, double(t));
-  return AdamWScalars{decay ? float(1 - lr * o.weight_decay) : 1.0f,
+  return ops::AdamWScalars{decay ? float(1 - lr * o.weight_decay) : 1.0f,
                       float(o.beta1),
                       float(1 - o.beta1),
                       float(o.beta2),
@@ -36,7 +36,7 @@ AdamWScalars adamw_scalars(const AdamWOptions& o, double lr, int64_t t, bool dec
 
 void AdamW::update(size_t i, Parameter& p) {
   if (!p.value.device().is_cpu()) return on_gpu_.add(p, slots(i)[0], slots(i)[1]);
-  AdamWScalars s = adamw_scalars(options_, lr(), steps() + 1, p.decay);
+  ops::AdamWScalars s = adamw_scalars(options_, lr(), steps() + 1, p.decay);
   adamw_update_array(p.value.data<float>(), p.grad.data<float>(), slots(i)[0].data<float>(),
                      slots(i)[1].data<float>(), p.value.numel(), s);
 }
@@ -47,8 +47,8 @@ void AdamW::finish_step() {
   on_gpu_.clear();
 }
 
-void adamw_update_array(float* param, const float* grad, float* m, float* v, int64_t n, const AdamWScalars& s) {
-  for (int64_t k = 0; k < n; ++k) adamw_update(param[k], grad[k], m[k], v[k], s);
+void adamw_update_array(float* param, const float* grad, float* m, float* v, int64_t n, const ops::AdamWScalars& s) {
+  for (int64_t k = 0; k < n; ++k) ops::adamw_update(param[k], grad[k], m[k], v[k], s);
 }
 
 }  // namespace tandem::train

@@ -4,7 +4,7 @@
 // corrected square root.
 #include <cstdint>
 
-#include "core/update_rules.h"
+#include "ops/update_rules.h"
 #include "train/optim/device_math.h"
 #include "train/optim/optimizer.h"
 
@@ -32,8 +32,8 @@ class AdamW : public Optimizer {
 };
 
 // The scalars of step number `t` (1-based) at learning rate `lr`.
-AdamWScalars adamw_scalars(const AdamWOptions& o, double lr, int64_t t, bool decay);
+ops::AdamWScalars adamw_scalars(const AdamWOptions& o, double lr, int64_t t, bool decay);
 // One AdamW step over n contiguous elements (m, v: the moment estimates).
-void adamw_update_array(float* param, const float* grad, float* m, float* v, int64_t n, const AdamWScalars& s);
+void adamw_update_array(float* param, const float* grad, float* m, float* v, int64_t n, const ops::AdamWScalars& s);
 
 }  // namespace tandem::train

@@ -33,11 +33,11 @@ cuda::ParamGroup group_of(const DeviceParams& g) { return {g.param, g.grad, g.a,
 
 }  // namespace
 
-void sgd_steps_on_device(const DeviceParams& g, const SgdScalars& s) {
+void sgd_steps_on_device(const DeviceParams& g, const ops::SgdScalars& s) {
   cuda::sgd_steps(group_of(g), s);
 }
 
-void adamw_steps_on_device(const DeviceParams& g, const AdamWScalars& s) {
+void adamw_steps_on_device(const DeviceParams& g, const ops::AdamWScalars& s) {
   cuda::adamw_steps(group_of(g), s);
 }
 
@@ -58,8 +58,8 @@ namespace {
 
 }  // namespace
 
-void sgd_steps_on_device(const DeviceParams&, const SgdScalars&) { no_gpu(); }
-void adamw_steps_on_device(const DeviceParams&, const AdamWScalars&) { no_gpu(); }
+void sgd_steps_on_device(const DeviceParams&, const ops::SgdScalars&) { no_gpu(); }
+void adamw_steps_on_device(const DeviceParams&, const ops::AdamWScalars&) { no_gpu(); }
 bool unscale_on_device(std::span<const Tensor>, float) { no_gpu(); }
 double sum_of_squares_on_device(std::span<const Tensor>) { no_gpu(); }
 void scale_on_device(std::span<const Tensor>, float) { no_gpu(); }

@@ -1,6 +1,6 @@
 #pragma once
 // The optimizers' arithmetic on parameters that live on a GPU: the same
-// per-element rules as the CPU loops (core/update_rules.h), run by the CUDA
+// per-element rules as the CPU loops (ops/update_rules.h), run by the CUDA
 // kernels of cuda/train/optimizer.h. Each call takes tensors of one GPU; a
 // build without CUDA refuses them with Error::unsupported.
 #include <map>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "core/update_rules.h"
+#include "ops/update_rules.h"
 #include "train/parameter.h"
 
 namespace tandem::train {
@@ -31,8 +31,8 @@ class DeviceStep {
   std::map<std::pair<int, bool>, DeviceParams> groups_;
 };
 
-void sgd_steps_on_device(const DeviceParams& g, const SgdScalars& s);
-void adamw_steps_on_device(const DeviceParams& g, const AdamWScalars& s);
+void sgd_steps_on_device(const DeviceParams& g, const ops::SgdScalars& s);
+void adamw_steps_on_device(const DeviceParams& g, const ops::AdamWScalars& s);
 // grad *= inv_scale; true if any value was inf or nan. Waits for the GPU.
 bool unscale_on_device(std::span<const Tensor> grads, float inv_scale);
 // Sum of squares in double. Waits for the GPU.

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/update_rules.h"
+#include "ops/update_rules.h"
 #include "train/optim/device_math.h"
 
 namespace tandem::train {
@@ -19,7 +19,7 @@ LossScaler::LossScaler(const LossScalerOptions& options) : options_(options) {
 
 bool unscale_array(float* grad, int64_t n, float inv_scale) {
   bool found_inf = false;
-  for (int64_t i = 0; i < n; ++i) found_inf |= unscale_update(grad[i], inv_scale);
+  for (int64_t i = 0; i < n; ++i) found_inf |= ops::unscale_update(grad[i], inv_scale);
   return found_inf;
 }
 

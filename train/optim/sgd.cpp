@@ -24,8 +24,8 @@ std::vector<std::string> sgd_slots(const SgdOptions& o) {
 Sgd::Sgd(ParameterList params, const SgdOptions& options)
     : Optimizer(std::move(params), options.lr, sgd_slots(checked(options))), options_(options) {}
 
-SgdScalars Sgd::scalars(bool decay) const {
-  return SgdScalars{float(-lr()),
+ops::SgdScalars Sgd::scalars(bool decay) const {
+  return ops::SgdScalars{float(-lr()),
                     float(options_.momentum),
                     float(1 - options_.dampening),
                     decay ? float(options_.weight_decay) : 0.0f,
@@ -45,9 +45,9 @@ void Sgd::finish_step() {
   on_gpu_.clear();
 }
 
-void sgd_update_array(float* param, const float* grad, float* buf, int64_t n, const SgdScalars& s) {
+void sgd_update_array(float* param, const float* grad, float* buf, int64_t n, const ops::SgdScalars& s) {
   float unused = 0;
-  for (int64_t k = 0; k < n; ++k) sgd_update(param[k], grad[k], buf ? buf[k] : unused, s);
+  for (int64_t k = 0; k < n; ++k) ops::sgd_update(param[k], grad[k], buf ? buf[k] : unused, s);
 }
 
 }  // namespace tandem::train

@@ -4,7 +4,7 @@
 // decay set).
 #include <cstdint>
 
-#include "core/update_rules.h"
+#include "ops/update_rules.h"
 #include "train/optim/device_math.h"
 #include "train/optim/optimizer.h"
 
@@ -27,12 +27,12 @@ class Sgd : public Optimizer {
  private:
   void update(size_t i, Parameter& p) override;
   void finish_step() override;
-  SgdScalars scalars(bool decay) const;
+  ops::SgdScalars scalars(bool decay) const;
   SgdOptions options_;
   DeviceStep on_gpu_;  // this step's GPU parameters
 };
 
 // One SGD step over n contiguous elements; `buf` may be null without momentum.
-void sgd_update_array(float* param, const float* grad, float* buf, int64_t n, const SgdScalars& s);
+void sgd_update_array(float* param, const float* grad, float* buf, int64_t n, const ops::SgdScalars& s);
 
 }  // namespace tandem::train

@@ -79,7 +79,7 @@ Var FakeQuantizer::operator()(const Var& x, bool training) {
   // Also in eval: a range restored from a checkpoint has no qparams yet.
   std::tie(scale_, zero_point_) = qparams();
   const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
-  return fake_quantize(x, scale_, zero_point_, FakeQuantParams{axis, spec_.qmin, spec_.qmax});
+  return fake_quantize(x, scale_, zero_point_, ops::FakeQuantParams{axis, spec_.qmin, spec_.qmax});
 }
 
 Tensor FakeQuantizer::quantize(const Tensor& x) const {
@@ -99,7 +99,7 @@ Tensor FakeQuantizer::quantize(const Tensor& x) const {
     const int64_t c = axis < 0 ? 0 : (i / inner) % channels;
     const float s = scale.data<float>()[c];
     const int64_t z = zero_point.data<int64_t>()[c];
-    // core/quant_rules.h's rounding, so dequantizing gives the fake-quantized value.
+    // ops/fake_quant.h's rounding, so dequantizing gives the fake-quantized value.
     const int64_t v = std::clamp<int64_t>(z + int64_t(std::nearbyint(xs[i] * (1.0f / s))), spec_.qmin, spec_.qmax);
     if (spec_.qmin < 0)
       out.data<int8_t>()[i] = int8_t(v);

@@ -9,7 +9,7 @@
 namespace tandem::train {
 
 Shape ChannelOp::output_shape(const Shape& x, const Shape& w) const {
-  return kind == Kind::conv2d ? conv2d_output_shape(conv, x, w) : linear_output_shape(x, w);
+  return kind == Kind::conv2d ? ops::conv2d_output_shape(conv, x, w) : ops::linear_output_shape(x, w);
 }
 
 void ChannelOp::forward(const TrainBackend& be, const Tensor& x, const Tensor& w, const Tensor& b,
@@ -120,7 +120,7 @@ Var split_forward(const Var& x_in, const SplitVars& v, const ChannelOp& op_in,
   Tensor y = y_host;
   if (y_home.defined()) {
     const Tensor parts[2] = {y_home, y_host};
-    y = empty_f32(home, concat_output_shape(std::span<const Tensor>(parts), 1));
+    y = empty_f32(home, ops::concat_output_shape(std::span<const Tensor>(parts), 1));
     home.concat_forward(home.ctx, 1, std::span<const Tensor>(parts), y);
   }
   return record<SplitFn>(std::move(y), home, {x, v.w_home, v.b_home, v.w_host, v.b_host}, op, link, x_host, zones);

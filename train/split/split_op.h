@@ -6,7 +6,7 @@
 //   dx = dx_home + dx_host, the host's part copied to home and summed once.
 // Each side's weight gradient is computed where the weight lives. Copies go
 // through a DeviceLink (none when home is the CPU or shares its memory).
-#include "core/train_backend.h"
+#include "ops/train_backend.h"
 #include "train/autograd.h"
 #include "train/split/device_link.h"
 
@@ -16,7 +16,7 @@ namespace tandem::train {
 struct ChannelOp {
   enum class Kind : uint8_t { conv2d, linear };
   Kind kind = Kind::conv2d;
-  Conv2dParams conv;  // conv2d only
+  ops::Conv2dParams conv;  // conv2d only
 
   const char* name() const { return kind == Kind::conv2d ? "conv2d" : "linear"; }
   Shape output_shape(const Shape& x, const Shape& w) const;

@@ -18,7 +18,7 @@
 
 #include "core/host_device.h"
 
-namespace tandem {
+namespace tandem::ops {
 
 TANDEM_HOST_DEVICE inline float rn_mul(float a, float b) {
 #if defined(__CUDA_ARCH__)
@@ -105,4 +105,4 @@ TANDEM_HOST_DEVICE inline bool unscale_update(float& g, float inv_scale) {
   return nonfinite;
 }
 
-}  // namespace tandem
+}  // namespace tandem::ops

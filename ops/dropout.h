@@ -9,7 +9,12 @@
 
 #include "core/host_device.h"
 
-namespace tandem {
+namespace tandem::ops {
+
+struct DropoutParams {
+  float p = 0.5f;      // probability of zeroing an element, in [0, 1)
+  uint64_t seed = 0;   // the mask is a function of (seed, element index) only
+};
 
 // splitmix64's finalizer.
 TANDEM_HOST_DEVICE inline uint64_t splitmix64_mix(uint64_t z) {
@@ -32,4 +37,4 @@ struct DropoutMask {
   }
 };
 
-}  // namespace tandem
+}  // namespace tandem::ops

@@ -12,7 +12,14 @@
 #include "core/host_device.h"
 
 
-namespace tandem::quant {
+namespace tandem::ops {
+
+// Per tensor (axis -1: one scale and zero point) or per channel along
+// `axis`; integer range [qmin, qmax] (int8: -128..127, uint8: 0..255).
+struct FakeQuantParams {
+  int64_t axis = -1;
+  int64_t qmin = -128, qmax = 127;
+};
 
 struct FakeQuantResult {
   float y;
@@ -27,4 +34,4 @@ TANDEM_HOST_DEVICE inline FakeQuantResult fake_quant(float x, float scale, int64
   return {float(c - zero_point) * scale, q >= qmin && q <= qmax};
 }
 
-}  // namespace tandem::quant
+}  // namespace tandem::ops

@@ -1,8 +1,9 @@
 #pragma once
 // The training kernels of one device, as one table of function pointers (in
 // the spirit of ggml's backend tables). train/ picks the table from a
-// tensor's Device and calls through it; cpu/train/ fills the CPU table
-// (cpu_train_backend()), a CUDA table can follow with the same entries.
+// tensor's Device and calls through it; cpu/train/ and cuda/train/ fill the
+// tables. The entries take the op vocabulary of ops/ (parameters, shape
+// rules), the same one imported models' kernels use.
 //
 // Conventions, for every entry:
 //  - `ctx` is the table's own state (the CPU keeps its oneDNN primitive cache
@@ -28,6 +29,16 @@
 #include <span>
 
 #include "core/tensor.h"
+#include "ops/activation.h"
+#include "ops/concat.h"
+#include "ops/conv.h"
+#include "ops/dropout.h"
+#include "ops/elementwise.h"
+#include "ops/fake_quant.h"
+#include "ops/gemm.h"
+#include "ops/loss.h"
+#include "ops/norm.h"
+#include "ops/pool.h"
 
 namespace tandem {
 
@@ -38,88 +49,6 @@ struct GradOut {
   GradMode mode = GradMode::overwrite;
   bool wanted() const { return t.defined(); }
 };
-
-struct Conv2dParams {
-  int64_t stride[2] = {1, 1};
-  int64_t padding[2] = {0, 0};  // on both sides, as PyTorch's padding=(h, w)
-  int64_t dilation[2] = {1, 1};
-  int64_t groups = 1;
-  // The multiply's input precision: f32, or f16/bf16 (autocast): x, w and, in
-  // the backward, dy are rounded to it, products accumulate in f32. y, dx
-  // and dw come out of 16-bit kernels (rounded), as under PyTorch's
-  // autocast; y and dx are stored in x's dtype (f32, or the compute dtype
-  // itself on a table that keeps 16-bit activations), the bias and dw in f32.
-  DType compute = DType::f32;
-};
-
-enum class PoolKind : uint8_t { max, avg };
-
-struct Pool2dParams {
-  PoolKind kind = PoolKind::max;
-  int64_t kernel[2] = {1, 1};
-  int64_t stride[2] = {1, 1};
-  int64_t padding[2] = {0, 0};   // on both sides, at most kernel / 2 (PyTorch's rule)
-  int64_t dilation[2] = {1, 1};  // max only
-  bool count_include_pad = true;  // avg only: PyTorch's default divides by the full window
-};
-
-struct BatchNormParams {
-  bool training = true;  // batch statistics (and running-stat update) or running statistics
-  float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
-  float eps = 1e-5f;
-};
-
-enum class EltwiseKind : uint8_t { relu, leaky_relu, silu, hardswish, sigmoid, tanh };
-
-struct EltwiseParams {
-  EltwiseKind kind = EltwiseKind::relu;
-  float alpha = 0;  // leaky_relu's negative slope
-};
-
-struct DropoutParams {
-  float p = 0.5f;      // probability of zeroing an element, in [0, 1)
-  uint64_t seed = 0;   // the mask is a function of (seed, element index) only
-};
-
-// Fake quantization (quantization-aware training): per tensor (axis -1: one
-// scale and zero point) or per channel along `axis`; integer range [qmin, qmax]
-// (int8: -128..127, uint8: 0..255). core/quant_rules.h has the element rule.
-struct FakeQuantParams {
-  int64_t axis = -1;
-  int64_t qmin = -128, qmax = 127;
-};
-
-struct CrossEntropyParams {
-  float label_smoothing = 0;  // in [0, 1]: the target is (1 - s) one-hot + s / K
-  // The caller has checked every label is in [0, K) (on the host, before
-  // the upload): a GPU need not read its bad-label flag back, a wait for its
-  // stream in the middle of a training step.
-  bool labels_checked = false;
-};
-
-// Output shapes; each throws Error (op and shape in the context) when the
-// inputs do not fit the operation.
-Shape conv2d_output_shape(const Conv2dParams& p, const Shape& x, const Shape& w);
-Shape pool2d_output_shape(const Pool2dParams& p, const Shape& x);
-Shape linear_output_shape(const Shape& x, const Shape& w);
-Shape concat_output_shape(std::span<const Tensor> xs, int64_t axis);
-// The larger of two same-rank shapes of which one broadcasts to the other
-// (extents equal, or 1 in the smaller one).
-Shape add_output_shape(const Shape& a, const Shape& b);
-// Whether sum_to can sum `src` to `dst`: same rank, each extent equal or 1.
-bool sums_to(const Shape& src, const Shape& dst);
-// Whether a tensor of this shape has the same bytes in plain and nhwc layout
-// ([N, C, 1, 1]: a pooled activation, a channel bias), so either
-// description serves without a copy.
-bool layout_free(const Shape& s);
-
-// Concatenation along `axis` of a y of shape `y` as block copies: each input
-// is `outer` rows of (its extent along the axis) * inner contiguous values,
-// at an offset within each of y's rows of `row` values.
-struct ConcatBlocks {
-  int64_t outer = 1, inner = 1, row = 0;
-};
-ConcatBlocks concat_blocks(const Shape& y, int64_t axis);
 
 // What every table's entries check and report: the entry's name and a
 // tensor's shape as the error context; a tensor's shape against the one the
@@ -147,11 +76,11 @@ struct TrainBackend {
   void (*cast)(void* ctx, const Tensor& src, const GradOut& dst);
 
   // Conv2d. x [N, C, H, W], w [M, C/groups, KH, KW], b [M] (optional)
-  //   -> y [N, M, OH, OW] (conv2d_output_shape).
-  void (*conv2d_forward)(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w,
+  //   -> y [N, M, OH, OW] (ops::conv2d_output_shape).
+  void (*conv2d_forward)(void* ctx, const ops::Conv2dParams& p, const Tensor& x, const Tensor& w,
                          const Tensor& b, const Tensor& y);
   // dy [N, M, OH, OW] -> dx like x, dw like w, db [M].
-  void (*conv2d_backward)(void* ctx, const Conv2dParams& p, const Tensor& x, const Tensor& w,
+  void (*conv2d_backward)(void* ctx, const ops::Conv2dParams& p, const Tensor& x, const Tensor& w,
                           const Tensor& dy, const GradOut& dx, const GradOut& dw, const GradOut& db);
 
   // Linear: y [N, M] = x [N, K] · w [M, K]ᵀ + b [M] (optional).
@@ -164,12 +93,12 @@ struct TrainBackend {
   // running_mean, running_var [C]. Training: normalizes with the batch mean
   // and biased variance, then updates the running statistics in place
   // (variance unbiased, as PyTorch). Eval: normalizes with the running ones.
-  void (*batch_norm_forward)(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+  void (*batch_norm_forward)(void* ctx, const ops::BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                              const Tensor& beta, const Tensor& running_mean, const Tensor& running_var,
                              const Tensor& y, Tensor* saved);
   // dy like x -> dx like x, dgamma [C], dbeta [C] (saved: from the forward,
   // which must have had the same params.training).
-  void (*batch_norm_backward)(void* ctx, const BatchNormParams& p, const Tensor& x, const Tensor& gamma,
+  void (*batch_norm_backward)(void* ctx, const ops::BatchNormParams& p, const Tensor& x, const Tensor& gamma,
                               const Tensor& saved, const Tensor& dy, const GradOut& dx,
                               const GradOut& dgamma, const GradOut& dbeta);
 
@@ -179,39 +108,39 @@ struct TrainBackend {
   // false, having written nothing, when it does not take the call (eval
   // mode, a dtype, layout or shape its kernels lack); the caller then
   // composes the three ops.
-  bool (*batch_norm_relu_forward)(void* ctx, const BatchNormParams& p, const Tensor& x,
+  bool (*batch_norm_relu_forward)(void* ctx, const ops::BatchNormParams& p, const Tensor& x,
                                   const Tensor& z, const Tensor& gamma, const Tensor& beta,
                                   const Tensor& running_mean, const Tensor& running_var,
                                   const Tensor& y, Tensor* saved) = nullptr;
   // dy like y -> dx, dz like x, dgamma, dbeta [C], from the forward's x, z,
   // y, beta and saved state.
-  void (*batch_norm_relu_backward)(void* ctx, const BatchNormParams& p, const Tensor& x,
+  void (*batch_norm_relu_backward)(void* ctx, const ops::BatchNormParams& p, const Tensor& x,
                                    const Tensor& z, const Tensor& gamma, const Tensor& beta,
                                    const Tensor& y, const Tensor& saved, const Tensor& dy,
                                    const GradOut& dx, const GradOut& dz, const GradOut& dgamma,
                                    const GradOut& dbeta) = nullptr;
 
   // Activation, element-wise: x (any shape) -> y like x.
-  void (*eltwise_forward)(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& y);
+  void (*eltwise_forward)(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& y);
   // dy like x -> dx like x (from x, not y).
-  void (*eltwise_backward)(void* ctx, const EltwiseParams& p, const Tensor& x, const Tensor& dy,
+  void (*eltwise_backward)(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& dy,
                            const GradOut& dx);
 
-  // Max or average pooling: x [N, C, H, W] -> y [N, C, OH, OW] (pool2d_output_shape).
+  // Max or average pooling: x [N, C, H, W] -> y [N, C, OH, OW] (ops::pool2d_output_shape).
   // saved: the max-pool workspace (the argmax); undefined for average pooling.
-  void (*pool2d_forward)(void* ctx, const Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved);
+  void (*pool2d_forward)(void* ctx, const ops::Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved);
   // dy [N, C, OH, OW] -> dx [N, C, H, W] (its shape tells x's).
-  void (*pool2d_backward)(void* ctx, const Pool2dParams& p, const Tensor& saved, const Tensor& dy,
+  void (*pool2d_backward)(void* ctx, const ops::Pool2dParams& p, const Tensor& saved, const Tensor& dy,
                           const GradOut& dx);
 
-  // y = a + b, same rank; one of a, b has y's shape (add_output_shape), the
+  // y = a + b, same rank; one of a, b has y's shape (ops::add_output_shape), the
   // other broadcasts along its extents of 1 (a residual, a bias).
   void (*add_forward)(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y);
   // dst = src summed over the axes where dst has extent 1 (same rank): add's
   // backward; with equal shapes, a copy (or, accumulating, dst += src).
   void (*sum_to)(void* ctx, const Tensor& src, const GradOut& dst);
 
-  // Concatenation of xs along `axis` -> y (concat_output_shape).
+  // Concatenation of xs along `axis` -> y (ops::concat_output_shape).
   void (*concat_forward)(void* ctx, int64_t axis, std::span<const Tensor> xs, const Tensor& y);
   // dy -> dxs[i], the slice of dy along `axis` of extent extents[i].
   void (*concat_backward)(void* ctx, int64_t axis, const Tensor& dy, std::span<const int64_t> extents,
@@ -220,24 +149,24 @@ struct TrainBackend {
   // Inverted dropout: y = x * keep / (1 - p), keep ~ Bernoulli(1 - p), a
   // function of (p.seed, element index): the same on every device and run.
   // saved: the keep mask.
-  void (*dropout_forward)(void* ctx, const DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved);
+  void (*dropout_forward)(void* ctx, const ops::DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved);
   // dy like x -> dx like x.
-  void (*dropout_backward)(void* ctx, const DropoutParams& p, const Tensor& saved, const Tensor& dy,
+  void (*dropout_backward)(void* ctx, const ops::DropoutParams& p, const Tensor& saved, const Tensor& dy,
                            const GradOut& dx);
 
   // Softmax cross-entropy: logits [N, K], labels i64 [N] in [0, K) (else
   // Error) -> loss [] = mean over the batch of -sum_k target_k log softmax_k.
   // saved: the log-probabilities [N, K].
-  void (*cross_entropy_forward)(void* ctx, const CrossEntropyParams& p, const Tensor& logits,
+  void (*cross_entropy_forward)(void* ctx, const ops::CrossEntropyParams& p, const Tensor& logits,
                                 const Tensor& labels, const Tensor& loss, Tensor* saved);
   // dloss [] -> dlogits [N, K].
-  void (*cross_entropy_backward)(void* ctx, const CrossEntropyParams& p, const Tensor& saved,
+  void (*cross_entropy_backward)(void* ctx, const ops::CrossEntropyParams& p, const Tensor& saved,
                                  const Tensor& labels, const Tensor& dloss, const GradOut& dlogits);
 
   // Quantization-aware training. x any shape; scale f32 and zero_point i64,
   // [1] per tensor or [x.shape[axis]] per channel -> y like x.
   // saved: u8 [numel], 1 where x fell inside the integer range.
-  void (*fake_quant_forward)(void* ctx, const FakeQuantParams& p, const Tensor& x, const Tensor& scale,
+  void (*fake_quant_forward)(void* ctx, const ops::FakeQuantParams& p, const Tensor& x, const Tensor& scale,
                              const Tensor& zero_point, const Tensor& y, Tensor* saved);
   // Straight-through estimator: dx = dy where x was in range, else 0.
   void (*fake_quant_backward)(void* ctx, const Tensor& saved, const Tensor& dy, const GradOut& dx);

@@ -1,0 +1,130 @@
+#include "cuda/cudnn_conv.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "core/shape.h"
+#include "profile/zone.h"
+
+namespace tandem::cuda {
+
+namespace {
+
+int to_int(int64_t v, const ErrorContext& where) {
+  TANDEM_CHECK_SUPPORTED(v >= 0 && v <= INT_MAX, "a convolution extent over 2^31", where);
+  return int(v);
+}
+
+}  // namespace
+
+cudnnMathType_t conv_math_type(DType dtype) { return is_16bit_float(dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
+
+ConvTensors::ConvTensors(DType dtype, Layout layout, const int64_t xs[4], const int64_t ws[4], const int64_t ys[4],
+                         const ErrorContext& where)
+    : x(where), y(where), w(where), dtype(dtype), layout(layout) {
+  const cudnnDataType_t t = cudnn_dtype(dtype, "conv", where);
+  // nhwc: x, y and the filter (KRSC) channels last, tensor cores' own order.
+  const cudnnTensorFormat_t f = layout == Layout::nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  for (auto [d, s] : {std::pair{&x, xs}, std::pair{&y, ys}})
+    check_cudnn(cudnnSetTensor4dDescriptor(d->get(), f, t, to_int(s[0], where), to_int(s[1], where),
+                                           to_int(s[2], where), to_int(s[3], where)),
+                "cudnnSetTensor4dDescriptor", where);
+  check_cudnn(cudnnSetFilter4dDescriptor(w.get(), t, f, to_int(ws[0], where), to_int(ws[1], where),
+                                         to_int(ws[2], where), to_int(ws[3], where)),
+              "cudnnSetFilter4dDescriptor", where);
+}
+
+void set_conv(const ConvolutionDescriptor& cd, const ConvTensors& t, const int64_t pad[2], const int64_t stride[2],
+              const int64_t dilation[2], int64_t groups, const ErrorContext& where) {
+  check_cudnn(cudnnSetConvolution2dDescriptor(cd.get(), to_int(pad[0], where), to_int(pad[1], where),
+                                              to_int(stride[0], where), to_int(stride[1], where),
+                                              to_int(dilation[0], where), to_int(dilation[1], where),
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+              "cudnnSetConvolution2dDescriptor", where);
+  check_cudnn(cudnnSetConvolutionGroupCount(cd.get(), to_int(groups, where)), "cudnnSetConvolutionGroupCount", where);
+  check_cudnn(cudnnSetConvolutionMathType(cd.get(), conv_math_type(t.dtype)), "cudnnSetConvolutionMathType", where);
+  int out[4] = {}, y[4] = {}, stride_y[4];
+  cudnnDataType_t dt;
+  check_cudnn(cudnnGetConvolutionNdForwardOutputDim(cd.get(), t.x.get(), t.w.get(), 4, out),
+              "cudnnGetConvolutionNdForwardOutputDim", where);
+  check_cudnn(cudnnGetTensor4dDescriptor(t.y.get(), &dt, &y[0], &y[1], &y[2], &y[3], &stride_y[0], &stride_y[1],
+                                         &stride_y[2], &stride_y[3]),
+              "cudnnGetTensor4dDescriptor", where);
+  TANDEM_CHECK(std::equal(out, out + 4, y),
+               "cuDNN's convolution output " + shape_str({out[0], out[1], out[2], out[3]}) + " differs from " +
+                   shape_str({y[0], y[1], y[2], y[3]}),
+               where);
+}
+
+ConvProblem conv_problem(const ConvTensors& t, const ConvolutionDescriptor& cd, const char* direction,
+                         const ErrorContext& where) {
+  ConvProblem p;
+  p.dtype = dtype_name(t.dtype);
+  p.layout = t.layout == Layout::nhwc ? "nhwc" : "nchw";
+  p.direction = direction;
+  cudnnDataType_t dt;
+  int n, c, h, w, ns, cs, hs, ws;
+  check_cudnn(cudnnGetTensor4dDescriptor(t.x.get(), &dt, &n, &c, &h, &w, &ns, &cs, &hs, &ws),
+              "cudnnGetTensor4dDescriptor", where);
+  p.n = n, p.c = c, p.h = h, p.w = w;
+  cudnnTensorFormat_t format;
+  int k, fc, r, s;
+  check_cudnn(cudnnGetFilter4dDescriptor(t.w.get(), &dt, &format, &k, &fc, &r, &s), "cudnnGetFilter4dDescriptor",
+              where);
+  p.k = k, p.r = r, p.s = s;
+  int ph, pw, sh, sw, dh, dw, groups;
+  cudnnConvolutionMode_t mode;
+  cudnnDataType_t compute;
+  check_cudnn(cudnnGetConvolution2dDescriptor(cd.get(), &ph, &pw, &sh, &sw, &dh, &dw, &mode, &compute),
+              "cudnnGetConvolution2dDescriptor", where);
+  check_cudnn(cudnnGetConvolutionGroupCount(cd.get(), &groups), "cudnnGetConvolutionGroupCount", where);
+  p.pad_h = ph, p.pad_w = pw, p.stride_h = sh, p.stride_w = sw, p.dilation_h = dh, p.dilation_w = dw;
+  p.groups = groups;
+  p.compute_type = int(compute);
+  cudnnMathType_t math;
+  check_cudnn(cudnnGetConvolutionMathType(cd.get(), &math), "cudnnGetConvolutionMathType", where);
+  p.math_type = int(math);
+  return p;
+}
+
+AlgoDevice algo_device(const Context& c) { return {c.props.name, c.props.major, c.props.minor, cudnnGetVersion()}; }
+
+std::unique_ptr<Scratch> search_workspace(Context& c) {
+  TANDEM_ZONE_CAT("cudnn algorithm search", "cuda");
+  for (size_t bytes = kMaxConvWorkspace; bytes >= (size_t(1) << 20); bytes /= 2) {
+    try {
+      return std::make_unique<Scratch>(c, bytes);
+    } catch (const OutOfMemory&) {
+    }
+  }
+  return std::make_unique<Scratch>(c, 0);
+}
+
+void remember_conv_algo(Context& gpu, const ConvProblem& problem, const ConvolutionDescriptor& cd, const ConvAlgo& a,
+                        bool fused, const ErrorContext& where) {
+  if (a.cached) return;
+  AlgoCache* cache = algo_cache(algo_device(gpu));
+  if (!cache) return;
+  cudnnMathType_t math;
+  check_cudnn(cudnnGetConvolutionMathType(cd.get(), &math), "cudnnGetConvolutionMathType", where);
+  cache->store(problem, ConvChoice{a.algo, int(math), a.workspace, fused});
+}
+
+namespace conv_detail {
+
+bool transform(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transform(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transform(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+}  // namespace conv_detail
+
+}  // namespace tandem::cuda
