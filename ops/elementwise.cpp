@@ -64,7 +64,7 @@ std::optional<Activation> activation_of(const OpDesc& op) {
   Activation c{K::clip, a.get_float("min", -INFINITY), a.get_float("max", INFINITY)};
   for (size_t i : {size_t(1), size_t(2)}) {
     if (!op.has_input(i)) continue;
-    check(op.constants.size() > i && op.constants[i], "Clip bounds must be constants", op.context());
+    check_supported(op.constants.size() > i && op.constants[i], "Clip bounds that are not constants", op.context());
     (i == 1 ? c.alpha : c.beta) = float(op.constants[i]->scalar_at(0));
   }
   return c;

@@ -21,7 +21,8 @@ void check_inference_dropout(const OpDesc& op);
 // The activation a standalone op computes (Relu, LeakyRelu, Sigmoid, Tanh,
 // HardSwish, HardSigmoid, Elu, Softplus, Clip with its bounds as attributes
 // or constant inputs), with ONNX's defaults; nullopt for other op types.
-// Throws Error for Clip bounds that are not constants.
+// Clip bounds that are not constants are Error::unsupported, like any op
+// a kernel lacks.
 std::optional<Activation> activation_of(const OpDesc& op);
 
 // Training's add: the larger of two same-rank shapes of which one broadcasts
