@@ -4,7 +4,6 @@
 #include <climits>
 
 #include "core/shape.h"
-#include "profile/zone.h"
 
 namespace tandem::cuda {
 
@@ -90,7 +89,6 @@ ConvProblem conv_problem(const ConvTensors& t, const ConvolutionDescriptor& cd, 
 AlgoDevice algo_device(const Context& c) { return {c.props.name, c.props.major, c.props.minor, cudnnGetVersion()}; }
 
 std::unique_ptr<Scratch> search_workspace(Context& c) {
-  TANDEM_ZONE_CAT("cudnn algorithm search", "cuda");
   for (size_t bytes = kMaxConvWorkspace; bytes >= (size_t(1) << 20); bytes /= 2) {
     try {
       return std::make_unique<Scratch>(c, bytes);

@@ -27,6 +27,7 @@
 #include "cuda/context.h"
 #include "cuda/cudnn_utils.h"
 #include "cuda/float_types.h"
+#include "profile/zone.h"
 
 namespace tandem::cuda {
 
@@ -150,6 +151,7 @@ ConvAlgo choose_conv_algo(Context& gpu, const ConvProblem& problem, DType dtype,
   std::vector<Perf> perf(size_t(s.count));
   int found = 0;
   {
+    TANDEM_ZONE_CAT("cudnn algorithm search", "cuda");
     std::unique_ptr<Scratch> ws = search_workspace(gpu);
     if (s.find(s.count, &found, perf.data(), ws->get(), ws->bytes()) != CUDNN_STATUS_SUCCESS) {
       cudaGetLastError();  // the search's failure is handled here, not at a later launch check

@@ -21,17 +21,14 @@
 // filter in KRSC order, w converted into it per call and dw out of it; the
 // tensor cores' native arrangement, with no transposes inside cuDNN.
 #include <algorithm>
-#include <climits>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <vector>
 
 #include "cuda/cudnn_conv.h"
 #include "cuda/float_types.h"
 #include "cuda/train/cast.h"
 #include "cuda/train/common.h"
-#include "profile/zone.h"
 
 namespace tandem::cuda::train {
 
