@@ -13,7 +13,9 @@
 #include "cli/train_setup.h"
 #include "cpu/cpu_backend.h"
 #include "profile/session.h"
+#ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
+#endif
 #include "train/distributed/communicator.h"
 #include "train/export.h"
 #include "train/models/models.h"
@@ -97,10 +99,19 @@ void place_split(const TrainCliOptions& o, train::Sequential& model, const train
   train::set_split_home_rows(model, rows);
 }
 
+// GPUs this build can use: none without the CUDA backend.
+int gpu_count() {
+#ifdef TANDEM_HAVE_CUDA
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
 // A rank's GPU: the one of its machine its place there picks.
 Device rank_gpu(const Ranks& r) {
   if (!r.comm) return Device::cuda(0);
-  const int gpus = cuda::device_count();
+  const int gpus = gpu_count();
   check(gpus > 0, "rank " + std::to_string(r.rank) + " found no CUDA GPU");
   return Device::cuda(r.comm->local_rank() % gpus);
 }
@@ -117,7 +128,7 @@ int train_run(const TrainCliOptions& o, Ranks& ranks);
 // (NCCL refuses two ranks on one GPU) and NCCL is installed, else through
 // MPI on the host. The ranks agree on one way before any takes it.
 void choose_gpu_sums(Ranks& r) {
-  const int gpus = cuda::device_count();
+  const int gpus = gpu_count();
   std::string why_not;
   const bool crowded = r.comm->local_rank() >= gpus;
   if (!crowded) train::nccl_available(&why_not);

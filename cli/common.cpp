@@ -5,9 +5,9 @@
 #include <mutex>
 
 #include "formats/load_model.h"
+#include "pipeline/sql.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
-#include "pipeline/sql.h"
 #endif
 
 namespace tandem::cli {
