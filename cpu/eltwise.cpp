@@ -54,6 +54,7 @@ EltwiseSpec spec_for(const OpDesc& op) {
   if (t == "Abs") return {alg::eltwise_abs};
   if (t == "Neg") return {alg::eltwise_linear, -1.f, 0.f};
   if (t == "Mish") return {alg::eltwise_mish};
+  if (t == "Gelu") return {ops::gelu_uses_tanh(a) ? alg::eltwise_gelu_tanh : alg::eltwise_gelu_erf};
   if (t == "Clip") {
     float lo, hi;
     clip_bounds(op, &lo, &hi);
@@ -74,9 +75,9 @@ KernelPlan make_eltwise(const OpDesc& op) {
   return eltwise_kernel(op.inputs[0], s.algorithm, s.alpha, s.beta, &po, op.inputs.size());
 }
 
-// Log, Floor and Ceil through libm, elementwise on plain f32: oneDNN's Log
-// approximation is off by ~1e-6 near 1, where ONNX's conformance tests
-// expect (close to) exact zeros, and oneDNN 2.6 has no floor or ceil.
+// Log, Floor, Ceil and Erf through libm, elementwise on plain f32: oneDNN's
+// Log approximation is off by ~1e-6 near 1, where ONNX's conformance tests
+// expect (close to) exact zeros, and oneDNN 2.6 has no floor, ceil or erf.
 template <float (*F)(float)>
 class LibmKernel : public Kernel {
  public:
@@ -106,6 +107,7 @@ float log_f(float x) { return std::log(x); }
 float floor_f(float x) { return std::floor(x); }
 float ceil_f(float x) { return std::ceil(x); }
 float reciprocal_f(float x) { return 1.0f / x; }
+float erf_f(float x) { return std::erf(x); }
 
 // Inference Dropout: output 0 is a view of the input; the optional mask
 // (output 1) is all true. Training-mode Dropout is random and not supported.
@@ -159,7 +161,7 @@ KernelPlan eltwise_kernel(const TensorDesc& x, dnnl::algorithm f, float alpha, f
 
 void register_eltwise_kernels() {
   for (const char* t : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Elu",
-                        "Softplus", "Exp", "Sqrt", "Abs", "Neg", "Mish", "Clip"})
+                        "Softplus", "Exp", "Sqrt", "Abs", "Neg", "Mish", "Clip", "Gelu"})
     register_kernel(t, make_eltwise);
   register_kernel("Identity", make_alias);
   register_kernel("Dropout", make_dropout);
@@ -167,6 +169,7 @@ void register_eltwise_kernels() {
   register_kernel("Floor", make_libm<floor_f>);
   register_kernel("Ceil", make_libm<ceil_f>);
   register_kernel("Reciprocal", make_libm<reciprocal_f>);
+  register_kernel("Erf", make_libm<erf_f>);
 }
 
 }  // namespace tandem::cpu

@@ -19,7 +19,7 @@ struct Params {
 };
 
 enum class Op { relu, leaky_relu, sigmoid, tanh, hard_swish, hard_sigmoid, clip, elu, exp, log, sqrt, neg, abs,
-                floor, ceil, reciprocal, softplus, silu };
+                floor, ceil, reciprocal, softplus, silu, erf, gelu, gelu_tanh };
 
 template <Op K>
 __device__ __forceinline__ float apply(float x, const Params& p) {
@@ -41,6 +41,11 @@ __device__ __forceinline__ float apply(float x, const Params& p) {
   if constexpr (K == Op::reciprocal) return 1.f / x;
   if constexpr (K == Op::softplus) return x > 20.f ? x : log1pf(expf(x));
   if constexpr (K == Op::silu) return x / (1.f + expf(-x));
+  if constexpr (K == Op::erf) return erff(x);
+  // ONNX Gelu: x/2 * (1 + erf(x/sqrt(2))), or its tanh approximation.
+  if constexpr (K == Op::gelu) return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+  if constexpr (K == Op::gelu_tanh)
+    return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
   return x;
 }
 
@@ -106,6 +111,7 @@ TANDEM_UNARY(floor_op, floor, {})
 TANDEM_UNARY(ceil_op, ceil, {})
 TANDEM_UNARY(reciprocal, reciprocal, {})
 TANDEM_UNARY(softplus, softplus, {})
+TANDEM_UNARY(erf_op, erf, {})
 TANDEM_UNARY(leaky_relu, leaky_relu, (Params{op.attributes().get_float("alpha", 0.01f)}))
 TANDEM_UNARY(elu, elu, (Params{op.attributes().get_float("alpha", 1.f)}))
 TANDEM_UNARY(hard_sigmoid, hard_sigmoid,
@@ -118,6 +124,10 @@ KernelPlan clip(const OpDesc& op, Context& c) {
   p.alpha = constant_scalar(op, 1, p.alpha);
   p.beta = constant_scalar(op, 2, p.beta);
   return make_unary<Op::clip>(op, c, p);
+}
+
+KernelPlan gelu(const OpDesc& op, Context& c) {
+  return ops::gelu_uses_tanh(op.attributes()) ? make_unary<Op::gelu_tanh>(op, c, {}) : make_unary<Op::gelu>(op, c, {});
 }
 
 // Identity-like ops only rename a buffer.
@@ -172,6 +182,8 @@ void register_eltwise_kernels() {
   register_kernel("Ceil", ceil_op);
   register_kernel("Reciprocal", reciprocal);
   register_kernel("Softplus", softplus);
+  register_kernel("Erf", erf_op);
+  register_kernel("Gelu", gelu);
   register_kernel("Identity", alias);
   register_kernel("Dropout", dropout);
 }

@@ -10,9 +10,9 @@ using namespace tandem;
 using namespace tandem::testing;
 
 namespace {
-void expect_unary(const std::string& op, double (*ref)(double), Layout layout) {
+void expect_unary(const std::string& op, double (*ref)(double), Layout layout, Attributes attrs = {}) {
   Tensor x = random_tensor({2, 19, 5, 3}, 42, -4.f, 4.f);
-  OpCall c{op, {}, {x}};
+  OpCall c{op, std::move(attrs), {x}};
   c.input_layout = layout;
   Tensor y = run_op_cpu(c)[0];
   for (int64_t i = 0; i < x.numel(); ++i)
@@ -28,6 +28,25 @@ TEST(CpuEltwise, MatchesOnnxFormulas) {
     expect_unary("HardSigmoid", [](double v) { return std::clamp(0.2 * v + 0.5, 0.0, 1.0); }, l);
     expect_unary("Tanh", [](double v) { return std::tanh(v); }, l);
   }
+}
+
+// Erf and Gelu (opset 20): approximate "none" is x/2 * (1 + erf(x/sqrt 2)),
+// "tanh" x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+TEST(CpuEltwise, ErfAndGeluMatchOnnxFormulas) {
+  Attributes none, tanh_form;
+  none.set("approximate", std::string("none"));
+  tanh_form.set("approximate", std::string("tanh"));
+  for (Layout l : {Layout::plain, Layout::blocked16, Layout::nhwc}) {
+    expect_unary("Erf", [](double v) { return std::erf(v); }, l);
+    expect_unary("Gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, l);
+    expect_unary("Gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, l, none);
+    expect_unary("Gelu",
+                 [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); },
+                 l, tanh_form);
+  }
+  Attributes bad;
+  bad.set("approximate", std::string("sigmoid"));
+  EXPECT_THROW(run_op_cpu(OpCall{"Gelu", bad, {random_tensor({4}, 1)}}), Error);
 }
 
 TEST(CpuEltwise, ClipTakesBoundsFromInputs) {
