@@ -3,6 +3,7 @@
 // force a reorder between convolutions.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/eltwise.h"
 
@@ -109,6 +110,35 @@ float ceil_f(float x) { return std::ceil(x); }
 float reciprocal_f(float x) { return 1.0f / x; }
 float erf_f(float x) { return std::erf(x); }
 
+// Neg of integer shape arithmetic (ONNX's function bodies negate axis
+// counts): wraps around as two's complement instead of overflowing.
+template <typename T>
+class IntNegKernel : public Kernel {
+ public:
+  explicit IntNegKernel(int64_t n) : n_(n) {}
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    using U = std::make_unsigned_t<T>;
+    const T* x = static_cast<const T*>(in[0]);
+    T* y = static_cast<T*>(out[0]);
+    for (int64_t i = 0; i < n_; ++i) y[i] = T(U(0) - U(x[i]));
+  }
+
+ private:
+  int64_t n_;
+};
+
+KernelPlan make_neg(const OpDesc& op) {
+  const DType t = op.inputs[0].dtype;
+  if (t != DType::i32 && t != DType::i64) return make_eltwise(op);
+  KernelPlan plan;
+  const int64_t n = op.inputs[0].numel();
+  if (t == DType::i32) plan.kernel = std::make_unique<IntNegKernel<int32_t>>(n);
+  else plan.kernel = std::make_unique<IntNegKernel<int64_t>>(n);
+  plan.input_layouts = {Layout::plain};
+  plan.output_layouts = {Layout::plain};
+  return plan;
+}
+
 // Inference Dropout: output 0 is a view of the input; the optional mask
 // (output 1) is all true. Training-mode Dropout is random and not supported.
 class MaskKernel : public Kernel {
@@ -161,8 +191,9 @@ KernelPlan eltwise_kernel(const TensorDesc& x, dnnl::algorithm f, float alpha, f
 
 void register_eltwise_kernels() {
   for (const char* t : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Elu",
-                        "Softplus", "Exp", "Sqrt", "Abs", "Neg", "Mish", "Clip", "Gelu"})
+                        "Softplus", "Exp", "Sqrt", "Abs", "Mish", "Clip", "Gelu"})
     register_kernel(t, make_eltwise);
+  register_kernel("Neg", make_neg);
   register_kernel("Identity", make_alias);
   register_kernel("Dropout", make_dropout);
   register_kernel("Log", make_libm<log_f>);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "tests/op_harness.h"
 
@@ -69,4 +70,17 @@ TEST(CpuEltwise, HardSigmoidOnOneDimensionalInput) {
     for (int64_t i = 0; i < n; ++i)
       ASSERT_NEAR(y.scalar_at(i), std::clamp(0.5 * x.scalar_at(i) + 0.6, 0.0, 1.0), 1e-6);
   }
+}
+
+// Integer Neg (shape arithmetic; ONNX's expanded LayerNormalization negates
+// an axis count): exact, INT64_MIN wraps to itself as in two's complement.
+TEST(CpuEltwise, IntegerNeg) {
+  Tensor x = Tensor::from_vector<int64_t>({3, -7, 0, INT64_MIN, INT64_MAX}, {5});
+  Tensor y = run_op_cpu(OpCall{"Neg", {}, {x}})[0];
+  ASSERT_EQ(y.dtype(), DType::i64);
+  const int64_t want[] = {-3, 7, 0, INT64_MIN, -INT64_MAX};
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(y.data<int64_t>()[i], want[i]) << i;
+  Tensor y32 = run_op_cpu(OpCall{"Neg", {}, {Tensor::from_vector<int32_t>({5, -2}, {2})}})[0];
+  EXPECT_EQ(y32.data<int32_t>()[0], -5);
+  EXPECT_EQ(y32.data<int32_t>()[1], 2);
 }
