@@ -172,3 +172,14 @@ TEST(CpuLayerNorm, Bf16MatchesReferenceOnRoundedInput) {
   for (int64_t i = 0; i < y.numel(); ++i) err = std::max(err, std::fabs(y.scalar_at(i) - ref.y.scalar_at(i)));
   EXPECT_LE(err, 1e-2 * max_abs(ref.y));
 }
+
+// No rows, or rows of no values: an empty Y (and statistics), no error.
+TEST(CpuLayerNorm, EmptyTensors) {
+  for (const Shape& s : {Shape{0, 8}, Shape{3, 0}}) {
+    Tensor x = Tensor::zeros(DType::f32, s), scale = Tensor::zeros(DType::f32, {s[1]});
+    std::vector<Tensor> got = run_op_cpu(layernorm_call(x, scale, nullptr, -1, 1e-5f, true, 3));
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0].shape(), s);
+    EXPECT_EQ(got[1].shape(), (Shape{s[0], 1}));
+  }
+}
