@@ -124,6 +124,8 @@ def dense_output_class():
 
 
 def perturb_constant_params(model, seed):
+    """Random values for parameters a fresh init leaves constant (see the
+    module docstring); BatchNorm's are perturb_batchnorm's."""
     gen = torch.Generator().manual_seed(seed + 3)
     bn_params = {id(p) for m in model.modules()
                  if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for p in m.parameters()}
@@ -155,7 +157,7 @@ def perturb_batchnorm(model, seed):
             bn.reset_running_stats()
             bn.momentum = None  # cumulative average over calibration batches
         model.train()
-        model(torch.randn(4, *IMAGE_SHAPE, generator=gen))  # (a segmentation model's "aux" is off)
+        model(torch.randn(4, *IMAGE_SHAPE, generator=gen))
         for bn in bns:
             bn.running_var.mul_(0.7 + 0.7 * torch.rand(bn.num_features, generator=gen))
     model.eval()
