@@ -9,8 +9,8 @@
 //   reference kernel for a blocked operand next to a plain one, hence this.
 //   Pow with a constant scalar f32 exponent: oneDNN eltwise_pow, layout kept.
 //   Everything else (int32/int64/f64/int8 shape arithmetic, Pow, Div by a
-//   broadcast numerator, more than two Max/Min operands folded pairwise):
-//   a plain reference loop.
+//   broadcast numerator, more than two Max/Min operands folded pairwise, f32
+//   broadcasts oneDNN has only a reference kernel for): a plain loop.
 #include <optional>
 
 #include "cpu/binary_reference.h"
@@ -97,6 +97,10 @@ std::optional<KernelPlan> make_dnnl_binary(const OpDesc& op, BinaryOp bop) {
   dnnl::primitive_attr attr = user_scratchpad_attr();
   attr.set_post_ops(po);
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(algs[int(bop)], m0, m1, m0), attr, engine());
+  // oneDNN 2.6 has no JIT kernel for some broadcasts (a middle dim of a 5-D
+  // tensor: Swin's window mask); its reference kernel costs ~25x the plain
+  // loop of binary_reference.cpp, which takes f32.
+  if (t == DType::f32 && std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return std::nullopt;
   auto k = std::make_unique<PrimitiveKernel>(dnnl::binary(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC_0, ia, m0);
   bool bound = keep && b_const && l != Layout::plain;  // reordered here, never read at run time

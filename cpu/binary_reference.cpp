@@ -19,6 +19,55 @@ std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& y) {
   return st;
 }
 
+// Merges neighbouring output dims that every operand walks alike (both
+// broadcast, or the outer one's stride spanning the inner dim) and drops
+// extents of 1: Swin's window-mask add [B,64,3,49,49] + [1,64,1,49,49]
+// becomes [B,64,3,2401] + [1,64,1,2401], whose rows are long enough to
+// vectorize.
+void collapse_dims(Shape* y, std::vector<std::vector<int64_t>>* strides) {
+  Shape ny;
+  std::vector<std::vector<int64_t>> ns(strides->size());
+  for (size_t d = 0; d < y->size(); ++d) {
+    const int64_t ext = (*y)[d];
+    if (ext == 1) continue;
+    bool merge = !ny.empty();
+    for (size_t k = 0; merge && k < ns.size(); ++k) {
+      const int64_t outer = ns[k].back(), inner = (*strides)[k][d];
+      merge = outer == inner * ext;  // both broadcast (0 == 0), or contiguous across the pair
+    }
+    if (merge) {
+      ny.back() *= ext;
+      for (size_t k = 0; k < ns.size(); ++k) ns[k].back() = (*strides)[k][d];
+    } else {
+      ny.push_back(ext);
+      for (size_t k = 0; k < ns.size(); ++k) ns[k].push_back((*strides)[k][d]);
+    }
+  }
+  if (ny.empty() && shape_numel(*y) == 1 && !y->empty()) {  // all extents 1: one element
+    ny = {1};
+    for (auto& st : ns) st = {0};
+  }
+  *y = std::move(ny);
+  *strides = std::move(ns);
+}
+
+// One output row: the contiguous and scalar operand patterns as loops the
+// compiler vectorizes, anything else strided.
+template <typename T, typename U, typename F>
+void row_loop(int64_t n, const T* a, int64_t ia, const U* b, int64_t ib, T* out, F f) {
+  if (ia == 1 && ib == 1) {
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j], b[j]);
+  } else if (ia == 1 && ib == 0) {
+    const U q = b[0];
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j], q);
+  } else if (ia == 0 && ib == 1) {
+    const T p = a[0];
+    for (int64_t j = 0; j < n; ++j) out[j] = f(p, b[j]);
+  } else {
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j * ia], b[j * ib]);
+  }
+}
+
 // out[i] = f(a[...], b[...]) over y, innermost dimension as a tight loop.
 template <typename T, typename U, typename F>
 void broadcast_loop(const Shape& y, const T* a, const std::vector<int64_t>& sa, const U* b,
@@ -34,7 +83,7 @@ void broadcast_loop(const Shape& y, const T* a, const std::vector<int64_t>& sa, 
   std::vector<int64_t> idx(r, 0);
   int64_t oa = 0, ob = 0;
   for (int64_t o = 0; o < total; o += inner) {
-    for (int64_t j = 0; j < inner; ++j) out[o + j] = f(a[oa + j * ia], b[ob + j * ib]);
+    row_loop(inner, a + oa, ia, b + ob, ib, out + o, f);
     for (size_t d = r - 1; d-- > 0;) {  // odometer over the outer dims
       oa += sa[d];
       ob += sb[d];
@@ -103,7 +152,11 @@ class ReferenceBinaryKernel : public Kernel {
   ReferenceBinaryKernel(BinaryOp op, std::vector<TensorDesc> in, TensorDesc out)
       : op_(op), in_(std::move(in)), out_(std::move(out)) {
     for (const TensorDesc& t : in_) strides_.push_back(broadcast_strides(t.shape, out_.shape));
-    dense_ = broadcast_strides(out_.shape, out_.shape);
+    strides_.push_back(broadcast_strides(out_.shape, out_.shape));
+    shape_ = out_.shape;
+    collapse_dims(&shape_, &strides_);
+    dense_ = strides_.back();
+    strides_.pop_back();
     dispatch(out_.dtype, [](auto) {});  // rejects unsupported dtypes at prepare
     if (op_ == BinaryOp::pow) dispatch(in_[1].dtype, [](auto) {});
   }
@@ -116,15 +169,15 @@ class ReferenceBinaryKernel : public Kernel {
       if (op_ == BinaryOp::pow) {
         dispatch(in_[1].dtype, [&](auto etag) {
           using E = decltype(etag);
-          apply_pow(out_.shape, a, strides_[0], static_cast<const E*>(in[1]), strides_[1], y);
+          apply_pow(shape_, a, strides_[0], static_cast<const E*>(in[1]), strides_[1], y);
         });
         return;
       }
       // One operand (Max/Min): op(x, x) = x.
       size_t second = in_.size() > 1 ? 1 : 0;
-      apply_same(op_, out_.shape, a, strides_[0], static_cast<const T*>(in[second]), strides_[second], y);
+      apply_same(op_, shape_, a, strides_[0], static_cast<const T*>(in[second]), strides_[second], y);
       for (size_t i = 2; i < in_.size(); ++i)
-        apply_same(op_, out_.shape, static_cast<const T*>(y), dense_, static_cast<const T*>(in[i]), strides_[i], y);
+        apply_same(op_, shape_, static_cast<const T*>(y), dense_, static_cast<const T*>(in[i]), strides_[i], y);
     });
   }
 
@@ -132,6 +185,7 @@ class ReferenceBinaryKernel : public Kernel {
   BinaryOp op_;
   std::vector<TensorDesc> in_;
   TensorDesc out_;
+  Shape shape_;  // the output's dims as the loops walk them (collapse_dims)
   std::vector<std::vector<int64_t>> strides_;
   std::vector<int64_t> dense_;
 };

@@ -3,6 +3,7 @@
 // force a reorder between convolutions.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/eltwise.h"
 
@@ -42,9 +43,9 @@ KernelPlan make_eltwise(const OpDesc& op) {
   return eltwise_kernel(op.inputs[0], steps[0].algorithm, steps[0].alpha, steps[0].beta, &po, op.inputs.size());
 }
 
-// Log, Floor and Ceil through libm, elementwise on plain f32: oneDNN's Log
-// approximation is off by ~1e-6 near 1, where ONNX's conformance tests
-// expect (close to) exact zeros, and oneDNN 2.6 has no floor or ceil.
+// Log, Floor, Ceil and Erf through libm, elementwise on plain f32: oneDNN's
+// Log approximation is off by ~1e-6 near 1, where ONNX's conformance tests
+// expect (close to) exact zeros, and oneDNN 2.6 has no floor, ceil or erf.
 template <float (*F)(float)>
 class LibmKernel : public Kernel {
  public:
@@ -74,6 +75,36 @@ float log_f(float x) { return std::log(x); }
 float floor_f(float x) { return std::floor(x); }
 float ceil_f(float x) { return std::ceil(x); }
 float reciprocal_f(float x) { return 1.0f / x; }
+float erf_f(float x) { return std::erf(x); }
+
+// Neg of integer shape arithmetic (ONNX's function bodies negate axis
+// counts): wraps around as two's complement instead of overflowing.
+template <typename T>
+class IntNegKernel : public Kernel {
+ public:
+  explicit IntNegKernel(int64_t n) : n_(n) {}
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    using U = std::make_unsigned_t<T>;
+    const T* x = static_cast<const T*>(in[0]);
+    T* y = static_cast<T*>(out[0]);
+    for (int64_t i = 0; i < n_; ++i) y[i] = T(U(0) - U(x[i]));
+  }
+
+ private:
+  int64_t n_;
+};
+
+KernelPlan make_neg(const OpDesc& op) {
+  const DType t = op.inputs[0].dtype;
+  if (t != DType::i32 && t != DType::i64) return make_eltwise(op);
+  KernelPlan plan;
+  const int64_t n = op.inputs[0].numel();
+  if (t == DType::i32) plan.kernel = std::make_unique<IntNegKernel<int32_t>>(n);
+  else plan.kernel = std::make_unique<IntNegKernel<int64_t>>(n);
+  plan.input_layouts = {Layout::plain};
+  plan.output_layouts = {Layout::plain};
+  return plan;
+}
 
 // Inference Dropout: output 0 is a view of the input; the optional mask
 // (output 1) is all true. Training-mode Dropout is random and not supported.
@@ -127,14 +158,16 @@ KernelPlan eltwise_kernel(const TensorDesc& x, dnnl::algorithm f, float alpha, f
 
 void register_eltwise_kernels() {
   for (const char* t : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Elu",
-                        "Softplus", "Exp", "Sqrt", "Abs", "Neg", "Mish", "Clip"})
+                        "Softplus", "Exp", "Sqrt", "Abs", "Mish", "Clip", "Gelu"})
     register_kernel(t, make_eltwise);
+  register_kernel("Neg", make_neg);
   register_kernel("Identity", make_alias);
   register_kernel("Dropout", make_dropout);
   register_kernel("Log", make_libm<log_f>);
   register_kernel("Floor", make_libm<floor_f>);
   register_kernel("Ceil", make_libm<ceil_f>);
   register_kernel("Reciprocal", make_libm<reciprocal_f>);
+  register_kernel("Erf", make_libm<erf_f>);
 }
 
 }  // namespace tandem::cpu

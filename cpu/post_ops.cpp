@@ -16,6 +16,8 @@ std::vector<EltwiseStep> eltwise_steps(const ops::Activation& a) {
     case K::silu: return {{alg::eltwise_swish, 1.f}};  // x * sigmoid(1 * x)
     case K::elu: return {{alg::eltwise_elu, a.alpha}};
     case K::softplus: return {{alg::eltwise_soft_relu}};
+    case K::gelu: return {{alg::eltwise_gelu_erf}};
+    case K::gelu_tanh: return {{alg::eltwise_gelu_tanh}};
     // clip(alpha * x + beta, 0, gamma): oneDNN has no hard sigmoid of that form.
     case K::hard_sigmoid: return {{alg::eltwise_linear, a.alpha, a.beta}, {alg::eltwise_clip_v2, 0.f, a.gamma}};
   }

@@ -27,6 +27,7 @@ void register_all() {
   register_conv_kernels();
   register_gemm_kernels();
   register_batchnorm_kernels();
+  register_layernorm_kernels();
   register_pool_kernels();
   register_softmax_kernels();
   register_binary_kernels();

@@ -30,6 +30,7 @@ void register_reduce_kernels();    // cpu/reduce.cpp
 void register_conv_kernels();      // cpu/conv.cpp
 void register_gemm_kernels();      // cpu/gemm.cpp
 void register_batchnorm_kernels(); // cpu/batchnorm.cpp
+void register_layernorm_kernels(); // cpu/layernorm.cpp
 void register_pool_kernels();      // cpu/pool.cpp
 void register_softmax_kernels();   // cpu/softmax.cpp
 void register_binary_kernels();    // cpu/binary.cpp

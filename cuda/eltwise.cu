@@ -17,7 +17,7 @@ namespace tandem::cuda {
 
 namespace {
 
-enum class Op { exp, log, sqrt, neg, abs, floor, ceil, reciprocal };
+enum class Op { exp, log, sqrt, neg, abs, floor, ceil, reciprocal, erf };
 
 template <Op K>
 __device__ __forceinline__ float apply(float x) {
@@ -29,6 +29,7 @@ __device__ __forceinline__ float apply(float x) {
   if constexpr (K == Op::floor) return floorf(x);
   if constexpr (K == Op::ceil) return ceilf(x);
   if constexpr (K == Op::reciprocal) return 1.f / x;
+  if constexpr (K == Op::erf) return erff(x);
   return x;
 }
 
@@ -132,7 +133,7 @@ KernelPlan dropout(const OpDesc& op, Context& c) {
 }  // namespace
 
 void register_eltwise_kernels() {
-  for (const char* t : {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu", "Clip", "Softplus"})
+  for (const char* t : {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu", "Clip", "Softplus", "Gelu"})
     register_kernel(t, activation);
   register_kernel("Exp", math_op<Op::exp>);
   register_kernel("Log", math_op<Op::log>);
@@ -142,6 +143,7 @@ void register_eltwise_kernels() {
   register_kernel("Floor", math_op<Op::floor>);
   register_kernel("Ceil", math_op<Op::ceil>);
   register_kernel("Reciprocal", math_op<Op::reciprocal>);
+  register_kernel("Erf", math_op<Op::erf>);
   register_kernel("Identity", alias);
   register_kernel("Dropout", dropout);
 }

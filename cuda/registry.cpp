@@ -22,6 +22,7 @@ void register_all() {
   register_data_kernels();
   register_reduce_kernels();
   register_batchnorm_kernels();
+  register_layernorm_kernels();
   register_resize_kernels();
   register_topk_kernels();
   register_logical_kernels();

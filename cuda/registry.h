@@ -24,6 +24,7 @@ void register_softmax_kernels();  // cuda/softmax.cu
 void register_data_kernels();     // cuda/data.cu
 void register_reduce_kernels();   // cuda/reduce.cu
 void register_batchnorm_kernels();  // cuda/batchnorm.cu
+void register_layernorm_kernels();  // cuda/layernorm.cu
 void register_resize_kernels();     // cuda/resize.cu
 void register_topk_kernels();       // cuda/topk.cu
 void register_logical_kernels();    // cuda/logical.cu

@@ -1,6 +1,6 @@
 #pragma once
 // Graph-to-graph passes, run by Session::compile in this order:
-//   bind_input_shapes -> infer_and_fold -> fold_batchnorm -> fuse_conv_epilogues
+//   bind_input_shapes -> infer_and_fold -> fuse_gelu -> fold_batchnorm -> fuse_conv_epilogues
 //   -> infer_and_fold (refresh) -> compact
 #include <map>
 #include <string>
@@ -29,6 +29,10 @@ int fold_batchnorm(Graph& g);
 // Gemm [+ activation] -> tandem.FusedGemm, so oneDNN applies them as
 // post-ops in the same pass over memory. Returns the count fused.
 int fuse_conv_epilogues(Graph& g);
+
+// GELU written out as Div/Erf/Add/Mul/Mul (PyTorch's export before opset
+// 20) becomes one Gelu node (approximate "none"). Returns the count fused.
+int fuse_gelu(Graph& g);
 
 // Makes a float32 graph compute in `to` (f16 or bf16): inputs cast down,
 // float constants converted (shape arguments excepted), outputs cast back to

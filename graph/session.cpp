@@ -164,6 +164,7 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
   fold(g);
   if (options_.optimize) {
     TANDEM_ZONE_CAT("fold batchnorm + fuse epilogues", "graph");
+    rep.gelus_fused = fuse_gelu(g);
     rep.batchnorms_folded = fold_batchnorm(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
     fold(g);

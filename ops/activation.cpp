@@ -30,6 +30,8 @@ const char* activation_op_type(ActivationKind k) {
     case ActivationKind::silu: return "SiLU";
     case ActivationKind::elu: return "Elu";
     case ActivationKind::softplus: return "Softplus";
+    case ActivationKind::gelu:
+    case ActivationKind::gelu_tanh: return "Gelu";
   }
   return "";
 }

@@ -22,7 +22,9 @@
 namespace tandem::ops {
 
 enum class ActivationKind : uint8_t {
-  none, relu, leaky_relu, clip, hard_swish, hard_sigmoid, sigmoid, tanh, silu, elu, softplus
+  none, relu, leaky_relu, clip, hard_swish, hard_sigmoid, sigmoid, tanh, silu, elu, softplus,
+  gelu,       // x/2 * (1 + erf(x / sqrt(2)))
+  gelu_tanh,  // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), Gelu approximate="tanh"
 };
 
 struct Activation {

@@ -28,6 +28,12 @@ TANDEM_HOST_DEVICE inline float clamp_keep_nan(float v, float lo, float hi) { re
 
 TANDEM_HOST_DEVICE inline float sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 
+constexpr float kRsqrt2 = 0.70710678118654752f;       // 1 / sqrt(2)
+constexpr float kRsqrt2Pi = 0.39894228040143268f;     // 1 / sqrt(2 pi)
+constexpr float kSqrt2OverPi = 0.79788456080286536f;  // sqrt(2 / pi)
+
+TANDEM_HOST_DEVICE inline float gelu_tanh_arg(float x) { return kSqrt2OverPi * (x + 0.044715f * x * x * x); }
+
 }  // namespace activation_detail
 
 // One kind's forward, the kind fixed at compile time.
@@ -45,6 +51,8 @@ TANDEM_HOST_DEVICE inline float activate(const Activation& a, float x) {
   else if constexpr (K == ActivationKind::elu) return x > 0.f ? x : a.alpha * expm1f(x);
   // Above 20, log1p(e^x) is x to float precision (PyTorch's threshold).
   else if constexpr (K == ActivationKind::softplus) return x > 20.f ? x : log1pf(expf(x));
+  else if constexpr (K == ActivationKind::gelu) return 0.5f * x * (1.f + erff(x * kRsqrt2));
+  else if constexpr (K == ActivationKind::gelu_tanh) return 0.5f * x * (1.f + tanhf(gelu_tanh_arg(x)));
   else return x;
 }
 
@@ -70,7 +78,11 @@ TANDEM_HOST_DEVICE inline float activate_grad(const Activation& a, float x) {
     return s * (1.f + x * (1.f - s));
   } else if constexpr (K == ActivationKind::elu) return x > 0.f ? 1.f : a.alpha * expf(x);
   else if constexpr (K == ActivationKind::softplus) return x > 20.f ? 1.f : sigmoid(x);
-  else return 1.f;
+  else if constexpr (K == ActivationKind::gelu) return 0.5f * (1.f + erff(x * kRsqrt2)) + x * kRsqrt2Pi * expf(-0.5f * x * x);
+  else if constexpr (K == ActivationKind::gelu_tanh) {
+    const float t = tanhf(gelu_tanh_arg(x));
+    return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * 0.044715f * x * x);
+  } else return 1.f;
 }
 
 // Calls f(std::integral_constant<ActivationKind, k>{}): a kernel takes the
@@ -90,6 +102,8 @@ TANDEM_HOST_DEVICE inline void with_activation_kind(ActivationKind k, F&& f) {
     case K::silu: return f(std::integral_constant<K, K::silu>{});
     case K::elu: return f(std::integral_constant<K, K::elu>{});
     case K::softplus: return f(std::integral_constant<K, K::softplus>{});
+    case K::gelu: return f(std::integral_constant<K, K::gelu>{});
+    case K::gelu_tanh: return f(std::integral_constant<K, K::gelu_tanh>{});
   }
 }
 

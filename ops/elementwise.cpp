@@ -17,6 +17,7 @@ const std::set<std::string> kUnary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "H
 const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
 
 std::vector<TensorDesc> infer_unary(const InferContext& c) {
+  if (c.op_type == "Gelu") gelu_uses_tanh(c.attributes());
   std::vector<TensorDesc> out{TensorDesc{c.inputs[0].dtype, c.inputs[0].shape}};
   // Dropout's optional mask output.
   if (c.op_type == "Dropout" && c.num_outputs > 1)
@@ -59,6 +60,7 @@ std::optional<Activation> activation_of(const OpDesc& op) {
   if (t == "HardSigmoid") return Activation{K::hard_sigmoid, a.get_float("alpha", 0.2f), a.get_float("beta", 0.5f)};
   if (t == "Elu") return Activation{K::elu, a.get_float("alpha", 1.f)};
   if (t == "Softplus") return Activation{K::softplus};
+  if (t == "Gelu") return Activation{gelu_uses_tanh(a) ? K::gelu_tanh : K::gelu};
   if (t != "Clip") return std::nullopt;
   // Clip's bounds are inputs since opset 11 and attributes before.
   Activation c{K::clip, a.get_float("min", -INFINITY), a.get_float("max", INFINITY)};
@@ -84,6 +86,12 @@ void register_elementwise_schemas() {
     register_schema({t, variadic ? 1 : 2, variadic ? 64 : 2, infer_binary});
   }
   register_schema({"Mod", 2, 2, infer_mod});
+}
+
+bool gelu_uses_tanh(const Attributes& a) {
+  const std::string approx = a.get_string("approximate", "none");
+  check(approx == "none" || approx == "tanh", "Gelu approximate must be \"none\" or \"tanh\", got \"" + approx + "\"");
+  return approx == "tanh";
 }
 
 void check_inference_dropout(const OpDesc& op) {

@@ -1,4 +1,5 @@
 #pragma once
+// Normalizations.
 // BatchNormalization over channel axis 1:
 //   X [N, C, D1..Dk] (k >= 0), scale/B/mean/var [C]
 //   Y = (X - mean) / sqrt(var + epsilon) * scale + B
@@ -6,10 +7,12 @@
 // and the optional running-statistics outputs are rejected); training
 // normalizes with the batch statistics and updates the running ones.
 #include <cmath>
+#include <vector>
 
 #include "core/attributes.h"
 #include "core/host_device.h"
 #include "core/shape.h"
+#include "core/tensor.h"
 
 namespace tandem::ops {
 
@@ -36,5 +39,24 @@ TANDEM_HOST_DEVICE inline BatchNormAffine batch_norm_affine(double gamma, double
   const double s = gamma / sqrt(var + epsilon);
   return {float(s), float(beta - mean * s)};
 }
+
+// LayerNormalization (ONNX opset 17): X is normalized over its extents from
+// `axis` on (default -1; negative counts from the end), each "row" on its own:
+//   Y = (X - mean) / sqrt(var + epsilon) * Scale + B
+// Scale and the optional B broadcast to X.shape[axis:]. The optional outputs
+// Mean and InvStdDev have X's rank with 1 from `axis` on, and are float32:
+// stash_type 1 (float32), the default, is the only one taken.
+struct LayerNormParams {
+  int64_t axis = 0;   // normalized into [0, rank)
+  int64_t rows = 0;   // product of X.shape[:axis]
+  int64_t cols = 0;   // product of X.shape[axis:], the normalized extent
+  float epsilon = 1e-5f;
+};
+
+LayerNormParams layernorm_params(const Attributes& attrs, const Shape& x);
+
+// Scale or B (any float dtype) spread over one row of `cols` values as
+// float: a tensor broadcast along some of X.shape[axis:] repeats.
+std::vector<float> layernorm_row_values(const Tensor& t, const Shape& x, const LayerNormParams& p);
 
 }  // namespace tandem::ops

@@ -112,6 +112,10 @@ TEST(CpuBinary, F32MatchesNumpyBroadcasting) {
       {{7, 1}, {1, 9}},                // both broadcast
       {{3, 4}, {3, 4}},
       {{5}, {}},
+      {{2, 4, 3, 5, 7}, {1, 4, 1, 5, 7}},  // Swin's window mask: oneDNN's reference case, tandem's loop
+      {{1, 4, 1, 5, 7}, {2, 4, 3, 5, 7}},
+      {{3, 1, 1, 8}, {1, 6, 1, 1}},
+      {{1, 1, 1}, {1}},
   };
   uint64_t seed = 40;
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})

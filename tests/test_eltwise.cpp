@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "tests/op_harness.h"
 
@@ -10,9 +11,9 @@ using namespace tandem;
 using namespace tandem::testing;
 
 namespace {
-void expect_unary(const std::string& op, double (*ref)(double), Layout layout) {
+void expect_unary(const std::string& op, double (*ref)(double), Layout layout, Attributes attrs = {}) {
   Tensor x = random_tensor({2, 19, 5, 3}, 42, -4.f, 4.f);
-  OpCall c{op, {}, {x}};
+  OpCall c{op, std::move(attrs), {x}};
   c.input_layout = layout;
   Tensor y = run_op_cpu(c)[0];
   for (int64_t i = 0; i < x.numel(); ++i)
@@ -28,6 +29,25 @@ TEST(CpuEltwise, MatchesOnnxFormulas) {
     expect_unary("HardSigmoid", [](double v) { return std::clamp(0.2 * v + 0.5, 0.0, 1.0); }, l);
     expect_unary("Tanh", [](double v) { return std::tanh(v); }, l);
   }
+}
+
+// Erf and Gelu (opset 20): approximate "none" is x/2 * (1 + erf(x/sqrt 2)),
+// "tanh" x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+TEST(CpuEltwise, ErfAndGeluMatchOnnxFormulas) {
+  Attributes none, tanh_form;
+  none.set("approximate", std::string("none"));
+  tanh_form.set("approximate", std::string("tanh"));
+  for (Layout l : {Layout::plain, Layout::blocked16, Layout::nhwc}) {
+    expect_unary("Erf", [](double v) { return std::erf(v); }, l);
+    expect_unary("Gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, l);
+    expect_unary("Gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, l, none);
+    expect_unary("Gelu",
+                 [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); },
+                 l, tanh_form);
+  }
+  Attributes bad;
+  bad.set("approximate", std::string("sigmoid"));
+  EXPECT_THROW(run_op_cpu(OpCall{"Gelu", bad, {random_tensor({4}, 1)}}), Error);
 }
 
 TEST(CpuEltwise, ClipTakesBoundsFromInputs) {
@@ -50,4 +70,17 @@ TEST(CpuEltwise, HardSigmoidOnOneDimensionalInput) {
     for (int64_t i = 0; i < n; ++i)
       ASSERT_NEAR(y.scalar_at(i), std::clamp(0.5 * x.scalar_at(i) + 0.6, 0.0, 1.0), 1e-6);
   }
+}
+
+// Integer Neg (shape arithmetic; ONNX's expanded LayerNormalization negates
+// an axis count): exact, INT64_MIN wraps to itself as in two's complement.
+TEST(CpuEltwise, IntegerNeg) {
+  Tensor x = Tensor::from_vector<int64_t>({3, -7, 0, INT64_MIN, INT64_MAX}, {5});
+  Tensor y = run_op_cpu(OpCall{"Neg", {}, {x}})[0];
+  ASSERT_EQ(y.dtype(), DType::i64);
+  const int64_t want[] = {-3, 7, 0, INT64_MIN, -INT64_MAX};
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(y.data<int64_t>()[i], want[i]) << i;
+  Tensor y32 = run_op_cpu(OpCall{"Neg", {}, {Tensor::from_vector<int32_t>({5, -2}, {2})}})[0];
+  EXPECT_EQ(y32.data<int32_t>()[0], -5);
+  EXPECT_EQ(y32.data<int32_t>()[1], 2);
 }

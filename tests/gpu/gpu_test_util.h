@@ -120,12 +120,15 @@ inline void expect_identical(const Tensor& gpu, const Tensor& cpu, const std::st
 
 // The same graph run on the CPU in f32 and on cuda:0 at `gpu_precision`
 // (fp16/bf16 lower the graph, graph/precision.cpp; inputs and outputs stay
-// f32).
+// f32). `strict`: a node the CUDA backend refuses fails the run instead of
+// falling back to the CPU, for tests of one kernel.
 inline std::pair<std::vector<Tensor>, std::vector<Tensor>> run_both(const Graph& g, const std::vector<Tensor>& in,
-                                                                    Precision gpu_precision = Precision::fp32) {
+                                                                    Precision gpu_precision = Precision::fp32,
+                                                                    bool strict = false) {
   SessionOptions cpu, gpu;
   gpu.device = Device::cuda(0);
   gpu.precision = gpu_precision;
+  gpu.strict_device = strict;
   return {Session(g, cpu).run(in), Session(g, gpu).run(in)};
 }
 

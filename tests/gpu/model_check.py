@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
 """Whole torchvision models on the GPU against PyTorch fp32 (run on the GPU
-machine, whose python3 has torch): the model exported to ONNX from seeded
-random weights, a seeded random batch, PyTorch fp32 logits as reference.
+machine, whose python3 has torch): the model built and exported as the CPU
+model tests do (tests/models/export_torchvision.py: seeded random weights,
+perturbed BatchNorm statistics, no constant parameters), a seeded random
+batch, PyTorch fp32 on the GPU as reference.
   fp32/tf32: max |tandem - ref| / max |ref| (fp32 <= 1e-4 as on the CPU, tf32 <= 1e-2)
-  fp16/bf16: share of rows whose top-5 class indices equal PyTorch fp32's (>= 99%)
-usage: model_check.py TANDEM [--models resnet50] [--batch 256] [--precisions fp32,tf32,fp16,bf16]
+  fp16/bf16, classifiers: share of rows whose top-5 class indices equal
+      PyTorch fp32's (>= 99%)
+  fp16/bf16, segmentation (output "out", N x 21 x H x W): share of pixels
+      whose class (argmax over the 21) equals PyTorch fp32's, among pixels
+      where fp32's best class leads the second by more than 2e-2 x max|ref|
+      (>= 99%)
+usage: model_check.py TANDEM [--models resnet50,convnext_tiny,vit_b_16,swin_t,...]
+                     [--batch 256] [--size 224] [--precisions fp32,tf32,fp16,bf16]
+--models takes any name of export_torchvision.py --list (classifiers and
+fcn_resnet50, deeplabv3_resnet50, lraspp_mobilenet_v3_large).
 """
 import argparse
+import inspect
 import os
 import subprocess
 import sys
@@ -14,11 +25,83 @@ import tempfile
 
 import numpy as np
 import torch
-import torchvision
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+import export_torchvision as recipe  # noqa: E402  (the CPU model tests' model recipe)
+
+LIMITS = {"fp32": 1e-4, "tf32": 1e-2}
 
 
 def same_set(a, b):
     return float(np.mean([set(x) == set(y) for x, y in zip(a, b)]))
+
+
+def export(model, name, path, size):
+    out = recipe.output_name(name)
+    kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(model, torch.randn(1, 3, size, size), path, opset_version=17, input_names=["input"],
+                      output_names=[out], dynamic_axes={"input": {0: "b"}, out: {0: "b"}}, **kw)
+    return out
+
+
+def pytorch_half_agreement(model, x, ref, name):
+    """PyTorch's own fp16/bf16 (channels-last) against its fp32: how far a
+    random-weight model's classes move in half precision at all."""
+    for p, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
+        with torch.inference_mode():
+            mh = model.to(dtype=dt, memory_format=torch.channels_last)
+            half = mh(x.cuda().to(dtype=dt, memory_format=torch.channels_last)).float().cpu().numpy()
+            model.float()
+        print(f"{name} PyTorch {p} vs fp32: {describe_agreement(half.astype(np.float64), ref)[1]}")
+
+
+def describe_agreement(got, ref):
+    """(share agreeing, text): top-5 rows for logits, decidable pixels' classes for dense scores."""
+    if ref.ndim == 4:
+        tol = 1e-2 * np.max(np.abs(ref))
+        top2 = -np.partition(-ref, 1, axis=1)[:, :2]
+        decidable = top2[:, 0] - top2[:, 1] > 2 * tol
+        same = got.argmax(axis=1) == ref.argmax(axis=1)
+        share = float(same[decidable].mean()) if decidable.any() else 0.0
+        return share, (f"class identical at {100 * share:.2f}% of the {100 * decidable.mean():.1f}% decidable "
+                        f"pixels (all pixels {100 * same.mean():.2f}%)")
+    top_ref, top = np.argsort(-ref, axis=1)[:, :5], np.argsort(-got, axis=1)[:, :5]
+    share = float(np.mean(np.all(top == top_ref, axis=1)))
+    return share, (f"top-5 identical in {100 * share:.1f}% of rows (same set {100 * same_set(top, top_ref):.1f}%, "
+                   f"top-1 {100 * np.mean(top[:, 0] == top_ref[:, 0]):.1f}%)")
+
+
+def check_model(name, a, tmp):
+    """Runs one model at every precision; returns True when all pass."""
+    m = recipe.build_model(name, 0)
+    path = os.path.join(tmp, name + ".onnx")
+    out_name = export(m, name, path, a.size)
+    x = torch.from_numpy(np.random.default_rng(1).standard_normal((a.batch, 3, a.size, a.size)).astype(np.float32))
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    with torch.inference_mode():
+        ref = m.cuda()(x.cuda()).float().cpu().numpy().astype(np.float64)
+    xin = os.path.join(tmp, "x.npy")
+    np.save(xin, x.numpy())
+    precisions = a.precisions.split(",")
+    if "fp16" in precisions or "bf16" in precisions:
+        pytorch_half_agreement(m, x, ref, name)
+    ok_all = True
+    for p in precisions:
+        out = os.path.join(tmp, f"{name}_{p}")
+        r = subprocess.run([a.tandem, "run", path, "--device", "cuda", "--precision", p, "-i", xin,
+                            "--save-outputs", out], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"{name} {p}: tandem failed: {r.stderr.strip()[-300:]}")
+            ok_all = False
+            continue
+        got = np.load(os.path.join(out, out_name + ".npy")).astype(np.float64)
+        err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
+        share, text = describe_agreement(got, ref)
+        ok = err <= LIMITS[p] if p in LIMITS else share >= 0.99
+        ok_all &= ok
+        print(f"{name} {p} batch {a.batch}: max err / max|ref| {err:.2e}, {text} -> {'ok' if ok else 'FAIL'}")
+    return ok_all
 
 
 def main():
@@ -26,55 +109,18 @@ def main():
     ap.add_argument("tandem")
     ap.add_argument("--models", default="resnet50")
     ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--size", type=int, default=224, help="input height and width")
     ap.add_argument("--precisions", default="fp32,tf32,fp16,bf16")
     a = ap.parse_args()
+    names = a.models.split(",")
+    unknown = [n for n in names if n not in recipe.MODELS]
+    if unknown:
+        ap.error(f"unknown model(s) {unknown}; see tests/models/export_torchvision.py --list")
+    recipe.import_torch(0)
     tmp = tempfile.mkdtemp()
-    failed = False
-    for name in a.models.split(","):
-        torch.manual_seed(0)
-        m = getattr(torchvision.models, name)(weights=None).eval()
-        path = os.path.join(tmp, name + ".onnx")
-        torch.onnx.export(m, torch.randn(1, 3, 224, 224), path, opset_version=17, input_names=["input"],
-                          output_names=["logits"], dynamic_axes={"input": {0: "b"}, "logits": {0: "b"}}, dynamo=False)
-        x = torch.from_numpy(np.random.default_rng(1).standard_normal((a.batch, 3, 224, 224)).astype(np.float32))
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
-        with torch.inference_mode():
-            ref = m.cuda()(x.cuda()).float().cpu().numpy().astype(np.float64)
-        xin = os.path.join(tmp, "x.npy")
-        np.save(xin, x.numpy())
-        top_ref = np.argsort(-ref, axis=1)[:, :5]
-        # PyTorch's own fp16/bf16 (channels-last) against its fp32: how far a
-        # random-weight model's top-5 moves in half precision at all.
-        for p, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
-            if p not in a.precisions.split(","):
-                continue
-            with torch.inference_mode():
-                mh = m.to(dtype=dt, memory_format=torch.channels_last)
-                half = mh(x.cuda().to(dtype=dt, memory_format=torch.channels_last)).float().cpu().numpy()
-                m.float()
-            th = np.argsort(-half, axis=1)[:, :5]
-            print(f"{name} PyTorch {p} vs fp32: top-5 identical in {100 * np.mean(np.all(th == top_ref, axis=1)):.1f}%, "
-                  f"same top-5 set in {100 * same_set(th, top_ref):.1f}%, "
-                  f"top-1 in {100 * np.mean(th[:, 0] == top_ref[:, 0]):.1f}%")
-        for p in a.precisions.split(","):
-            out = os.path.join(tmp, f"{name}_{p}")
-            r = subprocess.run([a.tandem, "run", path, "--device", "cuda", "--precision", p, "-i", xin,
-                                "--save-outputs", out], capture_output=True, text=True)
-            if r.returncode != 0:
-                print(f"{name} {p}: tandem failed: {r.stderr.strip()[-300:]}")
-                failed = True
-                continue
-            got = np.load(os.path.join(out, "logits.npy")).astype(np.float64)
-            err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
-            top = np.argsort(-got, axis=1)[:, :5]
-            agree = float(np.mean(np.all(top == top_ref, axis=1)))
-            limit = {"fp32": 1e-4, "tf32": 1e-2}.get(p)
-            ok = err <= limit if limit else agree >= 0.99
-            failed |= not ok
-            print(f"{name} {p} batch {a.batch}: max err / max|ref| {err:.2e}, top-5 identical in {100 * agree:.1f}% "
-                  f"of rows (same set {100 * same_set(top, top_ref):.1f}%, top-1 {100 * np.mean(top[:, 0] == top_ref[:, 0]):.1f}%)"
-                  f" -> {'ok' if ok else 'FAIL'}")
+    failed = [n for n in names if not check_model(n, a, tmp)]
+    if failed:
+        print("FAILED: " + ",".join(failed))
     sys.exit(1 if failed else 0)
 
 

@@ -15,8 +15,9 @@ struct UnaryCase {
 };
 
 std::vector<UnaryCase> unary_cases() {
-  Attributes leaky, hs;
+  Attributes leaky, hs, gelu_tanh;
   leaky.set("alpha", 0.1f);
+  gelu_tanh.set("approximate", std::string("tanh"));
   hs.set("alpha", 0.25f);
   hs.set("beta", 0.4f);
   return {{"Relu", {}, -2, 2},      {"Sigmoid", {}, -6, 6},    {"Tanh", {}, -3, 3},
@@ -24,7 +25,8 @@ std::vector<UnaryCase> unary_cases() {
           {"Elu", {}, -2, 2},       {"Exp", {}, -3, 3},        {"Log", {}, 0.1f, 4},
           {"Sqrt", {}, 0, 4},       {"Neg", {}, -2, 2},        {"Abs", {}, -2, 2},
           {"Floor", {}, -3, 3},     {"Ceil", {}, -3, 3},       {"Reciprocal", {}, 0.5f, 3},
-          {"Softplus", {}, -5, 25}};
+          {"Softplus", {}, -5, 25}, {"Erf", {}, -3, 3},      {"Gelu", {}, -5, 5},
+          {"Gelu", gelu_tanh, -5, 5}};
 }
 
 void expect_unary_ops_match(Precision p) {
