@@ -4,9 +4,6 @@ set(TANDEM_LAYERS "" CACHE INTERNAL "")
 function(tandem_layer name)
   file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*/*.cpp
        ${CMAKE_CURRENT_SOURCE_DIR}/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/*/*.cu)
-  if(NOT _src)
-    return()  # a layer not written yet
-  endif()
   add_library(tandem_${name} STATIC ${_src})
   set(TANDEM_LAYERS ${TANDEM_LAYERS} tandem_${name} CACHE INTERNAL "")
   target_include_directories(tandem_${name} PUBLIC

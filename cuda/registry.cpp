@@ -5,6 +5,12 @@
 
 namespace tandem::cuda {
 
+// Each family's register_<family>_kernels(), in cuda/<family>.*: the families
+// this backend implements are listed once, in ops/op_families.cmake.
+#define TANDEM_OP_FAMILY(family) void register_##family##_kernels();
+#include "tandem_cuda_op_families.inc"
+#undef TANDEM_OP_FAMILY
+
 namespace {
 std::map<std::string, KernelFactory>& table() {
   static std::map<std::string, KernelFactory> t;
@@ -12,22 +18,9 @@ std::map<std::string, KernelFactory>& table() {
 }
 
 void register_all() {
-  register_eltwise_kernels();
-  register_reorder_kernels();
-  register_conv_kernels();
-  register_pool_kernels();
-  register_gemm_kernels();
-  register_binary_kernels();
-  register_softmax_kernels();
-  register_data_kernels();
-  register_reduce_kernels();
-  register_batchnorm_kernels();
-  register_layernorm_kernels();
-  register_resize_kernels();
-  register_topk_kernels();
-  register_logical_kernels();
-  register_pad_kernels();
-  register_slice_kernels();
+#define TANDEM_OP_FAMILY(family) register_##family##_kernels();
+#include "tandem_cuda_op_families.inc"
+#undef TANDEM_OP_FAMILY
 }
 }  // namespace
 

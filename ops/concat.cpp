@@ -36,7 +36,7 @@ std::vector<TensorDesc> infer_concat(const InferContext& c) {
 
 }  // namespace
 
-void register_concat_schema() { register_schema({"Concat", 1, 1 << 16, infer_concat}); }
+void register_concat_schemas() { register_schema({"Concat", 1, 1 << 16, infer_concat}); }
 
 Shape concat_output_shape(std::span<const Tensor> xs, int64_t axis) {
   TANDEM_CHECK(!xs.empty(), "concat of no tensors", shape_context("concat", {}));

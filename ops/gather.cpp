@@ -22,6 +22,6 @@ std::vector<TensorDesc> infer_gather(const InferContext& c) {
 
 }  // namespace
 
-void register_gather_schema() { register_schema({"Gather", 2, 2, infer_gather}); }
+void register_gather_schemas() { register_schema({"Gather", 2, 2, infer_gather}); }
 
 }  // namespace tandem::ops

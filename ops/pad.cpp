@@ -78,6 +78,6 @@ std::vector<TensorDesc> infer_pad(const InferContext& c) {
 
 }  // namespace
 
-void register_pad_schema() { register_schema({"Pad", 1, 4, infer_pad}); }
+void register_pad_schemas() { register_schema({"Pad", 1, 4, infer_pad}); }
 
 }  // namespace tandem::ops

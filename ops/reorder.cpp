@@ -13,6 +13,6 @@ std::vector<TensorDesc> infer_reorder(const InferContext& c) {
 }
 }  // namespace
 
-void register_reorder_schema() { register_schema({kReorderOp, 1, 1, infer_reorder}); }
+void register_reorder_schemas() { register_schema({kReorderOp, 1, 1, infer_reorder}); }
 
 }  // namespace tandem::ops

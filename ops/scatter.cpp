@@ -28,6 +28,6 @@ std::vector<TensorDesc> infer_scatter_nd(const InferContext& c) {
 
 }  // namespace
 
-void register_scatter_schema() { register_schema({"ScatterND", 3, 3, infer_scatter_nd}); }
+void register_scatter_schemas() { register_schema({"ScatterND", 3, 3, infer_scatter_nd}); }
 
 }  // namespace tandem::ops

@@ -45,6 +45,6 @@ std::vector<TensorDesc> infer_topk(const InferContext& c) {
 
 }  // namespace
 
-void register_topk_schema() { register_schema({"TopK", 1, 2, infer_topk}); }
+void register_topk_schemas() { register_schema({"TopK", 1, 2, infer_topk}); }
 
 }  // namespace tandem::ops

@@ -32,6 +32,6 @@ std::vector<TensorDesc> infer_transpose(const InferContext& c) {
 
 }  // namespace
 
-void register_transpose_schema() { register_schema({"Transpose", 1, 1, infer_transpose}); }
+void register_transpose_schemas() { register_schema({"Transpose", 1, 1, infer_transpose}); }
 
 }  // namespace tandem::ops
