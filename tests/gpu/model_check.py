@@ -6,11 +6,12 @@ perturbed BatchNorm statistics, no constant parameters), a seeded random
 batch, PyTorch fp32 on the GPU as reference.
   fp32/tf32: max |tandem - ref| / max |ref| (fp32 <= 1e-4 as on the CPU, tf32 <= 1e-2)
   fp16/bf16, classifiers: share of rows whose top-5 class indices equal
-      PyTorch fp32's (>= 99%)
+      PyTorch fp32's (>= 99%, or >= PyTorch's own fp16/bf16 share less 2
+      points, measured in the same run)
   fp16/bf16, segmentation (output "out", N x 21 x H x W): share of pixels
       whose class (argmax over the 21) equals PyTorch fp32's, among pixels
       where fp32's best class leads the second by more than 2e-2 x max|ref|
-      (>= 99%)
+      (the same bound)
 usage: model_check.py TANDEM [--models resnet50,convnext_tiny,vit_b_16,swin_t,...]
                      [--batch 256] [--size 224] [--precisions fp32,tf32,fp16,bf16]
 --models takes any name of export_torchvision.py --list (classifiers and
@@ -46,13 +47,17 @@ def export(model, name, path, size):
 
 def pytorch_half_agreement(model, x, ref, name):
     """PyTorch's own fp16/bf16 (channels-last) against its fp32: how far a
-    random-weight model's classes move in half precision at all."""
+    random-weight model's classes move in half precision at all. Returns
+    {precision: share agreeing}."""
+    shares = {}
     for p, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
         with torch.inference_mode():
             mh = model.to(dtype=dt, memory_format=torch.channels_last)
             half = mh(x.cuda().to(dtype=dt, memory_format=torch.channels_last)).float().cpu().numpy()
             model.float()
-        print(f"{name} PyTorch {p} vs fp32: {describe_agreement(half.astype(np.float64), ref)[1]}")
+        shares[p], text = describe_agreement(half.astype(np.float64), ref)
+        print(f"{name} PyTorch {p} vs fp32: {text}")
+    return shares
 
 
 def describe_agreement(got, ref):
@@ -84,8 +89,7 @@ def check_model(name, a, tmp):
     xin = os.path.join(tmp, "x.npy")
     np.save(xin, x.numpy())
     precisions = a.precisions.split(",")
-    if "fp16" in precisions or "bf16" in precisions:
-        pytorch_half_agreement(m, x, ref, name)
+    peer = pytorch_half_agreement(m, x, ref, name) if "fp16" in precisions or "bf16" in precisions else {}
     ok_all = True
     for p in precisions:
         out = os.path.join(tmp, f"{name}_{p}")
@@ -98,7 +102,11 @@ def check_model(name, a, tmp):
         got = np.load(os.path.join(out, out_name + ".npy")).astype(np.float64)
         err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
         share, text = describe_agreement(got, ref)
-        ok = err <= LIMITS[p] if p in LIMITS else share >= 0.99
+        # Half precision agrees with fp32 as PyTorch's own half precision does
+        # (less 2 points: both sample the same rounding noise), or in 99%:
+        # a random-weight transformer's close logits reorder under fp16 in
+        # PyTorch itself.
+        ok = err <= LIMITS[p] if p in LIMITS else share >= min(0.99, peer[p] - 0.02)
         ok_all &= ok
         print(f"{name} {p} batch {a.batch}: max err / max|ref| {err:.2e}, {text} -> {'ok' if ok else 'FAIL'}")
     return ok_all
