@@ -566,6 +566,264 @@ class GpuDecoderThread {
   StageTimes time_;
 };
 
+using Sink = std::function<void(std::vector<TagRecord>&)>;
+
+// Hands finished records to the sink in groups, one catalog transaction
+// each, and counts them for the progress display. The failures it lists
+// are its own until the run has joined it (add_to).
+class WriterThread {
+ public:
+  WriterThread(Run& run, TagProgress& progress, const Sink& sink) : run_(run), progress_(progress), sink_(sink) {}
+
+  void operator()() {
+    TANDEM_THREAD_NAME("writer");
+    while (std::optional<std::vector<TagRecord>> group = next_group()) {
+      write(*group);
+      count(*group);
+    }
+    run_.add_time(time_);
+  }
+
+  // The failures this thread saw, into `stats`; only once it has been joined.
+  void add_to(TagStats& stats) const {
+    for (const auto& [kind, n] : failures_) stats.failures[kind] += n;
+    for (const auto& f : failed_files_)
+      if (stats.failed_files.size() < TagStats::kMaxFailedListed) stats.failed_files.push_back(f);
+  }
+
+ private:
+  // The next records; nothing once the run has closed the queue.
+  std::optional<std::vector<TagRecord>> next_group() {
+    Clock::time_point t0 = Clock::now();
+    std::optional<std::vector<TagRecord>> group = run_.done.pop();
+    time_.write_wait += seconds_since(t0);
+    if (!group) return group;
+    // Whatever else is already waiting joins this group: one transaction.
+    while (run_.done.size() > 0)
+      if (auto more = run_.done.pop())
+        group->insert(group->end(), std::make_move_iterator(more->begin()), std::make_move_iterator(more->end()));
+    return group;
+  }
+
+  void write(std::vector<TagRecord>& group) {
+    Clock::time_point t0 = Clock::now();
+    try {
+      TANDEM_ZONE_CAT("write", "io");
+      if (!run_.stop) sink_(group);
+    } catch (...) {
+      run_.fail(std::current_exception());
+    }
+    time_.write += seconds_since(t0);
+  }
+
+  void count(const std::vector<TagRecord>& group) {
+    for (const TagRecord& r : group) {
+      ++progress_.done;
+      if (r.ok) continue;
+      ++progress_.failed, ++failures_[r.error_kind];
+      if (failed_files_.size() < TagStats::kMaxFailedListed)
+        failed_files_.emplace_back(r.error_kind, r.error.rfind(r.path, 0) == 0 ? r.error : r.path + ": " + r.error);
+    }
+  }
+
+  Run& run_;
+  TagProgress& progress_;
+  const Sink& sink_;
+  std::map<std::string, int64_t> failures_;
+  std::vector<std::pair<std::string, std::string>> failed_files_;
+  StageTimes time_;
+};
+
+// Runs each batch as it fills (a stalled partial batch is flushed), always
+// at the full batch shape, and passes its records on: to the face stage
+// when there is one, else to the writer. The batches it counts are its own
+// until the run has joined it (add_to).
+class InferenceThread {
+ public:
+  InferenceThread(TagModel& model, const TaggerOptions& o, FaceStage* faces, Run& run, float* const* buffers)
+      : model_(model),
+        faces_(faces),
+        run_(run),
+        buffers_(buffers),
+        slots_(o.batch),
+        stall_(o.stall),
+        decode_only_(o.decode_only) {}
+
+  void operator()() {
+    TANDEM_THREAD_NAME("inference");
+    try {
+      if (!decode_only_) prepare();
+      while (std::optional<BatchRing::Batch> b = next_batch()) one(*b);
+    } catch (...) {
+      run_.fail(std::current_exception());
+      // Keep taking batches so decoders blocked on a slot can finish.
+      while (auto b = run_.ring.take(stall_)) run_.ring.release(b->buffer);
+    }
+    run_.face_jobs.close();
+    run_.add_time(time_);
+  }
+
+  // The batches this thread ran, into `stats`; only once it has been joined.
+  void add_to(TagStats& stats) const { stats.batches += batches_, stats.partial_batches += partial_batches_; }
+
+ private:
+  void prepare() {
+    TANDEM_ZONE_CAT(kPrepareModelZone, "tag");
+    std::lock_guard<std::mutex> lock(run_.device);
+    model_.prepare(Tensor::wrap({DType::f32, model_.batch_shape(slots_)}, buffers_[0]));
+    if (faces_) faces_->prepare(slots_);
+  }
+
+  // The next batch; nothing once the decoders are done and the ring empty.
+  std::optional<BatchRing::Batch> next_batch() {
+    Clock::time_point t0 = Clock::now();
+    std::optional<BatchRing::Batch> b = run_.ring.take(run_.stall(stall_));
+    time_.batch_wait += seconds_since(t0);
+    return b;
+  }
+
+  void one(const BatchRing::Batch& b) {
+    Clock::time_point t0 = Clock::now();
+    std::vector<SlotMeta>& meta = run_.meta[size_t(b.buffer)];
+    std::vector<std::pair<int, int>> sizes;
+    for (int s = 0; s < b.count; ++s) sizes.push_back({meta[size_t(s)].record.width, meta[size_t(s)].record.height});
+    Tensor batch = Tensor::wrap({DType::f32, model_.batch_shape(slots_)}, buffers_[size_t(b.buffer)]);
+    std::vector<TagResult> found = infer(batch, b.count, sizes);
+    FaceJob job;
+    if (faces_) {
+      job.input = faces_->input(batch, b.count);
+      job.count = b.count, job.sizes = sizes;
+    }
+    collect(meta, b.count, found, 1e3 * seconds_since(t0) / b.count, job);
+    ++batches_;
+    TANDEM_COUNTER("images decoded", run_.cpu_done + run_.gpu_done);
+    if (std::optional<double> r = rate_.add(b.count)) TANDEM_COUNTER("images/s (inference, last 0.5 s)", *r);
+    TANDEM_COUNTER("results waiting for the writer", run_.done.size());
+    if (b.count < slots_) ++partial_batches_;
+    time_.infer += seconds_since(t0);
+    run_.ring.release(b.buffer);
+    if (faces_)
+      run_.face_jobs.push(std::move(job));
+    else
+      run_.done.push(std::move(job.records));
+  }
+
+  // The model's results for the batch's first `count` images (empty ones
+  // when decoding only).
+  std::vector<TagResult> infer(const Tensor& batch, int count, const std::vector<std::pair<int, int>>& sizes) {
+    std::vector<TagResult> found(static_cast<size_t>(count));
+    if (decode_only_) return found;
+    TANDEM_ZONE_CAT("inference", "tag");
+    std::lock_guard<std::mutex> lock(run_.device);
+    found = model_.tag(batch, count, sizes);
+    check(found.size() == size_t(count), "tag: the model gave " + std::to_string(found.size()) +
+                                             " results for a batch of " + std::to_string(count));
+    return found;
+  }
+
+  // The batch's records, the model's results in (ms: each image's share of
+  // the batch's time), into `job`; and for the face stage, each slot's photo.
+  // Slots a GPU decoder could not fill are the CPU decoders' to report.
+  void collect(std::vector<SlotMeta>& meta, int count, std::vector<TagResult>& found, double ms, FaceJob& job) {
+    for (int s = 0; s < count; ++s) {
+      SlotMeta& m = meta[size_t(s)];
+      if (faces_) job.photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
+      if (m.skip) continue;
+      TagRecord r = std::move(m.record);
+      if (m.filled) {
+        r.ok = true, r.infer_ms = decode_only_ ? 0 : ms;
+        r.tags = std::move(found[size_t(s)].tags);
+        r.objects = std::move(found[size_t(s)].objects);
+      }
+      job.slot.push_back(m.filled ? s : -1);
+      job.records.push_back(std::move(r));
+    }
+  }
+
+  TagModel& model_;
+  FaceStage* const faces_;  // null: no face stage
+  Run& run_;
+  float* const* buffers_;
+  const int slots_;
+  const std::chrono::milliseconds stall_;
+  const bool decode_only_;
+  RateMeter rate_;
+  int64_t batches_ = 0, partial_batches_ = 0;
+  StageTimes time_;
+};
+
+// The faces of a batch while the model runs the next (on the H200 the stage
+// on the inference thread halved the run's speed: the decoders waited for
+// batch slots meanwhile); TaggerOptions::face_threads of them, each taking
+// the next batch, then the records go to the writer.
+class FaceThread {
+ public:
+  // shared_crops: the stage's region decodes go to the decoder threads
+  // (Run::face_crops) rather than to crop threads of the stage's own.
+  FaceThread(FaceStage& stage, Run& run, bool shared_crops) : stage_(stage), run_(run), shared_crops_(shared_crops) {}
+
+  void operator()(int index) {
+    TANDEM_THREAD_NAME("faces-" + std::to_string(index));
+    const ParallelFor shared = [this](size_t n, const std::function<void(size_t)>& body) {
+      run_.face_crops.run(n, body);
+    };
+    const ParallelFor* crops = shared_crops_ ? &shared : nullptr;
+    try {
+      while (std::optional<FaceJob> job = next_job()) one(*job, crops);
+    } catch (...) {
+      run_.fail(std::current_exception());
+    }
+    run_.add_time(time_);
+  }
+
+ private:
+  // The next batch; nothing once the inference thread has closed the queue.
+  std::optional<FaceJob> next_job() {
+    Clock::time_point t0 = Clock::now();
+    std::optional<FaceJob> job = run_.face_jobs.pop();
+    time_.faces_wait += seconds_since(t0);
+    return job;
+  }
+
+  void one(FaceJob& job, const ParallelFor* crops) {
+    Clock::time_point t0 = Clock::now();
+    std::vector<std::vector<FaceRecord>> faces;
+    {
+      TANDEM_ZONE_CAT("faces", "tag");
+      faces = stage_.run(std::move(job.input), job.count, job.sizes, job.photos, run_.device, crops);
+    }
+    for (size_t k = 0; k < job.records.size(); ++k)
+      if (job.slot[k] >= 0)
+        job.records[k].faces = faces_on_people(std::move(faces[size_t(job.slot[k])]), job.records[k].objects);
+    time_.faces += seconds_since(t0);
+    run_.done.push(std::move(job.records));
+  }
+
+  FaceStage& stage_;
+  Run& run_;
+  const bool shared_crops_;
+  StageTimes time_;
+};
+
+// Encodes and writes the thumbnails the GPU decoders made, until their
+// queue closes: a thumbnail from 256 pixels takes ~3 ms, most of it zlib,
+// which the threads feeding the engines must not spend.
+void write_gpu_thumbnails(ThumbnailStore& store, Run& run, int index) {
+  TANDEM_THREAD_NAME("thumbnails-" + std::to_string(index));
+  StageTimes t;
+  while (std::optional<GpuThumbnail> g = run.gpu_thumbnails.pop())
+    write_thumbnail(store, run, g->path, g->mtime_ns, g->size, g->pixels, t);
+  run.add_time(t);
+}
+
+// Takes the face stage's region decodes until `done`: the decoders' cores,
+// once out of files, while the face stage finishes its last batches.
+void help_face_crops(Run& run, const std::atomic<bool>& done, int index) {
+  TANDEM_THREAD_NAME("face-crop-helper-" + std::to_string(index));
+  while (!done)
+    if (!run.face_crops.help()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 }  // namespace
 
 int default_decoders() {
@@ -613,158 +871,26 @@ TagStats Tagger::run(FileFeed& feed, const std::function<void(std::vector<TagRec
   // it has threads of its own for them.
   const bool shared_crops = faces_stage && !faces_stage->has_own_crop_threads();
 
-  std::thread writer([&] {
-    TANDEM_THREAD_NAME("writer");
-    StageTimes t;
-    for (;;) {
-      Clock::time_point w0 = Clock::now();
-      std::optional<std::vector<TagRecord>> group = run.done.pop();
-      t.write_wait += seconds_since(w0);
-      if (!group) break;
-      // Whatever else is already waiting joins this group: one transaction.
-      while (run.done.size() > 0)
-        if (auto more = run.done.pop()) group->insert(group->end(), std::make_move_iterator(more->begin()),
-                                                      std::make_move_iterator(more->end()));
-      Clock::time_point w1 = Clock::now();
-      try {
-        TANDEM_ZONE_CAT("write", "io");
-        if (!run.stop) sink(*group);
-      } catch (...) {
-        run.fail(std::current_exception());
-      }
-      t.write += seconds_since(w1);
-      for (const TagRecord& r : *group) {
-        ++progress_.done;
-        if (r.ok) continue;
-        ++progress_.failed, ++stats.failures[r.error_kind];
-        if (stats.failed_files.size() < TagStats::kMaxFailedListed)
-          stats.failed_files.emplace_back(r.error_kind, r.error.rfind(r.path, 0) == 0 ? r.error : r.path + ": " + r.error);
-      }
-    }
-    run.add_time(t);
-  });
-
-  std::thread infer([&] {
-    TANDEM_THREAD_NAME("inference");
-    StageTimes t;
-    RateMeter rate;
-    try {
-      if (!options_.decode_only) {
-        TANDEM_ZONE_CAT(kPrepareModelZone, "tag");
-        std::lock_guard<std::mutex> lock(run.device);
-        model_.prepare(Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[0]));
-        if (faces_stage) faces_stage->prepare(slots);
-      }
-      for (;;) {
-        Clock::time_point i0 = Clock::now();
-        std::optional<BatchRing::Batch> b = run.ring.take(run.stall(options_.stall));
-        t.batch_wait += seconds_since(i0);
-        if (!b) break;
-        Clock::time_point i1 = Clock::now();
-        std::vector<SlotMeta>& meta = run.meta[size_t(b->buffer)];
-        std::vector<std::pair<int, int>> sizes;
-        for (int s = 0; s < b->count; ++s) sizes.push_back({meta[size_t(s)].record.width, meta[size_t(s)].record.height});
-        Tensor batch = Tensor::wrap({DType::f32, model_.batch_shape(slots)}, buffers[size_t(b->buffer)]);
-        std::vector<TagResult> found(size_t(b->count));
-        if (!options_.decode_only) {
-          TANDEM_ZONE_CAT("inference", "tag");
-          std::lock_guard<std::mutex> lock(run.device);
-          found = model_.tag(batch, b->count, sizes);
-          check(found.size() == size_t(b->count),
-                "tag: the model gave " + std::to_string(found.size()) + " results for a batch of " +
-                    std::to_string(b->count));
-        }
-        FaceJob job;
-        if (faces_stage) {
-          job.input = faces_stage->input(batch, b->count);
-          job.count = b->count, job.sizes = sizes;
-        }
-        double ms = 1e3 * seconds_since(i1) / b->count;
-        for (int s = 0; s < b->count; ++s) {
-          SlotMeta& m = meta[size_t(s)];
-          if (faces_stage) job.photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
-          if (m.skip) continue;
-          TagRecord r = std::move(m.record);
-          if (m.filled) {
-            r.ok = true, r.infer_ms = options_.decode_only ? 0 : ms;
-            r.tags = std::move(found[size_t(s)].tags);
-            r.objects = std::move(found[size_t(s)].objects);
-          }
-          job.slot.push_back(m.filled ? s : -1);
-          job.records.push_back(std::move(r));
-        }
-        ++stats.batches;
-        TANDEM_COUNTER("images decoded", run.cpu_done + run.gpu_done);
-        if (std::optional<double> r = rate.add(b->count)) TANDEM_COUNTER("images/s (inference, last 0.5 s)", *r);
-        TANDEM_COUNTER("results waiting for the writer", run.done.size());
-        if (b->count < slots) ++stats.partial_batches;
-        t.infer += seconds_since(i1);
-        run.ring.release(b->buffer);
-        if (faces_stage)
-          run.face_jobs.push(std::move(job));
-        else
-          run.done.push(std::move(job.records));
-      }
-    } catch (...) {
-      run.fail(std::current_exception());
-      // Keep taking batches so decoders blocked on a slot can finish.
-      while (auto b = run.ring.take(options_.stall)) run.ring.release(b->buffer);
-    }
-    run.face_jobs.close();
-    run.add_time(t);
-  });
-
-  // The face stage's threads: the faces of a batch while the model runs
-  // the next (on the H200 the stage on the inference thread halved the
-  // run's speed: the decoders waited for batch slots meanwhile); as many
-  // as TaggerOptions::face_threads, each taking the next batch.
-  const auto face_thread = [&](int f) {
-    TANDEM_THREAD_NAME("faces-" + std::to_string(f));
-    StageTimes t;
-    const ParallelFor shared = [&](size_t n, const std::function<void(size_t)>& body) { run.face_crops.run(n, body); };
-    const ParallelFor* crops = shared_crops ? &shared : nullptr;
-    try {
-      for (;;) {
-        Clock::time_point f0 = Clock::now();
-        std::optional<FaceJob> job = run.face_jobs.pop();
-        t.faces_wait += seconds_since(f0);
-        if (!job) break;
-        Clock::time_point f1 = Clock::now();
-        std::vector<std::vector<FaceRecord>> faces;
-        {
-          TANDEM_ZONE_CAT("faces", "tag");
-          faces = faces_stage->run(std::move(job->input), job->count, job->sizes, job->photos, run.device, crops);
-        }
-        for (size_t k = 0; k < job->records.size(); ++k)
-          if (job->slot[k] >= 0)
-            job->records[k].faces = faces_on_people(std::move(faces[size_t(job->slot[k])]), job->records[k].objects);
-        t.faces += seconds_since(f1);
-        run.done.push(std::move(job->records));
-      }
-    } catch (...) {
-      run.fail(std::current_exception());
-    }
-    run.add_time(t);
-  };
+  // The writer and the inference thread keep counts of their own, read once
+  // they have been joined: they run by reference.
+  WriterThread writer(run, progress_, sink);
+  std::thread writer_thread(std::ref(writer));
+  InferenceThread inference(model_, options_, faces_stage, run, buffers.data());
+  std::thread inference_thread(std::ref(inference));
   std::vector<std::thread> face_threads;
   if (faces_stage)
-    for (int f = 0; f < std::max(1, options_.face_threads); ++f) face_threads.emplace_back(face_thread, f);
+    for (int f = 0; f < std::max(1, options_.face_threads); ++f)
+      face_threads.emplace_back(FaceThread(*faces_stage, run, shared_crops), f);
   stats.face_threads = int(face_threads.size());
 
   // The GPU decoders' thumbnails are encoded and written by the CPU
   // decoders between files, and by these threads (which also drain the
   // queue once the decoders are out of files), not on the threads that feed
-  // the engines: a thumbnail from 256 pixels takes ~3 ms, most of it zlib.
+  // the engines.
   std::vector<std::thread> thumbnail_writers;
   if (options_.thumbnails && !options_.gpu_decoders.empty() && !options_.decode_only)
     for (int w = 0; w < kGpuThumbnailWriters; ++w)
-      thumbnail_writers.emplace_back([&, w] {
-        TANDEM_THREAD_NAME("thumbnails-" + std::to_string(w));
-        StageTimes t;
-        while (std::optional<GpuThumbnail> g = run.gpu_thumbnails.pop())
-          write_thumbnail(*options_.thumbnails, run, g->path, g->mtime_ns, g->size, g->pixels, t);
-        run.add_time(t);
-      });
+      thumbnail_writers.emplace_back(write_gpu_thumbnails, std::ref(*options_.thumbnails), std::ref(run), w);
 
   std::vector<std::thread> decoders;
   run.gpu_threads_running = int(options_.gpu_decoders.size());
@@ -784,23 +910,21 @@ TagStats Tagger::run(FileFeed& feed, const std::function<void(std::vector<TagRec
   std::vector<std::thread> helpers;
   if (shared_crops)
     for (int h = 0; h < options_.decoders; ++h)
-      helpers.emplace_back([&, h] {
-        TANDEM_THREAD_NAME("face-crop-helper-" + std::to_string(h));
-        while (!faces_done)
-          if (!run.face_crops.help()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      });
-  infer.join();
+      helpers.emplace_back(help_face_crops, std::ref(run), std::cref(faces_done), h);
+  inference_thread.join();
   for (std::thread& f : face_threads) f.join();
   faces_done = true;
   for (std::thread& h : helpers) h.join();
   for (std::thread& w : thumbnail_writers) w.join();
   run.done.close();
-  writer.join();
+  writer_thread.join();
   if (run.error) std::rethrow_exception(run.error);
 
   stats.files = feed.received();
   stats.wall_s = seconds_since(start);
   stats.time = run.time;
+  writer.add_to(stats);
+  inference.add_to(stats);
   stats.gpu_decoded = run.gpu_done;
   stats.gpu_refused = run.gpu_refused;
   stats.gpu_decoders_unopened = run.gpu_unopened;
