@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 
+#include "core/error.h"
+
 namespace tandem::cpu {
 
 // Each family's register_<family>_kernels(), in cpu/<family>.*: the families
@@ -25,7 +27,9 @@ void register_all() {
 }  // namespace
 
 void register_kernel(const std::string& op_type, KernelFactory factory) {
-  table()[op_type] = factory;
+  // The families register in the list's order; a second kernel for one op
+  // type would silently replace the first, so the registry refuses it.
+  check(table().emplace(op_type, factory).second, "two CPU kernels registered for op " + op_type);
 }
 
 KernelFactory find_kernel(const std::string& op_type) {

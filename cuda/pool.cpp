@@ -1,4 +1,4 @@
-// MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (2-D) on
+// MaxPool, AveragePool, GlobalMaxPool (2-D) on
 // cudnnPoolingForward, NHWC in and out, f32, f16 and bf16.
 // cuDNN pads symmetrically and sizes the output with floor division, so a
 // window that ONNX would place differently is refused as unsupported: unequal
@@ -86,7 +86,7 @@ KernelPlan make_pool(const OpDesc& op, Context& c) {
 }  // namespace
 
 void register_pool_kernels() {
-  for (const char* t : {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
+  for (const char* t : {"MaxPool", "AveragePool", "GlobalMaxPool"})
     register_kernel(t, make_pool);
 }
 

@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 
+#include "core/error.h"
+
 namespace tandem::cuda {
 
 // Each family's register_<family>_kernels(), in cuda/<family>.*: the families
@@ -24,7 +26,11 @@ void register_all() {
 }
 }  // namespace
 
-void register_kernel(const std::string& op_type, KernelFactory factory) { table()[op_type] = factory; }
+void register_kernel(const std::string& op_type, KernelFactory factory) {
+  // The families register in the list's order; a second kernel for one op
+  // type would silently replace the first, so the registry refuses it.
+  check(table().emplace(op_type, factory).second, "two CUDA kernels registered for op " + op_type);
+}
 
 KernelFactory find_kernel(const std::string& op_type) {
   static std::once_flag once;
