@@ -5,7 +5,7 @@
 // accumulating backward adds its rows with a kernel.
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 

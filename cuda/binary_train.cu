@@ -14,8 +14,8 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/cast.h"
-#include "cuda/train/common.h"
+#include "cuda/convert.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 
@@ -168,10 +168,7 @@ void launch_add_same(TrainContext& c, const Tensor& a, const Tensor& b, const Te
             static_cast<const T*>(a.raw()), static_cast<const O*>(b.raw()),
             static_cast<T*>(y.raw()), n / V);
       };
-      if (std::is_same_v<T, O> && n % kPackOf<T> == 0)
-        run(std::integral_constant<int, kPackOf<T>>{});
-      else
-        run(std::integral_constant<int, 1>{});
+      with_pack<T>(std::is_same_v<T, O> && n % kPackOf<T> == 0, run);
     });
   });
   check_launch("add_same_kernel", where);

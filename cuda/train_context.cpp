@@ -1,4 +1,4 @@
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 #include "profile/zone.h"
 
@@ -36,19 +36,6 @@ const Tensor* first_defined(std::initializer_list<const Tensor*> tensors) {
 }
 
 }  // namespace
-
-DType require_float(const TrainContext& c, const char* op,
-                    std::initializer_list<const Tensor*> tensors) {
-  const Tensor* first = first_defined(tensors);
-  if (!first) return DType::f32;
-  const DType d = first->dtype();
-  TANDEM_CHECK_SUPPORTED(
-      d == DType::f32 || d == DType::f16 || d == DType::bf16,
-      "the CUDA training kernels take f32, f16 or bf16 activations, got " + first->desc().str(),
-      op_context(op, *first));
-  require_on_gpu(c, op, tensors, d);
-  return d;
-}
 
 ActivationDesc require_activations(const TrainContext& c, const char* op,
                                    std::initializer_list<const Tensor*> tensors) {

@@ -15,7 +15,7 @@
 
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 
@@ -229,16 +229,6 @@ __global__ void backward_nhwc_kernel(Geometry<I> g, const T* dy, const int32_t* 
   }
 }
 
-// Calls f(std::integral_constant<int, V>{}): 16 bytes of channels per
-// thread where C is a multiple of that, else one.
-template <typename T, typename F>
-void with_channels_per_thread(int64_t channels, F&& f) {
-  if (channels % kPackOf<T> == 0)
-    f(std::integral_constant<int, kPackOf<T>>{});
-  else
-    f(std::integral_constant<int, 1>{});
-}
-
 // Calls f(I{}): 32-bit indices where the tensors allow.
 template <typename F>
 void with_index(bool narrow, F&& f) {
@@ -283,7 +273,8 @@ void pool2d_forward(void* ctx, const ops::Pool2dParams& p, const Tensor& x, cons
             <<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(geo, xs, yd, argmax);
         return;
       }
-      with_channels_per_thread<T>(x.dim(1), [&](auto v) {
+      // 16 bytes of channels per thread where C is a multiple of that.
+      with_pack<T>(x.dim(1) % kPackOf<T> == 0, [&](auto v) {
         constexpr int V = decltype(v)::value;
         forward_nhwc_kernel<V, T>
             <<<blocks_for(n / V, c.gpu.props), kThreads, 0, c.gpu.stream>>>(geo, xs, yd, argmax);
@@ -325,7 +316,7 @@ void pool2d_backward(void* ctx, const ops::Pool2dParams& p, const Tensor& saved,
             geo, dys, argmax, dxs, g.accumulate);
         return;
       }
-      with_channels_per_thread<T>(dx.t.dim(1), [&](auto v) {
+      with_pack<T>(dx.t.dim(1) % kPackOf<T> == 0, [&](auto v) {
         constexpr int V = decltype(v)::value;
         backward_nhwc_kernel<V, T><<<blocks_for(n / V, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
             geo, dys, argmax, dxs, g.accumulate);
