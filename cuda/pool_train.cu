@@ -8,7 +8,8 @@
 //   tap, the window arithmetic shared): ResNet-18's max-pool backward took
 //   4.3 ms per batch of 256 on an H200 one channel per thread.
 //   max: the largest tap inside the input (the first, in row-major tap order,
-//   among equals); saved: i32 [N*C*OH*OW], its position h * W + w in the plane.
+//   among equals; a NaN wins, in every layout, as in PyTorch); saved: i32
+//   [N*C*OH*OW], its position h * W + w in the plane.
 //   avg: the sum of the taps inside the input over the full window
 //   (count_include_pad) or over the taps inside; no saved state.
 #include <type_traits>
@@ -180,7 +181,8 @@ __global__ void forward_nhwc_kernel(Geometry<I> g, const T* x, T* y, int32_t* ar
         const Pack<V, T> in = *reinterpret_cast<const Pack<V, T>*>(xp + int64_t(h * g.w + w) * g.c);
         for (int k = 0; k < V; ++k) {
           const float val = to_float(in.v[k]);
-          if (val > best[k]) best[k] = val, at[k] = int32_t(h * g.w + w);
+          // NaN wins and stays, as in the plain kernel above.
+          if (val > best[k] || val != val) best[k] = val, at[k] = int32_t(h * g.w + w);
           sum[k] += val;
         }
       }
