@@ -53,17 +53,6 @@ ActivationDesc require_activations(const TrainContext& c, const char* op,
   return {d, l};
 }
 
-Shape physical_shape(const Shape& s, Layout layout) {
-  if (layout != Layout::nhwc) return s;
-  return {s[0], s[2], s[3], s[1]};
-}
-
-int64_t physical_axis(int64_t axis, Layout layout) {
-  if (layout != Layout::nhwc) return axis;
-  static constexpr int64_t kNhwc[4] = {0, 3, 1, 2};
-  return kNhwc[axis];
-}
-
 GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape,
                  DType dtype, Layout layout) {
   if (!g.wanted()) return {};

@@ -46,9 +46,6 @@ struct ActivationDesc {
 };
 ActivationDesc require_activations(const TrainContext& c, const char* op,
                                    std::initializer_list<const Tensor*> tensors);
-// A shape (or axis) in the order the bytes hold it: [N, H, W, C] for nhwc.
-Shape physical_shape(const Shape& s, Layout layout);
-int64_t physical_axis(int64_t axis, Layout layout);
 // ops::layout_free of t's shape.
 inline bool layout_free(const Tensor& t) { return ops::layout_free(t.shape()); }
 // Where a kernel writes one wanted gradient of `shape`: its pointer and
