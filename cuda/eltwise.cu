@@ -55,7 +55,7 @@ struct ActivationFn {
 };
 
 // V elements per thread: one 16-byte access each way where n and the
-// pointers allow (unary_pack).
+// pointers allow (packable).
 template <typename F, int V, typename T>
 __global__ void unary_kernel(const T* x, T* y, int64_t packs, F f) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < packs; i += int64_t(gridDim.x) * blockDim.x) {
