@@ -10,12 +10,12 @@
 // IMPLICIT_PRECOMP_GEMM algorithm); a trial call at prepare confirms it, and
 // anything else runs cudnnConvolutionForward plus one epilogue pass
 // (cuda/conv_epilogue.cu).
-// f16 or bf16 with fewer than 8 input channels (a network's RGB first layer):
-// tensor-core kernels want 16-byte pixels, and cuDNN's NHWC kernels for C=3
-// run 10x slower than the same layer with C=8. Such a conv takes its input
-// NCHW and packs it (one pass, cuda/conv_epilogue.cu) into 8 zero-padded
-// channels, with zero weights for the extra channels; this replaces the
-// NCHW->NHWC reorder, whose 32x32 tiles waste most threads on 3 channels.
+// f16 or bf16 with fewer than 8 input channels (a network's RGB first layer),
+// padded to 8 as cuda/cudnn_conv.h's tensor_core_channels says: such a conv
+// takes its input NCHW and packs it (one pass, cuda/conv_epilogue.cu) into 8
+// zero-padded channels, with zero weights for the extra channels; this
+// replaces the NCHW->NHWC reorder, whose 32x32 tiles waste most threads on 3
+// channels. (The packing makes 8 channels only: a C of 9 to 15 runs as it is.)
 // cuDNN pads symmetrically only: unequal begin/end pads (TF SAME with stride
 // 2 on an even input) are applied by copying X into a zero-bordered scratch
 // tensor and convolving that without padding.
@@ -74,7 +74,7 @@ ConvShape describe(const OpDesc& op) {
   check_supported(op.outputs[0].numel() > 0 && x.numel() > 0, "CUDA Conv of an empty tensor " + x.str(), op.context());
   cs.explicit_pad = win.pads_begin != win.pads_end;
   cs.pad = {cs.n, cs.h, cs.w, cs.c, win.pads_begin[0], win.pads_end[0], win.pads_begin[1], win.pads_end[1]};
-  cs.pack8 = is_16bit_float(cs.dtype) && cs.g.group == 1 && cs.c < 8;
+  cs.pack8 = cs.c < 8 && tensor_core_channels(cs.dtype, cs.g.group, cs.c) == 8;
   return cs;
 }
 
@@ -194,21 +194,10 @@ class CudnnConvKernel final : public Kernel {
       y.emplace(y_bytes(), "cudaMalloc(conv search output)", where_);
       check_cuda(cudaMemsetAsync(x->get(), 0, x->bytes(), c_.stream), "cudaMemsetAsync", where_);
     };
-    cudnnHandle_t h = c_.cudnn;
-    ConvSearch<cudnnConvolutionFwdAlgoPerf_t> search{
-        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-        [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf, void* ws, size_t bytes) {
-          scratch();
-          return cudnnFindConvolutionForwardAlgorithmEx(h, t_.x.get(), x->get(), t_.w.get(), weights_.get(), cd_.get(),
-                                                        t_.y.get(), y->get(), n, found, perf, ws, bytes);
-        },
-        [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
-          return cudnnGetConvolutionForwardAlgorithm_v7(h, t_.x.get(), t_.w.get(), cd_.get(), t_.y.get(), n, found,
-                                                        perf);
-        },
-        [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
-          return cudnnGetConvolutionForwardWorkspaceSize(h, t_.x.get(), t_.w.get(), cd_.get(), t_.y.get(), a, bytes);
-        }};
+    const ConvSearch<cudnnConvolutionFwdAlgoPerf_t> search = forward_search(c_.cudnn, t_, cd_, [&] {
+      scratch();
+      return ConvOperands{x->get(), weights_.get(), y->get()};
+    });
     const ConvAlgo a = choose_conv_algo(c_, problem, cs_.dtype, cd_, search, where_);
     algo_ = cudnnConvolutionFwdAlgo_t(a.algo);
     workspace_bytes_ = a.workspace;

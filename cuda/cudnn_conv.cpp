@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 
 #include "core/shape.h"
 
@@ -14,7 +15,26 @@ int to_int(int64_t v, const ErrorContext& where) {
   return int(v);
 }
 
+// A direction's search from its three cuDNN calls, which all take their
+// descriptors in one order: the two operands', the convolution's, the output's.
+template <typename Perf, typename D0, typename D1, typename D2, typename Find, typename Rank, typename SizeOf>
+ConvSearch<Perf> search_of(int count, cudnnHandle_t h, D0 d0, D1 d1, cudnnConvolutionDescriptor_t c, D2 d2,
+                           ConvOperandSource operands, Find find, Rank rank, SizeOf size_of) {
+  return {count,
+          [=](int n, int* found, Perf* perf, void* ws, size_t bytes) {
+            const ConvOperands o = operands();
+            return find(h, d0, o.a, d1, o.b, c, d2, o.out, n, found, perf, ws, bytes);
+          },
+          [=](int n, int* found, Perf* perf) { return rank(h, d0, d1, c, d2, n, found, perf); },
+          [=](decltype(Perf::algo) a, size_t* bytes) { return size_of(h, d0, d1, c, d2, a, bytes); }};
+}
+
 }  // namespace
+
+int64_t tensor_core_channels(DType dtype, int64_t groups, int64_t channels) {
+  if (!is_16bit_float(dtype) || groups != 1 || channels % 8 == 0) return channels;
+  return (channels + 7) / 8 * 8;
+}
 
 cudnnMathType_t conv_math_type(DType dtype) { return is_16bit_float(dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
 
@@ -106,6 +126,32 @@ void remember_conv_algo(Context& gpu, const ConvProblem& problem, const Convolut
   cudnnMathType_t math;
   check_cudnn(cudnnGetConvolutionMathType(cd.get(), &math), "cudnnGetConvolutionMathType", where);
   cache->store(problem, ConvChoice{a.algo, int(math), a.workspace, fused});
+}
+
+ConvSearch<cudnnConvolutionFwdAlgoPerf_t> forward_search(cudnnHandle_t h, const ConvTensors& t,
+                                                         const ConvolutionDescriptor& cd, ConvOperandSource operands) {
+  return search_of<cudnnConvolutionFwdAlgoPerf_t>(
+      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, h, t.x.get(), t.w.get(), cd.get(), t.y.get(), std::move(operands),
+      cudnnFindConvolutionForwardAlgorithmEx, cudnnGetConvolutionForwardAlgorithm_v7,
+      cudnnGetConvolutionForwardWorkspaceSize);
+}
+
+ConvSearch<cudnnConvolutionBwdDataAlgoPerf_t> backward_data_search(cudnnHandle_t h, const ConvTensors& t,
+                                                                   const ConvolutionDescriptor& cd,
+                                                                   ConvOperandSource operands) {
+  return search_of<cudnnConvolutionBwdDataAlgoPerf_t>(
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, h, t.w.get(), t.y.get(), cd.get(), t.x.get(), std::move(operands),
+      cudnnFindConvolutionBackwardDataAlgorithmEx, cudnnGetConvolutionBackwardDataAlgorithm_v7,
+      cudnnGetConvolutionBackwardDataWorkspaceSize);
+}
+
+ConvSearch<cudnnConvolutionBwdFilterAlgoPerf_t> backward_filter_search(cudnnHandle_t h, const ConvTensors& t,
+                                                                       const ConvolutionDescriptor& cd,
+                                                                       ConvOperandSource operands) {
+  return search_of<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, h, t.x.get(), t.y.get(), cd.get(), t.w.get(), std::move(operands),
+      cudnnFindConvolutionBackwardFilterAlgorithmEx, cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+      cudnnGetConvolutionBackwardFilterWorkspaceSize);
 }
 
 namespace conv_detail {

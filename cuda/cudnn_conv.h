@@ -1,9 +1,11 @@
 #pragma once
-// What every cuDNN convolution in tandem shares, the inference kernel's
+// The one cuDNN convolution plan of tandem, shared by the inference kernel's
 // forward (cuda/conv.cpp) and training's three directions
-// (cuda/train/conv2d.cpp): the descriptors of one problem, the math policy,
-// the rule that picks an algorithm from cuDNN's timings, the on-disk cache of
-// the picks (cuda/algo_cache.h) and the workspace bound.
+// (cuda/conv_train.cpp): the descriptors of one problem, the math policy,
+// each direction's timing search, the rule that picks an algorithm from
+// cuDNN's timings, the on-disk cache of the picks (cuda/algo_cache.h) and the
+// validation of a cached pick, the workspace bound, and the channel padding
+// tensor cores want.
 //
 // Math policy: fp32 runs with CUDNN_FMA_MATH (no TF32) and without the FFT
 // and Winograd algorithms, whose transforms round differently from a direct
@@ -36,6 +38,14 @@ constexpr size_t kMaxConvWorkspace = size_t(256) << 20;
 
 // The math type a convolution of `dtype` asks cuDNN for.
 cudnnMathType_t conv_math_type(DType dtype);
+
+// Input channels as cuDNN should see them: a 16-bit convolution (groups 1)
+// whose C is not a multiple of 8 (an RGB input's 3) has none of the tensor
+// cores' implicit-GEMM kernels, and the generic ones cuDNN falls back to ran
+// 10x slower than the same layer with C = 8 (3 ms for ResNet-18's first
+// layer at batch 256 on an H200): x and w are padded with zero channels to
+// the next multiple of 8 instead (the padding adds zeros to every sum).
+int64_t tensor_core_channels(DType dtype, int64_t groups, int64_t channels);
 
 // x, y: NCHW or NHWC activations ([N, C, H, W] either way); w: the filter
 // [M, C/groups, R, S], in KCRS order for NCHW, KRSC for NHWC.
@@ -84,6 +94,27 @@ struct ConvSearch {
   std::function<cudnnStatus_t(int, int*, Perf*)> rank;
   std::function<cudnnStatus_t(Algo, size_t*)> size_of;
 };
+
+// The buffers a timing search runs on, asked for only when it runs (a
+// cached choice needs none): forward x, w -> y; backward-data w, dy -> dx;
+// backward-filter x, dy -> dw. The output is overwritten.
+struct ConvOperands {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* out = nullptr;
+};
+using ConvOperandSource = std::function<ConvOperands()>;
+
+// Each direction's cuDNN calls on the plan's descriptors (t and cd must
+// outlive the search).
+ConvSearch<cudnnConvolutionFwdAlgoPerf_t> forward_search(cudnnHandle_t h, const ConvTensors& t,
+                                                         const ConvolutionDescriptor& cd, ConvOperandSource operands);
+ConvSearch<cudnnConvolutionBwdDataAlgoPerf_t> backward_data_search(cudnnHandle_t h, const ConvTensors& t,
+                                                                   const ConvolutionDescriptor& cd,
+                                                                   ConvOperandSource operands);
+ConvSearch<cudnnConvolutionBwdFilterAlgoPerf_t> backward_filter_search(cudnnHandle_t h, const ConvTensors& t,
+                                                                       const ConvolutionDescriptor& cd,
+                                                                       ConvOperandSource operands);
 
 namespace conv_detail {
 

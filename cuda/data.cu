@@ -19,6 +19,7 @@
 #include "cuda/check.h"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
+#include "cuda/memory_dims.h"
 #include "cuda/registry.h"
 #include "ops/concat.h"
 #include "ops/shape_ops.h"
@@ -108,22 +109,13 @@ KernelPlan make_concat(const OpDesc& op, Context& c) {
     any_nhwc = any_nhwc || op.inputs[i].layout == Layout::nhwc;
     all_4d = all_4d && op.inputs[i].shape.size() == 4;
   }
-  bool nhwc = any_nhwc && all_4d && axis == 1;
-  int64_t outer = 1, inner = 1;
+  const Layout l = any_nhwc && all_4d && axis == 1 ? Layout::nhwc : Layout::plain;
+  // Blocks in memory order (nhwc: the channel axis innermost), as training's concat.
+  const ops::ConcatBlocks b = ops::concat_blocks(memory_shape(y, l), memory_axis(axis, y.size(), l));
   std::vector<int64_t> cols;
-  if (nhwc) {
-    outer = y[0] * y[2] * y[3];
-    for (const TensorDesc& t : op.inputs) cols.push_back(t.shape[1]);
-  } else {
-    for (int64_t d = 0; d < int64_t(y.size()); ++d) {
-      if (d < axis) outer *= y[size_t(d)];
-      if (d > axis) inner *= y[size_t(d)];
-    }
-    for (const TensorDesc& t : op.inputs) cols.push_back(t.shape[size_t(axis)] * inner);
-  }
-  Layout l = nhwc ? Layout::nhwc : Layout::plain;
+  for (const TensorDesc& t : op.inputs) cols.push_back(t.shape[size_t(axis)] * b.inner);
   auto k = with_word(dtype_size(op.outputs[0].dtype), op.context(), [&](auto w) {
-    return std::unique_ptr<Kernel>(std::make_unique<ConcatKernel<decltype(w)>>(c, outer, cols, op.context()));
+    return std::unique_ptr<Kernel>(std::make_unique<ConcatKernel<decltype(w)>>(c, b.outer, cols, op.context()));
   });
   return plan_of(std::move(k), std::vector<Layout>(op.inputs.size(), l), l);
 }

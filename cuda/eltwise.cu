@@ -1,15 +1,23 @@
 // Unary elementwise ops (activations and math) on f32, f16 and bf16: one
 // grid-stride kernel per op, the op a template argument so each compiles to
-// its own straight-line loop. Layout-agnostic: the output keeps the input's
-// layout. Activations are ops/activation_math.h's, shared with the fused
-// epilogues and training.
+// its own straight-line loop, 16 bytes per access where the tensor allows.
+// Layout-agnostic: the output keeps the input's layout. Activations are
+// ops/activation_math.h's, shared with the fused epilogues.
+// The training table's activation entries are here too: the forward runs
+// the very kernel inference runs (so a trained model infers what its
+// training forward computed, bit for bit), the backward multiplies dy by the
+// derivative from the input values. Computed in f32 whatever the storage type.
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <type_traits>
 
 #include "cuda/check.h"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
 #include "cuda/registry.h"
+#include "cuda/train_context.h"
 #include "ops/activation_math.h"
 #include "ops/elementwise.h"
 
@@ -46,10 +54,33 @@ struct ActivationFn {
   __device__ float operator()(float x) const { return ops::activate<K>(a, x); }
 };
 
+// V elements per thread: one 16-byte access each way where n and the
+// pointers allow (packable).
+template <typename F, int V, typename T>
+__global__ void unary_kernel(const T* x, T* y, int64_t packs, F f) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < packs; i += int64_t(gridDim.x) * blockDim.x) {
+    const Pack<V, T> in = reinterpret_cast<const Pack<V, T>*>(x)[i];
+    Pack<V, T> out;
+    for (int e = 0; e < V; ++e) out.v[e] = from_float<T>(f(to_float(in.v[e])));
+    reinterpret_cast<Pack<V, T>*>(y)[i] = out;
+  }
+}
+
+// Whether n elements of T at these pointers move 16 bytes per access.
+template <typename T>
+bool packable(int64_t n, std::initializer_list<const void*> ptrs) {
+  bool ok = n % kPackOf<T> == 0;
+  for (const void* p : ptrs) ok = ok && aligned16(p);
+  return ok;
+}
+
+// y = f(x) over n elements on `stream`; the launch is the caller's to check.
 template <typename F, typename T>
-__global__ void unary_kernel(const T* x, T* y, int64_t n, F f) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    store(y, i, f(load(x, i)));
+void launch_unary(const T* x, T* y, int64_t n, F f, const cudaDeviceProp& props, cudaStream_t stream) {
+  with_pack<T>(packable<T>(n, {x, y}), [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    unary_kernel<F, V, T><<<blocks_for(n / V, props), kThreads, 0, stream>>>(x, y, n / V, f);
+  });
 }
 
 template <typename F, typename T>
@@ -58,8 +89,7 @@ class UnaryKernel final : public Kernel {
   UnaryKernel(Context& c, int64_t n, F f, ErrorContext where) : c_(c), n_(n), f_(f), where_(std::move(where)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
     if (n_ == 0) return;
-    unary_kernel<F, T><<<blocks_for(n_, c_.props), kThreads, 0, c_.stream>>>(static_cast<const T*>(in[0]),
-                                                                             static_cast<T*>(out[0]), n_, f_);
+    launch_unary(static_cast<const T*>(in[0]), static_cast<T*>(out[0]), n_, f_, c_.props, c_.stream);
     check_launch("unary_kernel", where_);
   }
 
@@ -147,5 +177,71 @@ void register_eltwise_kernels() {
   register_kernel("Identity", alias);
   register_kernel("Dropout", dropout);
 }
+
+namespace train {
+
+namespace {
+
+template <ops::ActivationKind K, int V, typename T>
+__global__ void activation_backward_kernel(ops::Activation a, const T* x, const T* dy, T* dx, bool accumulate,
+                                           int64_t packs) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < packs; i += int64_t(gridDim.x) * blockDim.x) {
+    const Pack<V, T> in = reinterpret_cast<const Pack<V, T>*>(x)[i];
+    const Pack<V, T> d = reinterpret_cast<const Pack<V, T>*>(dy)[i];
+    Pack<V, T> out;
+    if (accumulate) out = reinterpret_cast<const Pack<V, T>*>(dx)[i];
+    for (int e = 0; e < V; ++e) {
+      const float g = to_float(d.v[e]) * ops::activate_grad<K>(a, to_float(in.v[e]));
+      out.v[e] = from_float<T>(accumulate ? to_float(out.v[e]) + g : g);
+    }
+    reinterpret_cast<Pack<V, T>*>(dx)[i] = out;
+  }
+}
+
+}  // namespace
+
+void eltwise_forward(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& y) {
+  const char* op = "eltwise_forward";
+  TrainContext& c = enter(ctx);
+  require_activations(c, op, {&x, &y});
+  require_shape(op, y, x.shape(), "y");
+  int64_t n = x.numel();
+  if (n == 0) return;
+  ErrorContext where = op_context(op, x);
+  with_float_type(x.dtype(), op, where, [&](auto zero) {
+    using T = decltype(zero);
+    ops::with_activation_kind(p.kind, [&](auto k) {
+      launch_unary(static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), n, ActivationFn<decltype(k)::value>{p},
+                   c.gpu.props, c.gpu.stream);
+    });
+  });
+  check_launch("eltwise unary_kernel", where);
+}
+
+void eltwise_backward(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& dy, const GradOut& dx) {
+  const char* op = "eltwise_backward";
+  TrainContext& c = enter(ctx);
+  require_activations(c, op, {&x, &dy});
+  require_shape(op, dy, x.shape(), "dy");
+  GradPtr g = grad_ptr(c, op, dx, x.shape(), x.dtype(), x.layout());
+  int64_t n = x.numel();
+  if (!g || n == 0) return;
+  ErrorContext where = op_context(op, x);
+  with_float_type(x.dtype(), op, where, [&](auto zero) {
+    using T = decltype(zero);
+    with_pack<T>(packable<T>(n, {x.raw(), dy.raw(), g.p}), [&](auto v) {
+      constexpr int V = decltype(v)::value;
+      ops::with_activation_kind(p.kind, [&](auto k) {
+        activation_backward_kernel<decltype(k)::value, V, T>
+            <<<blocks_for(n / V, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
+                p, static_cast<const T*>(x.raw()), static_cast<const T*>(dy.raw()), static_cast<T*>(g.p),
+                g.accumulate, n / V);
+      });
+    });
+  });
+  check_launch("eltwise activation_backward_kernel", where);
+}
+
+}  // namespace train
 
 }  // namespace tandem::cuda

@@ -52,4 +52,17 @@ struct alignas(sizeof(T) * V) Pack {
 template <typename T>
 inline constexpr int kPackOf = int(16 / sizeof(T));
 
+// Calls f(std::integral_constant<int, V>{}): V = kPackOf<T> (one 16-byte
+// access) when the caller's run allows it (its length a multiple of V, its
+// pointers aligned), else 1.
+template <typename T, typename F>
+void with_pack(bool packable, F&& f) {
+  if (packable)
+    f(std::integral_constant<int, kPackOf<T>>{});
+  else
+    f(std::integral_constant<int, 1>{});
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 }  // namespace tandem::cuda

@@ -1,8 +1,8 @@
 #pragma once
 // The training kernels of one device, as one table of function pointers (in
 // the spirit of ggml's backend tables). train/ picks the table from a
-// tensor's Device and calls through it; cpu/train/ and cuda/train/ fill the
-// tables. The entries take the op vocabulary of ops/ (parameters, shape
+// tensor's Device and calls through it; the CPU and CUDA backends fill the
+// tables (the CUDA one in cuda/train_table.cpp). The entries take the op vocabulary of ops/ (parameters, shape
 // rules), the same one imported models' kernels use.
 //
 // Conventions, for every entry:

@@ -1,6 +1,6 @@
 #pragma once
 // Per-element optimizer updates, shared by the CPU loops (train/optim/sgd.cpp,
-// adamw.cpp) and the CUDA kernels (cuda/train/optimizer.cu): the same float
+// adamw.cpp) and the CUDA kernels (cuda/optimizer.cu): the same float
 // operations in the same order on both devices, so a step does not depend on
 // where it ran. Header-only and free of tandem types for that reason.
 //

@@ -4,7 +4,7 @@
 
 #include "cpu/train/cpu_train_backend.h"
 #ifdef TANDEM_HAVE_CUDA
-#include "cuda/train/cuda_train_backend.h"
+#include "cuda/train_table.h"
 #endif
 
 namespace tandem::train {

@@ -4,7 +4,7 @@
 
 #include "train/backend.h"
 #ifdef TANDEM_HAVE_CUDA
-#include "cuda/train/transfer.h"
+#include "cuda/transfer.h"
 #endif
 
 namespace tandem::train {

@@ -2,7 +2,7 @@
 // Tensors on any device, for train/: moving a batch or a model to a GPU,
 // copying state between devices (checkpoints), zeroing gradients and
 // optimizer state where they live. GPU copies go through the CUDA training
-// table's stream (cuda/train/transfer.h); a build without CUDA refuses GPU
+// table's stream (cuda/transfer.h); a build without CUDA refuses GPU
 // tensors with Error::unsupported.
 #include "core/tensor.h"
 

@@ -3,7 +3,7 @@
 #include <map>
 
 #ifdef TANDEM_HAVE_CUDA
-#include "cuda/train/optimizer.h"
+#include "cuda/optimizer.h"
 #endif
 
 namespace tandem::train {

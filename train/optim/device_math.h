@@ -1,7 +1,7 @@
 #pragma once
 // The optimizers' arithmetic on parameters that live on a GPU: the same
 // per-element rules as the CPU loops (ops/update_rules.h), run by the CUDA
-// kernels of cuda/train/optimizer.h. Each call takes tensors of one GPU; a
+// kernels of cuda/optimizer.h. Each call takes tensors of one GPU; a
 // build without CUDA refuses them with Error::unsupported.
 #include <map>
 #include <span>

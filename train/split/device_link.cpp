@@ -1,7 +1,7 @@
 #include "train/split/device_link.h"
 
 #ifdef TANDEM_HAVE_CUDA
-#include "cuda/train/async_copy.h"
+#include "cuda/async_copy.h"
 #endif
 
 namespace tandem::train {

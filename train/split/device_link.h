@@ -7,7 +7,7 @@
 //   GPU's slice, wait for the copy alone, compute the CPU's slice (the GPU
 //   computes meanwhile), enqueue its copy back (the GPU's stream waits for it).
 // Home on the CPU, or a GPU sharing the host's memory, makes no copy at all.
-// The CUDA specifics live in cuda/train/async_copy.h; a build without CUDA
+// The CUDA specifics live in cuda/async_copy.h; a build without CUDA
 // refuses a GPU home with Error::unsupported.
 #include <memory>
 

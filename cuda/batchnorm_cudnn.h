@@ -2,12 +2,12 @@
 // Training-mode batch norm on channels-last activations through cuDNN's
 // persistent NHWC kernels (cudnnBatchNormalizationForwardTrainingEx /
 // BackwardEx, as PyTorch runs it for channels-last): the walk of our own
-// kernels (cuda/train/batch_norm.cu) strides by C between a channel's values
+// kernels (cuda/batchnorm_train.cu) strides by C between a channel's values
 // there. Same semantics as the table entry: batch mean and biased variance,
 // running statistics updated with the unbiased one, and the same saved
 // state read only by this file's backward: u8 [8 C + reserve], the mean and
 // inverse standard deviation (f32) then cuDNN's reserve space.
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 

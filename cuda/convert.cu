@@ -7,7 +7,7 @@
 // which autograd's cast op calls.
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/cast.h"
+#include "cuda/convert.h"
 
 namespace tandem::cuda::train {
 

@@ -1,11 +1,11 @@
-#include "cuda/train/batch_norm_cudnn.h"
+#include "cuda/batchnorm_cudnn.h"
 
 #include <climits>
 #include <memory>
 #include <optional>
 
 #include "cuda/cudnn_utils.h"
-#include "cuda/train/cast.h"
+#include "cuda/convert.h"
 
 namespace tandem::cuda::train {
 

@@ -36,21 +36,16 @@ void require_on_gpu(const TrainContext& c, const char* op,
 inline void require_f32(const TrainContext& c, const char* op, std::initializer_list<const Tensor*> tensors) {
   require_on_gpu(c, op, tensors, DType::f32);
 }
-// Activations and their gradients (keeps_16bit_activations): f32, f16 or
-// bf16, plain, all of one dtype, which is returned (f32 when none is defined).
-DType require_float(const TrainContext& c, const char* op,
-                    std::initializer_list<const Tensor*> tensors);
-// The same for the entries that also take nhwc (takes_nhwc_activations):
-// one dtype and one layout, plain or (4-D only) nhwc.
+// Activations and their gradients (keeps_16bit_activations,
+// takes_nhwc_activations): f32, f16 or bf16, all of one dtype and one layout,
+// plain or (4-D only) nhwc, which are returned (f32 plain when none is
+// defined).
 struct ActivationDesc {
   DType dtype = DType::f32;
   Layout layout = Layout::plain;
 };
 ActivationDesc require_activations(const TrainContext& c, const char* op,
                                    std::initializer_list<const Tensor*> tensors);
-// A shape (or axis) in the order the bytes hold it: [N, H, W, C] for nhwc.
-Shape physical_shape(const Shape& s, Layout layout);
-int64_t physical_axis(int64_t axis, Layout layout);
 // ops::layout_free of t's shape.
 inline bool layout_free(const Tensor& t) { return ops::layout_free(t.shape()); }
 // Where a kernel writes one wanted gradient of `shape`: its pointer and
@@ -64,8 +59,6 @@ struct GradPtr {
 // activation's dtype; a parameter's is f32).
 GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape,
                  DType dtype = DType::f32, Layout layout = Layout::plain);
-// cuDNN's and cuBLASLt's blend factor for a GradOut: 0 overwrites, 1 adds.
-inline float grad_beta(const GradOut& g) { return g.mode == GradMode::accumulate ? 1.f : 0.f; }
 
 // An uninitialized tensor on the context's GPU (stream-ordered pool memory,
 // returned to the pool in stream order when the last reference goes).
@@ -88,7 +81,7 @@ void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const 
 void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtype,
                    const Shape& dst_shape, bool accumulate, const ErrorContext& where);
 
-// Kernel entries of the CUDA table, one file each under cuda/train/, each
+// Kernel entries of the CUDA table, each in its op's file under cuda/, each
 // declared with its table slot's own function type (a signature change in
 // ops/train_backend.h fails to compile here, not at the table).
 template <typename Slot>

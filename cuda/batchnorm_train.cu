@@ -23,8 +23,8 @@
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_convert.cuh"
-#include "cuda/train/batch_norm_cudnn.h"
-#include "cuda/train/common.h"
+#include "cuda/batchnorm_cudnn.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 

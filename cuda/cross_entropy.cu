@@ -15,7 +15,7 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 

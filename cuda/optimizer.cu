@@ -9,8 +9,8 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.h"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
-#include "cuda/train/optimizer.h"
+#include "cuda/train_context.h"
+#include "cuda/optimizer.h"
 
 namespace tandem::cuda {
 

@@ -14,8 +14,9 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/cast.h"
-#include "cuda/train/common.h"
+#include "cuda/memory_dims.h"
+#include "cuda/convert.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 
@@ -168,10 +169,7 @@ void launch_add_same(TrainContext& c, const Tensor& a, const Tensor& b, const Te
             static_cast<const T*>(a.raw()), static_cast<const O*>(b.raw()),
             static_cast<T*>(y.raw()), n / V);
       };
-      if (std::is_same_v<T, O> && n % kPackOf<T> == 0)
-        run(std::integral_constant<int, kPackOf<T>>{});
-      else
-        run(std::integral_constant<int, 1>{});
+      with_pack<T>(std::is_same_v<T, O> && n % kPackOf<T> == 0, run);
     });
   });
   check_launch("add_same_kernel", where);
@@ -190,8 +188,8 @@ void launch_add(TrainContext& c, const Tensor& full, const Tensor& other, const 
   TANDEM_CHECK(full.dtype() == y.dtype(), "add: " + full.desc().str() + " into " + y.desc().str(),
                where);
   if (other.shape() == full.shape()) return launch_add_same(c, full, other, y, where);
-  std::vector<Axis> axes = collapse(physical_shape(full.shape(), full.layout()),
-                                    physical_shape(other.shape(), full.layout()));
+  std::vector<Axis> axes = collapse(memory_shape(full.shape(), full.layout()),
+                                    memory_shape(other.shape(), full.layout()));
   // other's strides: row-major over its own (non-broadcast) axes, 0 along the broadcast ones.
   Walk w;
   int64_t stride = 1;
@@ -218,7 +216,7 @@ void launch_sum_to(TrainContext& c, const Tensor& src, void* dst, DType dst_dtyp
   int64_t outputs = shape_numel(dst_shape);
   if (outputs == 0) return;
   std::vector<Axis> axes =
-      collapse(physical_shape(src.shape(), src.layout()), physical_shape(dst_shape, src.layout()));
+      collapse(memory_shape(src.shape(), src.layout()), memory_shape(dst_shape, src.layout()));
   std::vector<int64_t> strides = row_major_strides(axes);
   Walk kept, reduced;
   for (size_t i = 0; i < axes.size(); ++i) push(axes[i].other ? reduced : kept, axes[i].extent, strides[i], where);

@@ -1,4 +1,4 @@
-#include "cuda/train/transfer.h"
+#include "cuda/transfer.h"
 
 #include <array>
 #include <cstring>
@@ -8,7 +8,7 @@
 
 #include "cuda/check.h"
 #include "cuda/context.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 #include "profile/zone.h"
 
 namespace tandem::cuda {

@@ -8,14 +8,15 @@
 //   tap, the window arithmetic shared): ResNet-18's max-pool backward took
 //   4.3 ms per batch of 256 on an H200 one channel per thread.
 //   max: the largest tap inside the input (the first, in row-major tap order,
-//   among equals); saved: i32 [N*C*OH*OW], its position h * W + w in the plane.
+//   among equals; a NaN wins, in every layout, as in PyTorch); saved: i32
+//   [N*C*OH*OW], its position h * W + w in the plane.
 //   avg: the sum of the taps inside the input over the full window
 //   (count_include_pad) or over the taps inside; no saved state.
 #include <type_traits>
 
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 
@@ -180,7 +181,8 @@ __global__ void forward_nhwc_kernel(Geometry<I> g, const T* x, T* y, int32_t* ar
         const Pack<V, T> in = *reinterpret_cast<const Pack<V, T>*>(xp + int64_t(h * g.w + w) * g.c);
         for (int k = 0; k < V; ++k) {
           const float val = to_float(in.v[k]);
-          if (val > best[k]) best[k] = val, at[k] = int32_t(h * g.w + w);
+          // NaN wins and stays, as in the plain kernel above.
+          if (val > best[k] || val != val) best[k] = val, at[k] = int32_t(h * g.w + w);
           sum[k] += val;
         }
       }
@@ -229,16 +231,6 @@ __global__ void backward_nhwc_kernel(Geometry<I> g, const T* dy, const int32_t* 
   }
 }
 
-// Calls f(std::integral_constant<int, V>{}): 16 bytes of channels per
-// thread where C is a multiple of that, else one.
-template <typename T, typename F>
-void with_channels_per_thread(int64_t channels, F&& f) {
-  if (channels % kPackOf<T> == 0)
-    f(std::integral_constant<int, kPackOf<T>>{});
-  else
-    f(std::integral_constant<int, 1>{});
-}
-
 // Calls f(I{}): 32-bit indices where the tensors allow.
 template <typename F>
 void with_index(bool narrow, F&& f) {
@@ -283,7 +275,8 @@ void pool2d_forward(void* ctx, const ops::Pool2dParams& p, const Tensor& x, cons
             <<<blocks_for(n, c.gpu.props), kThreads, 0, c.gpu.stream>>>(geo, xs, yd, argmax);
         return;
       }
-      with_channels_per_thread<T>(x.dim(1), [&](auto v) {
+      // 16 bytes of channels per thread where C is a multiple of that.
+      with_pack<T>(x.dim(1) % kPackOf<T> == 0, [&](auto v) {
         constexpr int V = decltype(v)::value;
         forward_nhwc_kernel<V, T>
             <<<blocks_for(n / V, c.gpu.props), kThreads, 0, c.gpu.stream>>>(geo, xs, yd, argmax);
@@ -325,7 +318,7 @@ void pool2d_backward(void* ctx, const ops::Pool2dParams& p, const Tensor& saved,
             geo, dys, argmax, dxs, g.accumulate);
         return;
       }
-      with_channels_per_thread<T>(dx.t.dim(1), [&](auto v) {
+      with_pack<T>(dx.t.dim(1) % kPackOf<T> == 0, [&](auto v) {
         constexpr int V = decltype(v)::value;
         backward_nhwc_kernel<V, T><<<blocks_for(n / V, c.gpu.props), kThreads, 0, c.gpu.stream>>>(
             geo, dys, argmax, dxs, g.accumulate);

@@ -1,4 +1,4 @@
-#include "cuda/train/async_copy.h"
+#include "cuda/async_copy.h"
 
 #include <map>
 #include <mutex>
@@ -6,7 +6,7 @@
 
 #include "cuda/check.h"
 #include "cuda/context.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 #include "profile/zone.h"
 
 namespace tandem::cuda {

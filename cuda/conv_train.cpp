@@ -2,7 +2,7 @@
 // cudnnConvolutionForward, cudnnConvolutionBackwardData and
 // cudnnConvolutionBackwardFilter (accumulating gradients through their beta
 // = 1 blend); the bias is added, and its gradient summed, by
-// cuda/train/add.cu.
+// cuda/binary_train.cu.
 //   x [N, C, H, W], w [M, C/G, KH, KW] (cuDNN's NCHW filter, groups on the
 //   convolution descriptor), b [M], y / dy [N, M, OH, OW].
 // One plan per shape and parameters keeps the descriptors; each direction's
@@ -23,23 +23,17 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "cuda/cudnn_conv.h"
 #include "cuda/float_types.h"
-#include "cuda/train/cast.h"
-#include "cuda/train/common.h"
+#include "cuda/convert.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 
 namespace {
-
-// The algorithm of one direction, chosen at its first call.
-struct Choice {
-  bool chosen = false;
-  int algo = 0;
-  size_t workspace = 0;
-};
 
 struct ConvPlan {
   ConvPlan(const ops::Conv2dParams& p, DType dtype, Layout layout, const Shape& x, const Shape& w, const Shape& y,
@@ -55,17 +49,18 @@ struct ConvPlan {
   // One per direction: each keeps the math type of its chosen algorithm.
   ConvolutionDescriptor fwd_cd, data_cd, filter_cd;
   std::mutex mu;  // guards the choices
-  Choice fwd, data, filter;
+  // Each direction's algorithm, chosen at its first call.
+  std::optional<ConvAlgo> fwd, data, filter;
 };
 
 // Chooses a direction's algorithm (cuda/cudnn_conv.h) into `choice`.
 template <typename Perf>
-void choose(Choice& choice, Context& gpu, const ConvPlan& plan, const ConvolutionDescriptor& cd,
+void choose(std::optional<ConvAlgo>& choice, Context& gpu, const ConvPlan& plan, const ConvolutionDescriptor& cd,
             const ConvSearch<Perf>& search, const char* direction) {
   const ConvProblem problem = conv_problem(plan.t, cd, direction, plan.where);
   const ConvAlgo a = choose_conv_algo(gpu, problem, plan.t.dtype, cd, search, plan.where);
   remember_conv_algo(gpu, problem, cd, a, false, plan.where);
-  choice = {true, a.algo, a.workspace};
+  choice = a;
 }
 
 // `out` itself when the call overwrites it, else a scratch tensor of its
@@ -78,75 +73,29 @@ struct SearchOutput {
 };
 
 void choose_forward(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor& w, const Tensor& y) {
-  cudnnHandle_t h = c.gpu.cudnn;
-  const ConvTensors& t = pl.t;
-  const cudnnConvolutionDescriptor_t cd = pl.fwd_cd.get();
-  ConvSearch<cudnnConvolutionFwdAlgoPerf_t> s{
-      CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-      [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf, void* ws, size_t bytes) {
-        return cudnnFindConvolutionForwardAlgorithmEx(h, t.x.get(), x.raw(), t.w.get(), w.raw(), cd, t.y.get(),
-                                                      y.raw(), n, found, perf, ws, bytes);
-      },
-      [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
-        return cudnnGetConvolutionForwardAlgorithm_v7(h, t.x.get(), t.w.get(), cd, t.y.get(), n, found, perf);
-      },
-      [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
-        return cudnnGetConvolutionForwardWorkspaceSize(h, t.x.get(), t.w.get(), cd, t.y.get(), a, bytes);
-      }};
-  choose(pl.fwd, c.gpu, pl, pl.fwd_cd, s, "forward");
+  const ConvOperands o{x.raw(), w.raw(), y.raw()};
+  choose(pl.fwd, c.gpu, pl, pl.fwd_cd, forward_search(c.gpu.cudnn, pl.t, pl.fwd_cd, [o] { return o; }), "forward");
 }
 
 void choose_data(TrainContext& c, ConvPlan& pl, const Tensor& w, const Tensor& dy, const GradOut& dx) {
-  cudnnHandle_t h = c.gpu.cudnn;
   SearchOutput out(c.gpu, dx.t, dx.mode == GradMode::overwrite);
-  const ConvTensors& t = pl.t;
-  const cudnnConvolutionDescriptor_t cd = pl.data_cd.get();
-  ConvSearch<cudnnConvolutionBwdDataAlgoPerf_t> s{
-      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-      [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf, void* ws, size_t bytes) {
-        return cudnnFindConvolutionBackwardDataAlgorithmEx(h, t.w.get(), w.raw(), t.y.get(), dy.raw(), cd, t.x.get(),
-                                                           out.p, n, found, perf, ws, bytes);
-      },
-      [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
-        return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, t.w.get(), t.y.get(), cd, t.x.get(), n, found, perf);
-      },
-      [&](cudnnConvolutionBwdDataAlgo_t a, size_t* bytes) {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, t.w.get(), t.y.get(), cd, t.x.get(), a, bytes);
-      }};
-  choose(pl.data, c.gpu, pl, pl.data_cd, s, "backward-data");
+  const ConvOperands o{w.raw(), dy.raw(), out.p};
+  choose(pl.data, c.gpu, pl, pl.data_cd, backward_data_search(c.gpu.cudnn, pl.t, pl.data_cd, [o] { return o; }),
+         "backward-data");
 }
 
 void choose_filter(TrainContext& c, ConvPlan& pl, const Tensor& x, const Tensor& dy, const GradOut& dw) {
-  cudnnHandle_t h = c.gpu.cudnn;
   SearchOutput out(c.gpu, dw.t, dw.mode == GradMode::overwrite);
-  const ConvTensors& t = pl.t;
-  const cudnnConvolutionDescriptor_t cd = pl.filter_cd.get();
-  ConvSearch<cudnnConvolutionBwdFilterAlgoPerf_t> s{
-      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-      [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf, void* ws, size_t bytes) {
-        return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, t.x.get(), x.raw(), t.y.get(), dy.raw(), cd,
-                                                             t.w.get(), out.p, n, found, perf, ws, bytes);
-      },
-      [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
-        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, t.x.get(), t.y.get(), cd, t.w.get(), n, found, perf);
-      },
-      [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* bytes) {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, t.x.get(), t.y.get(), cd, t.w.get(), a, bytes);
-      }};
-  choose(pl.filter, c.gpu, pl, pl.filter_cd, s, "backward-filter");
+  const ConvOperands o{x.raw(), dy.raw(), out.p};
+  choose(pl.filter, c.gpu, pl, pl.filter_cd,
+         backward_filter_search(c.gpu.cudnn, pl.t, pl.filter_cd, [o] { return o; }), "backward-filter");
 }
 
-// Input channels as cuDNN sees them: a 16-bit channels-last convolution
-// whose C is not a multiple of 8 (an RGB input's 3) has none of the tensor
-// cores' implicit-GEMM kernels, and the generic one cuDNN falls back to took
-// 3 ms for ResNet-18's first layer at batch 256 on an H200: x and w are
-// padded with zero channels to the next multiple of 8 instead (the padding
-// adds zeros to every sum; its gradients are dropped).
+// Input channels as cuDNN sees them (tensor_core_channels, cuda/cudnn_conv.h):
+// channels last only, the padded channels' gradients dropped.
 int64_t conv_channels(const ops::Conv2dParams& p, const Tensor& x) {
-  const int64_t ch = x.dim(1);
-  if (x.layout() != Layout::nhwc || !is_16bit_float(p.compute) || p.groups != 1 || ch % 8 == 0)
-    return ch;
-  return (ch + 7) / 8 * 8;
+  if (x.layout() != Layout::nhwc) return x.dim(1);
+  return tensor_core_channels(p.compute, p.groups, x.dim(1));
 }
 
 Shape with_dim1(Shape s, int64_t v) {
@@ -240,11 +189,11 @@ void conv2d_forward(void* ctx, const ops::Conv2dParams& p, const Tensor& x, cons
   Result yc(c, y, false, p.compute, l);
   ConvPlan& plan = plan_for(c, op, p, x, w.shape(), ch);
   std::lock_guard<std::mutex> lock(plan.mu);
-  if (!plan.fwd.chosen) choose_forward(c, plan, xc, wc, yc.t);
-  Scratch ws(c.gpu, plan.fwd.workspace);
+  if (!plan.fwd) choose_forward(c, plan, xc, wc, yc.t);
+  Scratch ws(c.gpu, plan.fwd->workspace);
   const float one = 1.f, zero = 0.f;
   check_cudnn(cudnnConvolutionForward(c.gpu.cudnn, &one, plan.t.x.get(), xc.raw(), plan.t.w.get(), wc.raw(),
-                                      plan.fwd_cd.get(), cudnnConvolutionFwdAlgo_t(plan.fwd.algo), ws.get(),
+                                      plan.fwd_cd.get(), cudnnConvolutionFwdAlgo_t(plan.fwd->algo), ws.get(),
                                       ws.bytes(), &zero, plan.t.y.get(), yc.t.raw()),
               "cudnnConvolutionForward", where);
   yc.widen(c, where);
@@ -273,11 +222,11 @@ void conv2d_backward(void* ctx, const ops::Conv2dParams& p, const Tensor& x, con
   if (gx) {
     Tensor wc = operand(c, w, p.compute, l, where, pad);
     Result r(c, dx.t, gx.accumulate, p.compute, l, pad);
-    if (!plan.data.chosen) choose_data(c, plan, wc, dyc, r.as_grad());
-    Scratch ws(c.gpu, plan.data.workspace);
+    if (!plan.data) choose_data(c, plan, wc, dyc, r.as_grad());
+    Scratch ws(c.gpu, plan.data->workspace);
     float beta = r.beta();
     check_cudnn(cudnnConvolutionBackwardData(c.gpu.cudnn, &one, plan.t.w.get(), wc.raw(), plan.t.y.get(), dyc.raw(),
-                                             plan.data_cd.get(), cudnnConvolutionBwdDataAlgo_t(plan.data.algo),
+                                             plan.data_cd.get(), cudnnConvolutionBwdDataAlgo_t(plan.data->algo),
                                              ws.get(), ws.bytes(), &beta, plan.t.x.get(), r.t.raw()),
                 "cudnnConvolutionBackwardData", where);
     r.widen(c, where);
@@ -285,11 +234,11 @@ void conv2d_backward(void* ctx, const ops::Conv2dParams& p, const Tensor& x, con
   if (gw) {
     Tensor xc = operand(c, x, p.compute, l, where, pad);
     Result r(c, dw.t, gw.accumulate, p.compute, l, pad);
-    if (!plan.filter.chosen) choose_filter(c, plan, xc, dyc, r.as_grad());
-    Scratch ws(c.gpu, plan.filter.workspace);
+    if (!plan.filter) choose_filter(c, plan, xc, dyc, r.as_grad());
+    Scratch ws(c.gpu, plan.filter->workspace);
     float beta = r.beta();
     check_cudnn(cudnnConvolutionBackwardFilter(c.gpu.cudnn, &one, plan.t.x.get(), xc.raw(), plan.t.y.get(), dyc.raw(),
-                                               plan.filter_cd.get(), cudnnConvolutionBwdFilterAlgo_t(plan.filter.algo),
+                                               plan.filter_cd.get(), cudnnConvolutionBwdFilterAlgo_t(plan.filter->algo),
                                                ws.get(), ws.bytes(), &beta, plan.t.w.get(), r.t.raw()),
                 "cudnnConvolutionBackwardFilter", where);
     r.widen(c, where);

@@ -1,7 +1,7 @@
 // fill: every element of a device tensor set to one value.
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 

@@ -1,7 +1,7 @@
 // Linear (y = x·wᵀ + b) for training on cuBLASLt (cuda/lt_matmul.h, fp32
 // accumulation, never TF32): forward, data gradient and weight gradient are
 // one matmul each, a gradient accumulated through cuBLASLt's C (beta = 1,
-// C = D). The bias is added, and its gradient summed, by cuda/train/add.cu.
+// C = D). The bias is added, and its gradient summed, by cuda/binary_train.cu.
 //   x [N, K], w [M, K], b [M], y / dy [N, M].
 //   y  [N, M] = x [N, K] · w [M, K]ᵀ
 //   dx [N, K] = dy [N, M] · w [M, K]
@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "cuda/lt_matmul.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 

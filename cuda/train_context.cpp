@@ -1,4 +1,4 @@
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 #include "profile/zone.h"
 
@@ -37,19 +37,6 @@ const Tensor* first_defined(std::initializer_list<const Tensor*> tensors) {
 
 }  // namespace
 
-DType require_float(const TrainContext& c, const char* op,
-                    std::initializer_list<const Tensor*> tensors) {
-  const Tensor* first = first_defined(tensors);
-  if (!first) return DType::f32;
-  const DType d = first->dtype();
-  TANDEM_CHECK_SUPPORTED(
-      d == DType::f32 || d == DType::f16 || d == DType::bf16,
-      "the CUDA training kernels take f32, f16 or bf16 activations, got " + first->desc().str(),
-      op_context(op, *first));
-  require_on_gpu(c, op, tensors, d);
-  return d;
-}
-
 ActivationDesc require_activations(const TrainContext& c, const char* op,
                                    std::initializer_list<const Tensor*> tensors) {
   const Tensor* first = first_defined(tensors);
@@ -64,17 +51,6 @@ ActivationDesc require_activations(const TrainContext& c, const char* op,
       op_context(op, *first));
   require_on_gpu(c, op, tensors, d, l);
   return {d, l};
-}
-
-Shape physical_shape(const Shape& s, Layout layout) {
-  if (layout != Layout::nhwc) return s;
-  return {s[0], s[2], s[3], s[1]};
-}
-
-int64_t physical_axis(int64_t axis, Layout layout) {
-  if (layout != Layout::nhwc) return axis;
-  static constexpr int64_t kNhwc[4] = {0, 3, 1, 2};
-  return kNhwc[axis];
 }
 
 GradPtr grad_ptr(const TrainContext& c, const char* op, const GradOut& g, const Shape& shape,

@@ -5,7 +5,8 @@
 // accumulating backward adds its rows with a kernel.
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
+#include "cuda/memory_dims.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 
@@ -49,7 +50,7 @@ void concat_forward(void* ctx, int64_t axis, std::span<const Tensor> xs, const T
   const ActivationDesc d = require_activations(c, op, {&y});
   require_shape(op, y, ys, "y");
   // Blocks in the bytes' order (channels last: the channel axis innermost).
-  ops::ConcatBlocks b = ops::concat_blocks(physical_shape(ys, d.layout), physical_axis(axis, d.layout));
+  ops::ConcatBlocks b = ops::concat_blocks(memory_shape(ys, d.layout), memory_axis(axis, ys.size(), d.layout));
   size_t elem = dtype_size(y.dtype());
   int64_t offset = 0;
   for (const Tensor& x : xs) {
@@ -73,7 +74,7 @@ void concat_backward(void* ctx, int64_t axis, const Tensor& dy, std::span<const 
                "the parts' extents do not add up to dy's along axis " + std::to_string(axis),
                where);
   ops::ConcatBlocks b =
-      ops::concat_blocks(physical_shape(dy.shape(), d.layout), physical_axis(axis, d.layout));
+      ops::concat_blocks(memory_shape(dy.shape(), d.layout), memory_axis(axis, dy.shape().size(), d.layout));
   size_t elem = dtype_size(dy.dtype());
   int64_t offset = 0;
   for (size_t i = 0; i < dxs.size(); ++i) {

@@ -1,7 +1,7 @@
 #pragma once
 // Autocast's precision changes and channels-last's layout changes on the GPU
-// (cuda/train/cast.cu).
-#include "cuda/train/common.h"
+// (cuda/convert.cu).
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 
@@ -9,9 +9,6 @@ namespace tandem::cuda::train {
 // nhwc) holding x's values, rounded to `to` (nearest even).
 Tensor converted_copy(TrainContext& c, const Tensor& x, DType to, Layout layout,
                       const ErrorContext& where);
-inline Tensor rounded_copy(TrainContext& c, const Tensor& x, DType to, const ErrorContext& where) {
-  return converted_copy(c, x, to, x.layout(), where);
-}
 // dst = src (or dst += src, accumulating), converted to dst's dtype and
 // layout; same shape.
 void convert_into(TrainContext& c, const Tensor& src, const Tensor& dst, bool accumulate,

@@ -8,7 +8,7 @@
 #include "ops/dropout.h"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
-#include "cuda/train/common.h"
+#include "cuda/train_context.h"
 
 namespace tandem::cuda::train {
 

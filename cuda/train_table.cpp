@@ -1,12 +1,13 @@
-// The CUDA training table of each GPU: its context and the entries, one file
-// per op under cuda/train/.
+// The CUDA training table of each GPU: its context and the entries, each in
+// its op's file beside the op's inference kernels (cuda/eltwise.cu,
+// cuda/conv_train.cpp beside cuda/conv.cpp, ...).
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "cuda/cupti_source.h"
-#include "cuda/train/common.h"
-#include "cuda/train/cuda_train_backend.h"
+#include "cuda/train_context.h"
+#include "cuda/train_table.h"
 
 namespace tandem::cuda {
 
