@@ -8,6 +8,7 @@
 
 #include "core/backend.h"
 #include "core/tensor.h"
+#include "ops/spatial.h"
 
 namespace tandem::cpu {
 
@@ -24,6 +25,23 @@ dnnl::memory::desc md(DType t, const Shape& s, Layout l);
 // Maps a descriptor oneDNN chose (format_tag::any) back to a tandem layout;
 // returns false when it is none of them.
 bool layout_of(const dnnl::memory::desc& m, const Shape& s, Layout* out);
+
+// A sliding window in oneDNN's terms (a dilation counts the skipped
+// elements), the one setup of every convolution and pooling primitive,
+// imported or trained.
+struct DnnlWindow {
+  dnnl::memory::dims kernel, strides, dilates, pad_l, pad_r;
+};
+// An imported op's window; given the spatial extents `in`, the end pads
+// include what ceil_mode's last partial window needs (Window::effective_pad_end).
+DnnlWindow dnnl_window(const ops::Window& w, const Shape& in = {});
+// Training's 2-D window (PyTorch's arguments: the same padding on both sides).
+DnnlWindow dnnl_window_2d(const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
+                          const int64_t dilation[2]);
+
+// Whether oneDNN picked a reference implementation: orders of magnitude
+// slower than its JIT ones.
+bool is_reference(const std::string& impl_info);
 
 // A kernel whose work is one oneDNN primitive (most CPU kernels). Arguments
 // are bound by index at run time: `args[k]` says which DNNL_ARG_* receives

@@ -1,5 +1,5 @@
 #pragma once
-// What the CPU training kernels share: the table's context (a primitive
+// What the CPU training entries share: the table's context (a primitive
 // cache), input checks and oneDNN error wrapping, oneDNN memory over plain
 // tensors, and where a backward writes a gradient.
 #include <cstring>
@@ -74,7 +74,8 @@ class GradTarget {
 // dst[i] += src[i].
 void add_into(float* dst, const float* src, int64_t n);
 
-// Kernel entries of the CPU table, one file each under cpu/train/.
+// Kernel entries of the CPU table, each in its op's file beside the
+// inference kernel (cpu/conv.cpp, cpu/pool.cpp, ...; dropout: cpu/dropout.cpp).
 void conv2d_forward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
 void conv2d_backward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&,
                      const GradOut&, const GradOut&, const GradOut&);

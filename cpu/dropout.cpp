@@ -3,7 +3,7 @@
 // CUDA table so both draw the same one.
 //   x / y / dy / dx: any shape; saved: u8 [numel], 1 where kept.
 #include "ops/dropout.h"
-#include "cpu/train/common.h"
+#include "cpu/train_common.h"
 
 namespace tandem::cpu::train {
 
