@@ -4,6 +4,7 @@
 #include <dnnl.hpp>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
@@ -83,15 +84,19 @@ KernelPlan single_primitive_plan(dnnl::primitive prim, const dnnl::memory::desc&
 // `target`, reordering as needed. Used for weights at prepare time.
 dnnl::memory constant_memory(const Tensor& value, const dnnl::memory::desc& target);
 
-// Runs `fn` converting dnnl::error into tandem::Error with the op's context.
+// Runs `fn` converting dnnl::error into tandem::Error with context `ctx`
+// (an imported op's, or a training entry's: cpu/train_common.h).
 template <typename F>
-auto dnnl_call(const OpDesc& op, F&& fn) -> decltype(fn()) {
+auto dnnl_guarded(const ErrorContext& ctx, F&& fn) -> decltype(fn()) {
   try {
     return fn();
   } catch (const dnnl::error& e) {
-    throw Error(std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")",
-                op.context());
+    throw Error(std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")", ctx);
   }
+}
+template <typename F>
+auto dnnl_call(const OpDesc& op, F&& fn) -> decltype(fn()) {
+  return dnnl_guarded(op.context(), std::forward<F>(fn));
 }
 
 }  // namespace tandem::cpu

@@ -63,6 +63,15 @@ KernelPlan plain_plan(std::unique_ptr<Kernel> k, size_t inputs) {
   return plan;
 }
 
+// The inner product of both uses, the fully-connected Gemm and training's
+// linear; a zero `bias` descriptor: none.
+dnnl::inner_product_forward::desc inner_product(dnnl::prop_kind prop, const memory::desc& src,
+                                                const memory::desc& w, const memory::desc& bias,
+                                                const memory::desc& dst) {
+  if (bias) return {prop, src, w, bias, dst};
+  return {prop, src, w, dst};
+}
+
 // The fully-connected case; nullopt when the operands do not fit it.
 std::optional<KernelPlan> make_inner_product(const OpDesc& op, const ops::GemmParams& p) {
   const Tensor* b = op.constants[1];
@@ -77,9 +86,7 @@ std::optional<KernelPlan> make_inner_product(const OpDesc& op, const ops::GemmPa
   bool has_bias = op.has_input(2) && p.beta != 0.f;
   dnnl::post_ops po;
   append_activation(po, activation_of(op));
-  auto prop = dnnl::prop_kind::forward_inference;
-  auto d = has_bias ? dnnl::inner_product_forward::desc(prop, src, w_any, bias, dst)
-                    : dnnl::inner_product_forward::desc(prop, src, w_any, dst);
+  auto d = inner_product(dnnl::prop_kind::forward_inference, src, w_any, has_bias ? bias : memory::desc(), dst);
   dnnl::inner_product_forward::primitive_desc pd(d, gemm_attr(po), engine());
   auto k = std::make_unique<PrimitiveKernel>(dnnl::inner_product_forward(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC, 0, src);
@@ -220,11 +227,9 @@ const Entry& entry(Context& c, const Tensor& x, const Tensor& w, bool bias) {
   return c.cache.get<Entry>(cache_key("linear", x, w, bias), [&] {
     Shape ys = ops::linear_output_shape(x.shape(), w.shape());
     memory::desc src = plain_md(x), wei = plain_md(w), dst = plain_md(x.dtype(), to_dims(ys));
-    memory::desc b = plain_md(x.dtype(), {w.dim(0)});
-    auto prop = dnnl::prop_kind::forward_training;
-    auto fd = bias ? dnnl::inner_product_forward::desc(prop, src, wei, b, dst)
-                   : dnnl::inner_product_forward::desc(prop, src, wei, dst);
-    dnnl::inner_product_forward::primitive_desc fpd(fd, engine());
+    memory::desc b = bias ? plain_md(x.dtype(), {w.dim(0)}) : memory::desc();
+    dnnl::inner_product_forward::primitive_desc fpd(inner_product(dnnl::prop_kind::forward_training, src, wei, b, dst),
+                                                    engine());
     dnnl::inner_product_backward_data::desc dd(src, wei, dst);
     dnnl::inner_product_backward_data::primitive_desc dpd(dd, engine(), fpd);
     auto wd = bias ? dnnl::inner_product_backward_weights::desc(src, wei, b, dst)

@@ -27,11 +27,7 @@ void require_f32(const char* op, std::initializer_list<const Tensor*> tensors);
 // Runs `fn`, turning oneDNN's exceptions into tandem::Error naming the op.
 template <typename F>
 auto guarded(const char* op, const Tensor& t, F&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const dnnl::error& e) {
-    throw Error(std::string("oneDNN: ") + e.what(), op_context(op, t));
-  }
+  return dnnl_guarded(op_context(op, t), std::forward<F>(fn));
 }
 
 // A plain (row-major) descriptor and memory over a host tensor; `dims`
