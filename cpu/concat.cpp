@@ -16,39 +16,47 @@ namespace tandem::cpu {
 
 namespace {
 
-// Y[o, :] = concat_i X_i[o, :], rows of row_bytes[i] per input.
+// Concatenation as block copies (ops::concat_blocks), both directions and
+// both uses: each of b.outer rows of `width` elements of `esize` bytes
+// between a dense part and y, whose rows are b.row elements, from element
+// `offset` of each. to_y: part -> y, else y -> part.
+void copy_rows(const ops::ConcatBlocks& b, size_t esize, int64_t offset, int64_t width, const void* src, void* dst,
+               bool to_y) {
+  const size_t bytes = size_t(width) * esize;
+  if (bytes == 0) return;  // an empty part may have no buffer
+#pragma omp parallel for schedule(static) if (b.outer * int64_t(bytes) > (1 << 18))
+  for (int64_t o = 0; o < b.outer; ++o) {
+    const size_t dense = size_t(o) * bytes, strided = size_t(o * b.row + offset) * esize;
+    std::memcpy(static_cast<char*>(dst) + (to_y ? strided : dense),
+                static_cast<const char*>(src) + (to_y ? dense : strided), bytes);
+  }
+}
+
+// Y = concat_i X_i along the axis, any dtype, plain.
 class CopyConcatKernel : public Kernel {
  public:
-  CopyConcatKernel(int64_t outer, std::vector<size_t> row_bytes)
-      : outer_(outer), row_bytes_(std::move(row_bytes)) {}
+  CopyConcatKernel(ops::ConcatBlocks b, size_t esize, std::vector<int64_t> widths)
+      : b_(b), esize_(esize), widths_(std::move(widths)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
-    char* y = static_cast<char*>(out[0]);
-    for (int64_t o = 0; o < outer_; ++o) {
-      for (size_t i = 0; i < row_bytes_.size(); ++i) {
-        if (row_bytes_[i] == 0) continue;
-        std::memcpy(y, static_cast<const char*>(in[i]) + size_t(o) * row_bytes_[i], row_bytes_[i]);
-        y += row_bytes_[i];
-      }
+    int64_t offset = 0;
+    for (size_t i = 0; i < widths_.size(); ++i) {
+      copy_rows(b_, esize_, offset, widths_[i], in[i], out[0], true);
+      offset += widths_[i];
     }
   }
 
  private:
-  int64_t outer_;
-  std::vector<size_t> row_bytes_;
+  ops::ConcatBlocks b_;
+  size_t esize_;
+  std::vector<int64_t> widths_;  // each input's extent along the axis * inner
 };
 
 KernelPlan make_copy_concat(const OpDesc& op, int64_t axis) {
-  const Shape& y = op.outputs[0].shape;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < int64_t(y.size()); ++d) {
-    if (d < axis) outer *= y[size_t(d)];
-    if (d > axis) inner *= y[size_t(d)];
-  }
-  std::vector<size_t> rows;
-  size_t esize = dtype_size(op.outputs[0].dtype);
-  for (const TensorDesc& t : op.inputs) rows.push_back(size_t(t.shape[size_t(axis)] * inner) * esize);
+  ops::ConcatBlocks b = ops::concat_blocks(op.outputs[0].shape, axis);
+  std::vector<int64_t> widths;
+  for (const TensorDesc& t : op.inputs) widths.push_back(t.shape[size_t(axis)] * b.inner);
   KernelPlan plan;
-  plan.kernel = std::make_unique<CopyConcatKernel>(outer, std::move(rows));
+  plan.kernel = std::make_unique<CopyConcatKernel>(b, dtype_size(op.outputs[0].dtype), std::move(widths));
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);
   plan.output_layouts = {Layout::plain};
   return plan;
@@ -107,19 +115,10 @@ namespace tandem::cpu::train {
 
 namespace {
 
-// Copies each of `outer` rows of `width` values between a part (dense) and y
-// (rows of b.row, starting at `offset`). to_y: part -> y, else y -> part,
-// added when `accumulate`.
-void copy_rows(const ops::ConcatBlocks& b, int64_t offset, int64_t width, float* part, float* y, bool to_y,
-               bool accumulate) {
+// dx_part += the part's rows of dy (copy_rows' accumulating direction, f32).
+void add_rows(const ops::ConcatBlocks& b, int64_t offset, int64_t width, float* part, const float* dy) {
 #pragma omp parallel for schedule(static) if (b.outer * width > (1 << 16))
-  for (int64_t o = 0; o < b.outer; ++o) {
-    float* p = part + o * width;
-    float* q = y + o * b.row + offset;
-    if (to_y) std::memcpy(q, p, size_t(width) * sizeof(float));
-    else if (accumulate) add_into(p, q, width);
-    else std::memcpy(p, q, size_t(width) * sizeof(float));
-  }
+  for (int64_t o = 0; o < b.outer; ++o) add_into(part + o * width, dy + o * b.row + offset, width);
 }
 
 }  // namespace
@@ -135,7 +134,7 @@ void concat_forward(void*, int64_t axis, std::span<const Tensor> xs, const Tenso
   for (const Tensor& x : xs) {
     require_f32(op, {&x});
     int64_t width = x.dim(axis) * b.inner;
-    copy_rows(b, offset, width, x.data<float>(), y.data<float>(), true, false);
+    copy_rows(b, sizeof(float), offset, width, x.raw(), y.raw(), true);
     offset += width;
   }
 }
@@ -158,8 +157,8 @@ void concat_backward(void*, int64_t axis, const Tensor& dy, std::span<const int6
       want[size_t(axis)] = extents[i];
       require_f32(op, {&dxs[i].t});
       require_shape(op, dxs[i].t, want, "a part's gradient");
-      copy_rows(b, offset, width, dxs[i].t.data<float>(), dy.data<float>(), false,
-                dxs[i].mode == GradMode::accumulate);
+      if (dxs[i].mode == GradMode::accumulate) add_rows(b, offset, width, dxs[i].t.data<float>(), dy.data<float>());
+      else copy_rows(b, sizeof(float), offset, width, dy.raw(), dxs[i].t.raw(), false);
     }
     offset += width;
   }

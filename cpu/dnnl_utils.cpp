@@ -29,9 +29,9 @@ dnnl::memory::data_type to_dnnl(DType t) {
 
 dnnl::memory::dims to_dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
 
-namespace {
-dnnl::memory::desc md_typed(dnnl::memory::data_type dt, const Shape& s, Layout l) {
+dnnl::memory::desc md(DType t, const Shape& s, Layout l) {
   auto dims = to_dims(s);
+  auto dt = to_dnnl(t);
   if (l == Layout::plain) {
     auto st = contiguous_strides(s);
     return dnnl::memory::desc(dims, dt, dnnl::memory::dims(st.begin(), st.end()));
@@ -45,22 +45,8 @@ dnnl::memory::desc md_typed(dnnl::memory::data_type dt, const Shape& s, Layout l
   }
   throw Error("unknown layout");
 }
-}  // namespace
-
-dnnl::memory::desc md(DType t, const Shape& s, Layout l) { return md_typed(to_dnnl(t), s, l); }
 
 dnnl::memory::desc md(const TensorDesc& d) { return md(d.dtype, d.shape, d.layout); }
-
-bool layout_of(const dnnl::memory::desc& m, const Shape& s, Layout* out) {
-  for (Layout l : {Layout::plain, Layout::nhwc, Layout::blocked16, Layout::blocked8}) {
-    if (l != Layout::plain && s.size() != 4) continue;
-    if (md_typed(m.data_type(), s, l) == m) {
-      *out = l;
-      return true;
-    }
-  }
-  return false;
-}
 
 DnnlWindow dnnl_window(const ops::Window& w, const Shape& in) {
   DnnlWindow d;

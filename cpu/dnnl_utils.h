@@ -1,6 +1,6 @@
 #pragma once
 // Glue between tandem's descriptions and oneDNN's. Every oneDNN call that can
-// fail goes through dnnl_call(), which turns dnnl::error into tandem::Error.
+// fail goes through dnnl_guarded(), which turns dnnl::error into tandem::Error.
 #include <dnnl.hpp>
 #include <string>
 #include <unordered_map>
@@ -23,9 +23,6 @@ dnnl::memory::dims to_dims(const Shape& s);
 // other than plain are only defined for 4-D tensors.
 dnnl::memory::desc md(const TensorDesc& d);
 dnnl::memory::desc md(DType t, const Shape& s, Layout l);
-// Maps a descriptor oneDNN chose (format_tag::any) back to a tandem layout;
-// returns false when it is none of them.
-bool layout_of(const dnnl::memory::desc& m, const Shape& s, Layout* out);
 
 // A sliding window in oneDNN's terms (a dilation counts the skipped
 // elements), the one setup of every convolution and pooling primitive,
@@ -93,10 +90,6 @@ auto dnnl_guarded(const ErrorContext& ctx, F&& fn) -> decltype(fn()) {
   } catch (const dnnl::error& e) {
     throw Error(std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")", ctx);
   }
-}
-template <typename F>
-auto dnnl_call(const OpDesc& op, F&& fn) -> decltype(fn()) {
-  return dnnl_guarded(op.context(), std::forward<F>(fn));
 }
 
 }  // namespace tandem::cpu
