@@ -71,7 +71,7 @@ class GradTarget {
 void add_into(float* dst, const float* src, int64_t n);
 
 // Kernel entries of the CPU table, each in its op's file beside the
-// inference kernel (cpu/conv.cpp, cpu/pool.cpp, ...; dropout: cpu/dropout.cpp).
+// inference kernel (cpu/conv.cpp, cpu/pool.cpp, ...; dropout in cpu/eltwise.cpp).
 void conv2d_forward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
 void conv2d_backward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&,
                      const GradOut&, const GradOut&, const GradOut&);
