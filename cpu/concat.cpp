@@ -1,4 +1,4 @@
-// Concat for every dtype and rank.
+// Concat for every dtype and rank; training's concat entries follow.
 //   f32/bf16 4-D with no empty input: oneDNN concat. When an input arrives in
 //   a non-plain layout L (nChw16c, nChw8c, nhwc) all inputs are requested in
 //   L and Y is L, provided blocked channel concats have channel counts that
@@ -9,45 +9,54 @@
 
 #include "cpu/dnnl_utils.h"
 #include "cpu/registry.h"
+#include "cpu/train_common.h"
 #include "ops/concat.h"
 
 namespace tandem::cpu {
 
 namespace {
 
-// Y[o, :] = concat_i X_i[o, :], rows of row_bytes[i] per input.
+// Concatenation as block copies (ops::concat_blocks), both directions and
+// both uses: each of b.outer rows of `width` elements of `esize` bytes
+// between a dense part and y, whose rows are b.row elements, from element
+// `offset` of each. to_y: part -> y, else y -> part.
+void copy_rows(const ops::ConcatBlocks& b, size_t esize, int64_t offset, int64_t width, const void* src, void* dst,
+               bool to_y) {
+  const size_t bytes = size_t(width) * esize;
+  if (bytes == 0) return;  // an empty part may have no buffer
+#pragma omp parallel for schedule(static) if (b.outer * int64_t(bytes) > (1 << 18))
+  for (int64_t o = 0; o < b.outer; ++o) {
+    const size_t dense = size_t(o) * bytes, strided = size_t(o * b.row + offset) * esize;
+    std::memcpy(static_cast<char*>(dst) + (to_y ? strided : dense),
+                static_cast<const char*>(src) + (to_y ? dense : strided), bytes);
+  }
+}
+
+// Y = concat_i X_i along the axis, any dtype, plain.
 class CopyConcatKernel : public Kernel {
  public:
-  CopyConcatKernel(int64_t outer, std::vector<size_t> row_bytes)
-      : outer_(outer), row_bytes_(std::move(row_bytes)) {}
+  CopyConcatKernel(ops::ConcatBlocks b, size_t esize, std::vector<int64_t> widths)
+      : b_(b), esize_(esize), widths_(std::move(widths)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
-    char* y = static_cast<char*>(out[0]);
-    for (int64_t o = 0; o < outer_; ++o) {
-      for (size_t i = 0; i < row_bytes_.size(); ++i) {
-        if (row_bytes_[i] == 0) continue;
-        std::memcpy(y, static_cast<const char*>(in[i]) + size_t(o) * row_bytes_[i], row_bytes_[i]);
-        y += row_bytes_[i];
-      }
+    int64_t offset = 0;
+    for (size_t i = 0; i < widths_.size(); ++i) {
+      copy_rows(b_, esize_, offset, widths_[i], in[i], out[0], true);
+      offset += widths_[i];
     }
   }
 
  private:
-  int64_t outer_;
-  std::vector<size_t> row_bytes_;
+  ops::ConcatBlocks b_;
+  size_t esize_;
+  std::vector<int64_t> widths_;  // each input's extent along the axis * inner
 };
 
 KernelPlan make_copy_concat(const OpDesc& op, int64_t axis) {
-  const Shape& y = op.outputs[0].shape;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < int64_t(y.size()); ++d) {
-    if (d < axis) outer *= y[size_t(d)];
-    if (d > axis) inner *= y[size_t(d)];
-  }
-  std::vector<size_t> rows;
-  size_t esize = dtype_size(op.outputs[0].dtype);
-  for (const TensorDesc& t : op.inputs) rows.push_back(size_t(t.shape[size_t(axis)] * inner) * esize);
+  ops::ConcatBlocks b = ops::concat_blocks(op.outputs[0].shape, axis);
+  std::vector<int64_t> widths;
+  for (const TensorDesc& t : op.inputs) widths.push_back(t.shape[size_t(axis)] * b.inner);
   KernelPlan plan;
-  plan.kernel = std::make_unique<CopyConcatKernel>(outer, std::move(rows));
+  plan.kernel = std::make_unique<CopyConcatKernel>(b, dtype_size(op.outputs[0].dtype), std::move(widths));
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);
   plan.output_layouts = {Layout::plain};
   return plan;
@@ -96,3 +105,63 @@ KernelPlan make_concat(const OpDesc& op) {
 void register_concat_kernels() { register_kernel("Concat", make_concat); }
 
 }  // namespace tandem::cpu
+
+// Concatenation along one axis and its backward, as block copies: with
+// outer = product of the extents before the axis and inner = after it, input
+// i is `outer` rows of C_i * inner contiguous values, placed at an offset in
+// each row of y. The backward is the same copy the other way (oneDNN's concat
+// has no backward), so both directions share it.
+namespace tandem::cpu::train {
+
+namespace {
+
+// dx_part += the part's rows of dy (copy_rows' accumulating direction, f32).
+void add_rows(const ops::ConcatBlocks& b, int64_t offset, int64_t width, float* part, const float* dy) {
+#pragma omp parallel for schedule(static) if (b.outer * width > (1 << 16))
+  for (int64_t o = 0; o < b.outer; ++o) add_into(part + o * width, dy + o * b.row + offset, width);
+}
+
+}  // namespace
+
+void concat_forward(void*, int64_t axis, std::span<const Tensor> xs, const Tensor& y) {
+  const char* op = "concat_forward";
+  Shape ys = ops::concat_output_shape(xs, axis);
+  axis = normalize_axis(axis, int64_t(ys.size()));
+  require_f32(op, {&y});
+  require_shape(op, y, ys, "y");
+  ops::ConcatBlocks b = ops::concat_blocks(ys, axis);
+  int64_t offset = 0;
+  for (const Tensor& x : xs) {
+    require_f32(op, {&x});
+    int64_t width = x.dim(axis) * b.inner;
+    copy_rows(b, sizeof(float), offset, width, x.raw(), y.raw(), true);
+    offset += width;
+  }
+}
+
+void concat_backward(void*, int64_t axis, const Tensor& dy, std::span<const int64_t> extents,
+                     std::span<const GradOut> dxs) {
+  const char* op = "concat_backward";
+  require_f32(op, {&dy});
+  axis = normalize_axis(axis, dy.rank());
+  int64_t total = 0;
+  for (int64_t e : extents) total += e;
+  check(extents.size() == dxs.size() && total == dy.dim(axis),
+        "the parts' extents do not add up to dy's along axis " + std::to_string(axis), op_context(op, dy));
+  ops::ConcatBlocks b = ops::concat_blocks(dy.shape(), axis);
+  int64_t offset = 0;
+  for (size_t i = 0; i < dxs.size(); ++i) {
+    int64_t width = extents[i] * b.inner;
+    if (dxs[i].wanted()) {
+      Shape want = dy.shape();
+      want[size_t(axis)] = extents[i];
+      require_f32(op, {&dxs[i].t});
+      require_shape(op, dxs[i].t, want, "a part's gradient");
+      if (dxs[i].mode == GradMode::accumulate) add_rows(b, offset, width, dxs[i].t.data<float>(), dy.data<float>());
+      else copy_rows(b, sizeof(float), offset, width, dy.raw(), dxs[i].t.raw(), false);
+    }
+    offset += width;
+  }
+}
+
+}  // namespace tandem::cpu::train

@@ -17,7 +17,7 @@ KernelPlan CpuBackend::prepare(const OpDesc& op) {
   KernelFactory f = find_kernel(op.op_type);
   if (!f) throw Error::unsupported("no CPU kernel for this op", op.context());
   try {
-    KernelPlan plan = dnnl_call(op, [&] { return f(op); });
+    KernelPlan plan = dnnl_guarded(op.context(), [&] { return f(op); });
     if (plan.input_layouts.size() < op.inputs.size()) plan.input_layouts.resize(op.inputs.size(), Layout::plain);
     if (plan.output_layouts.size() < op.outputs.size()) plan.output_layouts.resize(op.outputs.size(), Layout::plain);
     return plan;

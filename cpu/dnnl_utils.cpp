@@ -29,9 +29,9 @@ dnnl::memory::data_type to_dnnl(DType t) {
 
 dnnl::memory::dims to_dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
 
-namespace {
-dnnl::memory::desc md_typed(dnnl::memory::data_type dt, const Shape& s, Layout l) {
+dnnl::memory::desc md(DType t, const Shape& s, Layout l) {
   auto dims = to_dims(s);
+  auto dt = to_dnnl(t);
   if (l == Layout::plain) {
     auto st = contiguous_strides(s);
     return dnnl::memory::desc(dims, dt, dnnl::memory::dims(st.begin(), st.end()));
@@ -45,22 +45,32 @@ dnnl::memory::desc md_typed(dnnl::memory::data_type dt, const Shape& s, Layout l
   }
   throw Error("unknown layout");
 }
-}  // namespace
-
-dnnl::memory::desc md(DType t, const Shape& s, Layout l) { return md_typed(to_dnnl(t), s, l); }
 
 dnnl::memory::desc md(const TensorDesc& d) { return md(d.dtype, d.shape, d.layout); }
 
-bool layout_of(const dnnl::memory::desc& m, const Shape& s, Layout* out) {
-  for (Layout l : {Layout::plain, Layout::nhwc, Layout::blocked16, Layout::blocked8}) {
-    if (l != Layout::plain && s.size() != 4) continue;
-    if (md_typed(m.data_type(), s, l) == m) {
-      *out = l;
-      return true;
-    }
+DnnlWindow dnnl_window(const ops::Window& w, const Shape& in) {
+  DnnlWindow d;
+  for (size_t i = 0; i < w.rank(); ++i) {
+    d.kernel.push_back(w.kernel[i]);
+    d.strides.push_back(w.strides[i]);
+    d.dilates.push_back(w.dilations[i] - 1);
+    d.pad_l.push_back(w.pads_begin[i]);
+    d.pad_r.push_back(in.empty() ? w.pads_end[i] : w.effective_pad_end(i, in[i]));
   }
-  return false;
+  return d;
 }
+
+DnnlWindow dnnl_window_2d(const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
+                          const int64_t dilation[2]) {
+  DnnlWindow d;
+  d.kernel = {kernel[0], kernel[1]};
+  d.strides = {stride[0], stride[1]};
+  d.dilates = {dilation[0] - 1, dilation[1] - 1};
+  d.pad_l = d.pad_r = {padding[0], padding[1]};
+  return d;
+}
+
+bool is_reference(const std::string& impl) { return impl.rfind("ref", 0) == 0 || impl.find(":ref") != std::string::npos; }
 
 PrimitiveKernel::PrimitiveKernel(dnnl::primitive prim, dnnl::memory::desc scratch_md)
     : prim_(std::move(prim)), scratch_md_(std::move(scratch_md)) {}

@@ -1,13 +1,15 @@
 #pragma once
 // Glue between tandem's descriptions and oneDNN's. Every oneDNN call that can
-// fail goes through dnnl_call(), which turns dnnl::error into tandem::Error.
+// fail goes through dnnl_guarded(), which turns dnnl::error into tandem::Error.
 #include <dnnl.hpp>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
 #include "core/tensor.h"
+#include "ops/spatial.h"
 
 namespace tandem::cpu {
 
@@ -21,9 +23,23 @@ dnnl::memory::dims to_dims(const Shape& s);
 // other than plain are only defined for 4-D tensors.
 dnnl::memory::desc md(const TensorDesc& d);
 dnnl::memory::desc md(DType t, const Shape& s, Layout l);
-// Maps a descriptor oneDNN chose (format_tag::any) back to a tandem layout;
-// returns false when it is none of them.
-bool layout_of(const dnnl::memory::desc& m, const Shape& s, Layout* out);
+
+// A sliding window in oneDNN's terms (a dilation counts the skipped
+// elements), the one setup of every convolution and pooling primitive,
+// imported or trained.
+struct DnnlWindow {
+  dnnl::memory::dims kernel, strides, dilates, pad_l, pad_r;
+};
+// An imported op's window; given the spatial extents `in`, the end pads
+// include what ceil_mode's last partial window needs (Window::effective_pad_end).
+DnnlWindow dnnl_window(const ops::Window& w, const Shape& in = {});
+// Training's 2-D window (PyTorch's arguments: the same padding on both sides).
+DnnlWindow dnnl_window_2d(const int64_t kernel[2], const int64_t stride[2], const int64_t padding[2],
+                          const int64_t dilation[2]);
+
+// Whether oneDNN picked a reference implementation: orders of magnitude
+// slower than its JIT ones.
+bool is_reference(const std::string& impl_info);
 
 // A kernel whose work is one oneDNN primitive (most CPU kernels). Arguments
 // are bound by index at run time: `args[k]` says which DNNL_ARG_* receives
@@ -65,14 +81,14 @@ KernelPlan single_primitive_plan(dnnl::primitive prim, const dnnl::memory::desc&
 // `target`, reordering as needed. Used for weights at prepare time.
 dnnl::memory constant_memory(const Tensor& value, const dnnl::memory::desc& target);
 
-// Runs `fn` converting dnnl::error into tandem::Error with the op's context.
+// Runs `fn` converting dnnl::error into tandem::Error with context `ctx`
+// (an imported op's, or a training entry's: cpu/train_common.h).
 template <typename F>
-auto dnnl_call(const OpDesc& op, F&& fn) -> decltype(fn()) {
+auto dnnl_guarded(const ErrorContext& ctx, F&& fn) -> decltype(fn()) {
   try {
     return fn();
   } catch (const dnnl::error& e) {
-    throw Error(std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")",
-                op.context());
+    throw Error(std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")", ctx);
   }
 }
 

@@ -1,4 +1,6 @@
-// Unary activations on oneDNN's eltwise primitive. Works in whatever layout
+// Unary activations on oneDNN's eltwise primitive, and training's
+// activation entries (below) with the same steps (cpu/post_ops.h); inference
+// Dropout (an alias) and training's dropout entries. Works in whatever layout
 // the input arrives in (eltwise is layout-agnostic), so activations never
 // force a reorder between convolutions.
 #include <cmath>
@@ -10,6 +12,8 @@
 #include "cpu/dnnl_utils.h"
 #include "cpu/post_ops.h"
 #include "cpu/registry.h"
+#include "cpu/train_common.h"
+#include "ops/dropout.h"
 #include "ops/elementwise.h"
 
 namespace tandem::cpu {
@@ -171,3 +175,124 @@ void register_eltwise_kernels() {
 }
 
 }  // namespace tandem::cpu
+
+// Activations for training on oneDNN's eltwise_forward (forward_training) and
+// eltwise_backward (from the source values), over the tensor as one vector,
+// with the algorithm inference uses for the kind (cpu/post_ops.h).
+namespace tandem::cpu::train {
+
+namespace {
+
+using dnnl::memory;
+
+// The kind's one oneDNN step (the one inference runs): a kind that needs
+// two, or an output scale, has no eltwise backward of its own.
+EltwiseStep step(const ops::Activation& p, const Tensor& x) {
+  std::vector<EltwiseStep> steps = eltwise_steps(p);
+  check_supported(steps.size() == 1 && steps[0].scale == 1.f,
+                  std::string("CPU training has no ") + ops::activation_op_type(p.kind) + " activation",
+                  op_context("eltwise", x));
+  return steps[0];
+}
+
+struct Entry {
+  dnnl::eltwise_forward fwd;
+  dnnl::eltwise_backward bwd;
+};
+
+const Entry& entry(Context& c, const ops::Activation& p, const Tensor& x) {
+  const EltwiseStep s = step(p, x);
+  return c.cache.get<Entry>(cache_key("eltwise", x.dtype(), x.numel(), int(s.algorithm), s.alpha, s.beta), [&] {
+    memory::desc m = plain_md(x.dtype(), {x.numel()});
+    dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, s.algorithm, m, s.alpha, s.beta);
+    dnnl::eltwise_forward::primitive_desc fpd(fd, engine());
+    dnnl::eltwise_backward::desc bd(s.algorithm, m, m, s.alpha, s.beta);
+    dnnl::eltwise_backward::primitive_desc bpd(bd, engine(), fpd);
+    return Entry{dnnl::eltwise_forward(fpd), dnnl::eltwise_backward(bpd)};
+  });
+}
+
+memory flat(const Tensor& t) { return plain_memory(t, {t.numel()}); }
+
+}  // namespace
+
+void eltwise_forward(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& y) {
+  const char* op = "eltwise_forward";
+  require_f32(op, {&x, &y});
+  require_shape(op, y, x.shape(), "y");
+  if (x.numel() == 0) return;
+  guarded(op, x, [&] {
+    entry(context(ctx), p, x).fwd.execute(stream(), {{DNNL_ARG_SRC, flat(x)}, {DNNL_ARG_DST, flat(y)}});
+    stream().wait();
+  });
+}
+
+void eltwise_backward(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& dy, const GradOut& dx) {
+  const char* op = "eltwise_backward";
+  require_f32(op, {&x, &dy});
+  require_shape(op, dy, x.shape(), "dy");
+  if (!dx.wanted() || x.numel() == 0) return;
+  guarded(op, x, [&] {
+    GradTarget t(dx, x.shape(), op);
+    entry(context(ctx), p, x).bwd.execute(stream(), {{DNNL_ARG_SRC, flat(x)}, {DNNL_ARG_DIFF_DST, flat(dy)},
+                                                     {DNNL_ARG_DIFF_SRC, flat(t.tensor())}});
+    stream().wait();
+    t.commit();
+  });
+}
+
+}  // namespace tandem::cpu::train
+
+// Inverted dropout, plain C++ (oneDNN has none). The keep mask is
+// ops/dropout.h's function of (seed, element index), shared with the
+// CUDA table so both draw the same one.
+//   x / y / dy / dx: any shape; saved: u8 [numel], 1 where kept.
+namespace tandem::cpu::train {
+
+namespace {
+
+void check_p(const char* op, const ops::DropoutParams& p, const Tensor& t) {
+  check(p.p >= 0 && p.p < 1, "dropout probability must be in [0, 1), got " + std::to_string(p.p),
+        op_context(op, t));
+}
+
+}  // namespace
+
+void dropout_forward(void*, const ops::DropoutParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
+  const char* op = "dropout_forward";
+  require_f32(op, {&x, &y});
+  require_shape(op, y, x.shape(), "y");
+  check_p(op, p, x);
+  int64_t n = x.numel();
+  *saved = Tensor::empty(DType::u8, {n});
+  ops::DropoutMask mask = ops::DropoutMask::of(p.p, p.seed);
+  float scale = 1.f / (1.f - p.p);
+  const float* xs = x.data<float>();
+  float* ys = y.data<float>();
+  uint8_t* keep = saved->data<uint8_t>();
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+  for (int64_t i = 0; i < n; ++i) {
+    keep[i] = mask.keep(i);
+    ys[i] = keep[i] ? xs[i] * scale : 0.f;
+  }
+}
+
+void dropout_backward(void*, const ops::DropoutParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
+  const char* op = "dropout_backward";
+  require_f32(op, {&dy});
+  check_p(op, p, dy);
+  check(saved.dtype() == DType::u8 && saved.numel() == dy.numel(), "dropout's backward needs its forward's mask",
+        op_context(op, dy));
+  if (!dx.wanted()) return;
+  GradTarget t(dx, dy.shape(), op);
+  int64_t n = dy.numel();
+  float scale = 1.f / (1.f - p.p);
+  const uint8_t* keep = saved.data<uint8_t>();
+  const float* g = dy.data<float>();
+  float* out = t.tensor().data<float>();
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+  for (int64_t i = 0; i < n; ++i) out[i] = keep[i] ? g[i] * scale : 0.f;
+  t.commit();
+}
+
+}  // namespace tandem::cpu::train

@@ -1,4 +1,5 @@
-// Gemm, tandem.FusedGemm and MatMul; all tensors plain.
+// Gemm, tandem.FusedGemm and MatMul; all tensors plain. Training's linear
+// entries (after them) run the inner product the fully-connected case uses.
 //   Fully-connected case (Gemm with constant B, transA=0, C absent or a
 //   constant [N]/[1,N]/scalar bias): oneDNN inner_product; B is reordered once
 //   into the primitive's preferred weights format with alpha folded in, C
@@ -14,6 +15,7 @@
 #include "cpu/dnnl_utils.h"
 #include "cpu/post_ops.h"
 #include "cpu/registry.h"
+#include "cpu/train_common.h"
 #include "ops/gemm.h"
 
 namespace tandem::cpu {
@@ -61,6 +63,15 @@ KernelPlan plain_plan(std::unique_ptr<Kernel> k, size_t inputs) {
   return plan;
 }
 
+// The inner product of both uses, the fully-connected Gemm and training's
+// linear; a zero `bias` descriptor: none.
+dnnl::inner_product_forward::desc inner_product(dnnl::prop_kind prop, const memory::desc& src,
+                                                const memory::desc& w, const memory::desc& bias,
+                                                const memory::desc& dst) {
+  if (bias) return {prop, src, w, bias, dst};
+  return {prop, src, w, dst};
+}
+
 // The fully-connected case; nullopt when the operands do not fit it.
 std::optional<KernelPlan> make_inner_product(const OpDesc& op, const ops::GemmParams& p) {
   const Tensor* b = op.constants[1];
@@ -75,9 +86,7 @@ std::optional<KernelPlan> make_inner_product(const OpDesc& op, const ops::GemmPa
   bool has_bias = op.has_input(2) && p.beta != 0.f;
   dnnl::post_ops po;
   append_activation(po, activation_of(op));
-  auto prop = dnnl::prop_kind::forward_inference;
-  auto d = has_bias ? dnnl::inner_product_forward::desc(prop, src, w_any, bias, dst)
-                    : dnnl::inner_product_forward::desc(prop, src, w_any, dst);
+  auto d = inner_product(dnnl::prop_kind::forward_inference, src, w_any, has_bias ? bias : memory::desc(), dst);
   dnnl::inner_product_forward::primitive_desc pd(d, gemm_attr(po), engine());
   auto k = std::make_unique<PrimitiveKernel>(dnnl::inner_product_forward(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC, 0, src);
@@ -195,3 +204,92 @@ void register_gemm_kernels() {
 }
 
 }  // namespace tandem::cpu
+
+// Linear (y = x·wᵀ + b) for training on oneDNN's inner product: forward
+// (forward_training), backward_data, backward_weights (with the bias
+// gradient), all on plain tensors.
+//   x [N, K], w [M, K], b [M], y / dy [N, M].
+namespace tandem::cpu::train {
+
+namespace {
+
+using dnnl::memory;
+
+struct Entry {
+  dnnl::inner_product_forward::primitive_desc fwd_pd;
+  dnnl::inner_product_forward fwd;
+  dnnl::inner_product_backward_data data;
+  dnnl::inner_product_backward_weights weights;
+};
+
+// One entry holds the three primitives: their builds share the forward hint.
+const Entry& entry(Context& c, const Tensor& x, const Tensor& w, bool bias) {
+  return c.cache.get<Entry>(cache_key("linear", x, w, bias), [&] {
+    Shape ys = ops::linear_output_shape(x.shape(), w.shape());
+    memory::desc src = plain_md(x), wei = plain_md(w), dst = plain_md(x.dtype(), to_dims(ys));
+    memory::desc b = bias ? plain_md(x.dtype(), {w.dim(0)}) : memory::desc();
+    dnnl::inner_product_forward::primitive_desc fpd(inner_product(dnnl::prop_kind::forward_training, src, wei, b, dst),
+                                                    engine());
+    dnnl::inner_product_backward_data::desc dd(src, wei, dst);
+    dnnl::inner_product_backward_data::primitive_desc dpd(dd, engine(), fpd);
+    auto wd = bias ? dnnl::inner_product_backward_weights::desc(src, wei, b, dst)
+                   : dnnl::inner_product_backward_weights::desc(src, wei, dst);
+    dnnl::inner_product_backward_weights::primitive_desc wpd(wd, engine(), fpd);
+    return Entry{fpd, dnnl::inner_product_forward(fpd), dnnl::inner_product_backward_data(dpd),
+                 dnnl::inner_product_backward_weights(wpd)};
+  });
+}
+
+void check_inputs(const char* op, const Tensor& x, const Tensor& w, const Tensor& b) {
+  require_f32(op, {&x, &w, &b});
+  ops::linear_output_shape(x.shape(), w.shape());
+  if (b.defined()) require_shape(op, b, {w.dim(0)}, "the bias");
+}
+
+}  // namespace
+
+void linear_forward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y) {
+  const char* op = "linear_forward";
+  check_inputs(op, x, w, b);
+  require_f32(op, {&y});
+  require_shape(op, y, ops::linear_output_shape(x.shape(), w.shape()), "y");
+  guarded(op, x, [&] {
+    const Entry& e = entry(context(ctx), x, w, b.defined());
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_WEIGHTS, plain_memory(w)}, {DNNL_ARG_DST, plain_memory(y)}};
+    if (b.defined()) args[DNNL_ARG_BIAS] = plain_memory(b);
+    e.fwd.execute(stream(), args);
+    stream().wait();
+  });
+}
+
+void linear_backward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& dy, const GradOut& dx,
+                     const GradOut& dw, const GradOut& db) {
+  const char* op = "linear_backward";
+  check_inputs(op, x, w, Tensor());
+  require_f32(op, {&dy});
+  require_shape(op, dy, ops::linear_output_shape(x.shape(), w.shape()), "dy");
+  guarded(op, x, [&] {
+    bool bias = db.wanted();
+    const Entry& e = entry(context(ctx), x, w, bias);
+    if (dx.wanted()) {
+      GradTarget t(dx, x.shape(), op);
+      e.data.execute(stream(), {{DNNL_ARG_DIFF_DST, plain_memory(dy)}, {DNNL_ARG_WEIGHTS, plain_memory(w)},
+                                {DNNL_ARG_DIFF_SRC, plain_memory(t.tensor())}});
+      stream().wait();
+      t.commit();
+    }
+    if (dw.wanted() || bias) {
+      GradTarget tw(dw, w.shape(), op), tb(db, {w.dim(0)}, op);
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_DIFF_DST, plain_memory(dy)},
+                                           {DNNL_ARG_DIFF_WEIGHTS, plain_memory(tw.tensor())}};
+      if (bias) args[DNNL_ARG_DIFF_BIAS] = plain_memory(tb.tensor());
+      e.weights.execute(stream(), args);
+      stream().wait();
+      tw.commit();
+      tb.commit();
+    }
+  });
+}
+
+}  // namespace tandem::cpu::train

@@ -1,3 +1,6 @@
+// Pooling on oneDNN, one setup (DnnlPool: the algorithm and the window) for
+// both uses: the imported ops (below) and training's pool2d forward and
+// backward (after them).
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool on oneDNN's
 // pooling_v2_forward (dilation support). 4-D tensors stay in the layout they
 // arrive in (plain, nhwc, nChw8c, nChw16c) and Y gets the same layout; 3-D and
@@ -10,6 +13,7 @@
 
 #include "cpu/dnnl_utils.h"
 #include "cpu/registry.h"
+#include "cpu/train_common.h"
 #include "ops/pool.h"
 
 namespace tandem::cpu {
@@ -17,6 +21,28 @@ namespace tandem::cpu {
 namespace {
 
 using dnnl::memory;
+
+// The one oneDNN pooling setup of both uses: the algorithm and the window.
+struct DnnlPool {
+  ops::PoolKind kind;
+  bool count_include_pad;  // average pooling only
+  DnnlWindow window;
+
+  dnnl::algorithm algorithm() const {
+    if (kind == ops::PoolKind::max) return dnnl::algorithm::pooling_max;
+    return count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                             : dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  dnnl::pooling_v2_forward::desc forward(dnnl::prop_kind prop, const memory::desc& src,
+                                         const memory::desc& dst) const {
+    const DnnlWindow& w = window;
+    return {prop, algorithm(), src, dst, w.strides, w.kernel, w.dilates, w.pad_l, w.pad_r};
+  }
+  dnnl::pooling_v2_backward::desc backward(const memory::desc& diff_src, const memory::desc& diff_dst) const {
+    const DnnlWindow& w = window;
+    return {algorithm(), diff_src, diff_dst, w.strides, w.kernel, w.dilates, w.pad_l, w.pad_r};
+  }
+};
 
 // Spatial geometry padded to 3 dims (leading extents 1) for the reference loop.
 struct Geometry3 {
@@ -103,24 +129,12 @@ KernelPlan make_pool(const OpDesc& op) {
   bool include_pad = p.kind == ops::PoolKind::average && p.count_include_pad;
   if (include_pad && hangs_past_pads(w, in)) return make_reference_avg(op, w, in);
 
-  memory::dims strides, kernel, dilation, pad_l, pad_r;
-  for (size_t i = 0; i < w.rank(); ++i) {
-    strides.push_back(w.strides[i]);
-    kernel.push_back(w.kernel[i]);
-    dilation.push_back(w.dilations[i] - 1);
-    pad_l.push_back(w.pads_begin[i]);
-    pad_r.push_back(w.effective_pad_end(i, in[i]));
-  }
-  using alg = dnnl::algorithm;
-  alg a = p.kind == ops::PoolKind::max ? alg::pooling_max
-          : include_pad                ? alg::pooling_avg_include_padding
-                                       : alg::pooling_avg_exclude_padding;
+  DnnlPool pool{p.kind, p.count_include_pad, dnnl_window(w, in)};
   TensorDesc y = op.outputs[0];
   y.layout = x.layout;
   memory::desc src = md(x), dst = md(y);
-  dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, a, src, dst, strides, kernel,
-                                   dilation, pad_l, pad_r);
-  dnnl::pooling_v2_forward::primitive_desc pd(d, user_scratchpad_attr(), engine());
+  dnnl::pooling_v2_forward::primitive_desc pd(pool.forward(dnnl::prop_kind::forward_inference, src, dst),
+                                              user_scratchpad_attr(), engine());
   return single_primitive_plan(dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(), src, x.layout, dst,
                                x.layout);
 }
@@ -133,3 +147,82 @@ void register_pool_kernels() {
 }
 
 }  // namespace tandem::cpu
+
+// Max and average pooling for training: pooling_v2_forward
+// (forward_training; max keeps its argmax in a workspace) and
+// pooling_v2_backward, on plain tensors.
+//   x / dx [N, C, H, W], y / dy [N, C, OH, OW];
+//   saved: the max-pool workspace as bytes (u8 [size]); none for average.
+// Average pooling divides by the full window with count_include_pad (PyTorch's
+// default; floor mode, so no window hangs past the padding), else by the taps
+// inside the input.
+namespace tandem::cpu::train {
+
+namespace {
+
+using dnnl::memory;
+
+struct Entry {
+  dnnl::pooling_v2_forward::primitive_desc fwd_pd;
+  dnnl::pooling_v2_forward fwd;
+  dnnl::pooling_v2_backward bwd;
+};
+
+const Entry& entry(Context& c, const ops::Pool2dParams& p, DType dtype, const Shape& x) {
+  std::string key = cache_key("pool2d", dtype, x, int(p.kind), p.count_include_pad, p.kernel[0], p.kernel[1],
+                              p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]);
+  return c.cache.get<Entry>(key, [&] {
+    memory::desc src = plain_md(dtype, to_dims(x)), dst = plain_md(dtype, to_dims(ops::pool2d_output_shape(p, x)));
+    DnnlPool pool{p.kind, p.count_include_pad, dnnl_window_2d(p.kernel, p.stride, p.padding, p.dilation)};
+    dnnl::pooling_v2_forward::primitive_desc fpd(pool.forward(dnnl::prop_kind::forward_training, src, dst), engine());
+    dnnl::pooling_v2_backward::primitive_desc bpd(pool.backward(src, dst), engine(), fpd);
+    return Entry{fpd, dnnl::pooling_v2_forward(fpd), dnnl::pooling_v2_backward(bpd)};
+  });
+}
+
+memory workspace_memory(const Entry& e, const Tensor& saved) {
+  return memory(e.fwd_pd.workspace_desc(), engine(), saved.raw());
+}
+
+}  // namespace
+
+void pool2d_forward(void* ctx, const ops::Pool2dParams& p, const Tensor& x, const Tensor& y, Tensor* saved) {
+  const char* op = p.kind == ops::PoolKind::max ? "max_pool2d_forward" : "avg_pool2d_forward";
+  require_f32(op, {&x, &y});
+  require_shape(op, y, ops::pool2d_output_shape(p, x.shape()), "y");
+  guarded(op, x, [&] {
+    const Entry& e = entry(context(ctx), p, x.dtype(), x.shape());
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_DST, plain_memory(y)}};
+    *saved = Tensor();
+    if (p.kind == ops::PoolKind::max) {
+      *saved = Tensor::empty(DType::u8, {int64_t(e.fwd_pd.workspace_desc().get_size())});
+      args[DNNL_ARG_WORKSPACE] = workspace_memory(e, *saved);
+    }
+    e.fwd.execute(stream(), args);
+    stream().wait();
+  });
+}
+
+void pool2d_backward(void* ctx, const ops::Pool2dParams& p, const Tensor& saved, const Tensor& dy, const GradOut& dx) {
+  const char* op = p.kind == ops::PoolKind::max ? "max_pool2d_backward" : "avg_pool2d_backward";
+  require_f32(op, {&dy});
+  if (!dx.wanted()) return;
+  require_f32(op, {&dx.t});
+  require_shape(op, dy, ops::pool2d_output_shape(p, dx.t.shape()), "dy");
+  guarded(op, dy, [&] {
+    const Entry& e = entry(context(ctx), p, dy.dtype(), dx.t.shape());
+    GradTarget t(dx, dx.t.shape(), op);
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, plain_memory(dy)},
+                                         {DNNL_ARG_DIFF_SRC, plain_memory(t.tensor())}};
+    if (p.kind == ops::PoolKind::max) {
+      check(saved.defined() && saved.bytes() == e.fwd_pd.workspace_desc().get_size(),
+            "max pooling's backward needs its forward's workspace", op_context(op, dy));
+      args[DNNL_ARG_WORKSPACE] = workspace_memory(e, saved);
+    }
+    e.bwd.execute(stream(), args);
+    stream().wait();
+    t.commit();
+  });
+}
+
+}  // namespace tandem::cpu::train

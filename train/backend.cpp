@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "cpu/train/cpu_train_backend.h"
+#include "cpu/train_table.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/train_table.h"
 #endif

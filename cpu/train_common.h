@@ -1,5 +1,5 @@
 #pragma once
-// What the CPU training kernels share: the table's context (a primitive
+// What the CPU training entries share: the table's context (a primitive
 // cache), input checks and oneDNN error wrapping, oneDNN memory over plain
 // tensors, and where a backward writes a gradient.
 #include <cstring>
@@ -27,11 +27,7 @@ void require_f32(const char* op, std::initializer_list<const Tensor*> tensors);
 // Runs `fn`, turning oneDNN's exceptions into tandem::Error naming the op.
 template <typename F>
 auto guarded(const char* op, const Tensor& t, F&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const dnnl::error& e) {
-    throw Error(std::string("oneDNN: ") + e.what(), op_context(op, t));
-  }
+  return dnnl_guarded(op_context(op, t), std::forward<F>(fn));
 }
 
 // A plain (row-major) descriptor and memory over a host tensor; `dims`
@@ -74,7 +70,8 @@ class GradTarget {
 // dst[i] += src[i].
 void add_into(float* dst, const float* src, int64_t n);
 
-// Kernel entries of the CPU table, one file each under cpu/train/.
+// Kernel entries of the CPU table, each in its op's file beside the
+// inference kernel (cpu/conv.cpp, cpu/pool.cpp, ...; dropout in cpu/eltwise.cpp).
 void conv2d_forward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
 void conv2d_backward(void*, const ops::Conv2dParams&, const Tensor&, const Tensor&, const Tensor&,
                      const GradOut&, const GradOut&, const GradOut&);

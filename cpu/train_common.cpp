@@ -1,4 +1,4 @@
-#include "cpu/train/common.h"
+#include "cpu/train_common.h"
 
 namespace tandem::cpu::train {
 

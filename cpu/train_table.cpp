@@ -1,8 +1,9 @@
-// The CPU training table: its context and the entries, one file per op.
+// The CPU training table: its context and the entries, which live in
+// their ops' files beside the inference kernels.
 #include <malloc.h>
 
-#include "cpu/train/common.h"
-#include "cpu/train/cpu_train_backend.h"
+#include "cpu/train_common.h"
+#include "cpu/train_table.h"
 
 namespace tandem::cpu {
 
@@ -42,7 +43,7 @@ const TrainBackend& cpu_train_backend() {
       .name = "cpu",
       .ctx = &context,
       // oneDNN's bf16 kernels are not wired here yet: activations stay f32
-      // and autocast rounds each conv's operands (cpu/train/conv2d.cpp).
+      // and autocast rounds each conv's operands (cpu/conv.cpp).
       .keeps_16bit_activations = false,
       .takes_nhwc_activations = false,
       .empty = empty,
