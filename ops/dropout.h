@@ -2,7 +2,7 @@
 // Dropout's keep mask as a pure function of (seed, element index): element i
 // is kept when a counter-based hash of (seed, i) lands at or above p, so the
 // mask depends on nothing else (thread count, device, earlier calls). The CPU
-// loop (cpu/train/dropout.cpp) and the CUDA kernel (cuda/dropout.cu)
+// loop (cpu/eltwise.cpp) and the CUDA kernel (cuda/dropout.cu)
 // both call these, so their masks agree bit for bit.
 #include <cmath>
 #include <cstdint>

@@ -2,8 +2,9 @@
 // The training kernels of one device, as one table of function pointers (in
 // the spirit of ggml's backend tables). train/ picks the table from a
 // tensor's Device and calls through it; the CPU and CUDA backends fill the
-// tables (the CUDA one in cuda/train_table.cpp). The entries take the op vocabulary of ops/ (parameters, shape
-// rules), the same one imported models' kernels use.
+// tables (cpu/train_table.cpp, cuda/train_table.cpp) from the same op files
+// as their inference kernels. The entries take the op vocabulary of ops/
+// (parameters, shape rules), the same one imported models' kernels use.
 //
 // Conventions, for every entry:
 //  - `ctx` is the table's own state (the CPU keeps its oneDNN primitive cache

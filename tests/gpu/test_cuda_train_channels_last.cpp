@@ -108,7 +108,7 @@ TEST(CudaTrainChannelsLast, Fp16TinyCnnMatchesF32Plain) {
   expect_channels_last_matches_plain(DType::f16, 8e-2);
 }
 
-// The cast entry's layout change against the host's (cpu/train/cast.cpp,
+// The cast entry's layout change against the host's (cpu/cast.cpp,
 // checked there against direct indexing), with a dtype change and
 // accumulating.
 TEST(CudaTrainChannelsLast, CastEntryChangesLayoutAsTheHost) {

@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA training table (cuda/train_table.cpp) against the CPU's (cpu/train/, itself
+// The CUDA training table (cuda/train_table.cpp) against the CPU's (cpu/train_table.cpp, itself
 // checked against float64 finite differences and PyTorch) entry by entry, on
 // the same random inputs uploaded to cuda:0. Tolerances, as relative error
 // over the whole tensor (gpu_test_util.h's relative_error): 1e-4 for
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ops/train_backend.h"
-#include "cpu/train/cpu_train_backend.h"
+#include "cpu/train_table.h"
 #include "cuda/train_table.h"
 #include "cuda/transfer.h"
 #include "gpu_test_util.h"
