@@ -1,0 +1,332 @@
+// Network ops: matrix products, convolutions, pooling, normalizations,
+// softmax, resizing, quantization, TopK. Matrix products, softmax, the
+// normalizations and global pooling have float64 references here;
+// convolutions, windowed pooling, resizing, quantization and TopK take the
+// CPU backend's f32 result (their float64 versions would repeat the kernels'
+// index arithmetic, which the CPU backend's own unit tests check against
+// ONNX's conformance data).
+#include <algorithm>
+#include <cmath>
+
+#include "ops/conv.h"
+#include "ops/gemm.h"
+#include "tests/backend_ops/harness.h"
+#include "tests/backend_ops/op_cases.h"
+
+namespace tandem::backend_ops {
+
+namespace {
+
+// a [B.., M, K] · b [K, N] or [B.., K, N] (same batch) -> [B.., M, N].
+std::vector<Tensor> matmul_ref(const std::vector<Tensor>& in) {
+  const Shape& as = in[0].shape();
+  const Shape& bs = in[1].shape();
+  int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  int64_t batch = in[0].numel() / (m * k);
+  bool b_batched = bs.size() > 2;
+  std::vector<double> a = widen(in[0]), b = widen(in[1]), y(size_t(batch * m * n), 0.0);
+  for (int64_t t = 0; t < batch; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p)
+          s += a[size_t((t * m + i) * k + p)] * b[size_t((b_batched ? t * k * n : 0) + p * n + j)];
+        y[size_t((t * m + i) * n + j)] = s;
+      }
+  Shape ys = as;
+  ys.back() = n;
+  return {f64_tensor(ys, y)};
+}
+
+// Gemm with transB=1: y [M, N] = a [M, K] · b [N, K]ᵀ + c [N], then an
+// optional activation (tandem.FusedGemm's).
+std::vector<Tensor> gemm_ref(const std::vector<Tensor>& in, double (*act)(double)) {
+  int64_t m = in[0].dim(0), k = in[0].dim(1), n = in[1].dim(0);
+  std::vector<double> a = widen(in[0]), b = widen(in[1]), c = widen(in[2]), y(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = c[size_t(j)];
+      for (int64_t p = 0; p < k; ++p) s += a[size_t(i * k + p)] * b[size_t(j * k + p)];
+      y[size_t(i * n + j)] = act ? act(s) : s;
+    }
+  return {f64_tensor({m, n}, y)};
+}
+
+// (Log)Softmax over the last axis.
+std::vector<Tensor> softmax_ref(const std::vector<Tensor>& in, bool log) {
+  int64_t cols = in[0].shape().back(), rows = in[0].numel() / cols;
+  std::vector<double> x = widen(in[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    double* row = x.data() + r * cols;
+    double mx = *std::max_element(row, row + cols), sum = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += std::exp(row[c] - mx);
+    for (int64_t c = 0; c < cols; ++c) row[c] = log ? row[c] - mx - std::log(sum) : std::exp(row[c] - mx) / sum;
+  }
+  return {f64_tensor(in[0].shape(), x)};
+}
+
+// LayerNormalization over the last axis, with scale and bias.
+std::vector<Tensor> layernorm_ref(const std::vector<Tensor>& in) {
+  int64_t cols = in[0].shape().back(), rows = in[0].numel() / cols;
+  std::vector<double> x = widen(in[0]), g = widen(in[1]), b = widen(in[2]);
+  for (int64_t r = 0; r < rows; ++r) {
+    double* row = x.data() + r * cols;
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += row[c] / double(cols);
+    for (int64_t c = 0; c < cols; ++c) var += (row[c] - mean) * (row[c] - mean) / double(cols);
+    for (int64_t c = 0; c < cols; ++c) row[c] = (row[c] - mean) / std::sqrt(var + 1e-5) * g[size_t(c)] + b[size_t(c)];
+  }
+  return {f64_tensor(in[0].shape(), x)};
+}
+
+// Inference BatchNormalization of x [N, C, ...] with scale, bias, mean, var [C].
+std::vector<Tensor> batchnorm_ref(const std::vector<Tensor>& in) {
+  int64_t n = in[0].dim(0), c = in[0].dim(1), inner = in[0].numel() / (n * c);
+  std::vector<double> x = widen(in[0]), g = widen(in[1]), b = widen(in[2]), m = widen(in[3]), v = widen(in[4]);
+  for (int64_t i = 0; i < n * c; ++i) {
+    size_t ch = size_t(i % c);
+    for (int64_t j = 0; j < inner; ++j) {
+      double& e = x[size_t(i * inner + j)];
+      e = (e - m[ch]) / std::sqrt(v[ch] + 1e-5) * g[ch] + b[ch];
+    }
+  }
+  return {f64_tensor(in[0].shape(), x)};
+}
+
+// Global pooling of x [N, C, H, W] -> [N, C, 1, 1].
+std::vector<Tensor> global_pool_ref(const std::vector<Tensor>& in, bool max) {
+  int64_t nc = in[0].dim(0) * in[0].dim(1), hw = in[0].numel() / nc;
+  std::vector<double> x = widen(in[0]), y(static_cast<size_t>(nc));
+  for (int64_t i = 0; i < nc; ++i) {
+    double acc = max ? -INFINITY : 0;
+    for (int64_t j = 0; j < hw; ++j) acc = max ? std::max(acc, x[size_t(i * hw + j)]) : acc + x[size_t(i * hw + j)];
+    y[size_t(i)] = max ? acc : acc / double(hw);
+  }
+  return {f64_tensor({in[0].dim(0), in[0].dim(1), 1, 1}, y)};
+}
+
+struct ConvShape {
+  const char* label;
+  Shape x, w;
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t group;
+};
+
+std::vector<ConvShape> conv_shapes() {
+  return {{"3x3-pad1", {2, 8, 14, 14}, {16, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+          {"1x1", {2, 16, 9, 9}, {24, 16, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
+          {"stride2-7x7", {1, 3, 32, 32}, {8, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1},
+          {"depthwise", {2, 16, 15, 15}, {16, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 16},
+          {"grouped", {1, 12, 10, 10}, {12, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 4},
+          {"dilated-asymmetric", {1, 4, 13, 11}, {6, 4, 3, 3}, {1, 1}, {2, 1, 2, 0}, {2, 2}, 1},
+          {"odd-channels", {3, 5, 7, 9}, {7, 5, 3, 1}, {1, 2}, {1, 0, 1, 0}, {1, 1}, 1}};
+}
+
+OpCase conv_case(const std::string& op, const ConvShape& s, uint64_t seed) {
+  OpCase c(op, s.label);
+  c.in(uniform(s.x, seed, -1, 1))
+      .constant_in(uniform(s.w, seed + 1, -0.5f, 0.5f))
+      .constant_in(uniform({s.w[0]}, seed + 2, -0.5f, 0.5f))
+      .attr("kernel_shape", std::vector<int64_t>{s.w[2], s.w[3]})
+      .attr("strides", s.strides)
+      .attr("pads", s.pads)
+      .attr("dilations", s.dilations)
+      .attr("group", s.group)
+      .channels_last();
+  return c;
+}
+
+void add_conv_cases(std::vector<OpCase>& cases) {
+  Seeds seed{3000};
+  for (const ConvShape& s : conv_shapes()) cases.push_back(conv_case("Conv", s, seed.next += 10));
+  // tandem.FusedConv's epilogues: activation and parameters, a residual.
+  struct Epilogue {
+    const char* label;
+    const char* act;
+    std::vector<float> params;
+    bool residual;
+  };
+  std::vector<Epilogue> epilogues = {{"relu", "Relu", {}, false},       {"relu-residual", "Relu", {}, true},
+                                     {"residual", "", {}, true},        {"hardswish", "HardSwish", {0.99976f}, false},
+                                     {"hardsigmoid", "HardSigmoid", {0.2f, 0.5f, 0.99976f}, false},
+                                     {"silu", "SiLU", {}, false},        {"clip", "Clip", {0.f, 6.f}, false},
+                                     {"leakyrelu-residual", "LeakyRelu", {0.1f}, true},
+                                     {"sigmoid", "Sigmoid", {}, false},  {"tanh", "Tanh", {}, false}};
+  for (const Epilogue& e : epilogues)
+    for (const ConvShape& s : {conv_shapes()[0], conv_shapes()[3]}) {
+      OpCase c = conv_case(ops::kFusedConvOp, s, seed.next += 10);
+      c.label = std::string(s.label) + "-" + e.label;
+      c.attr("activation", std::string(e.act)).attr("has_residual", int64_t(e.residual));
+      if (!e.params.empty()) c.attr("activation_params", e.params);
+      if (e.residual) {
+        ops::ConvGeometry g = ops::conv_geometry(c.attrs, s.x, s.w);
+        c.in(uniform(g.output_shape(), seed.next + 5));
+      }
+      cases.push_back(c);
+    }
+}
+
+void add_matmul_cases(std::vector<OpCase>& cases) {
+  Seeds seed{3500};
+  cases.push_back(OpCase("MatMul", "2d").in(uniform({17, 33}, seed())).in(uniform({33, 9}, seed())).ref(matmul_ref));
+  cases.push_back(
+      OpCase("MatMul", "constant-weight").in(uniform({8, 64}, seed())).constant_in(uniform({64, 32}, seed())).ref(matmul_ref));
+  cases.push_back(OpCase("MatMul", "batched-heads")
+                      .in(uniform({2, 4, 10, 16}, seed()))
+                      .in(uniform({2, 4, 16, 10}, seed()))
+                      .ref(matmul_ref));
+  cases.push_back(
+      OpCase("MatMul", "3d-shared-weight").in(uniform({3, 7, 24}, seed())).constant_in(uniform({24, 12}, seed())).ref(matmul_ref));
+  auto gemm = [&](const std::string& op, const std::string& label, int64_t m, int64_t k, int64_t n) {
+    return OpCase(op, label)
+        .in(uniform({m, k}, seed()))
+        .constant_in(uniform({n, k}, seed(), -0.5f, 0.5f))
+        .constant_in(uniform({n}, seed()))
+        .attr("transB", int64_t(1));
+  };
+  cases.push_back(gemm("Gemm", "fc", 4, 256, 100).ref([](const std::vector<Tensor>& in) { return gemm_ref(in, nullptr); }));
+  cases.push_back(gemm("Gemm", "odd", 3, 17, 9).ref([](const std::vector<Tensor>& in) { return gemm_ref(in, nullptr); }));
+  cases.push_back(gemm(ops::kFusedGemmOp, "fc-relu", 4, 64, 48)
+                      .attr("activation", std::string("Relu"))
+                      .ref([](const std::vector<Tensor>& in) {
+                        return gemm_ref(in, [](double x) { return std::max(x, 0.0); });
+                      }));
+  cases.push_back(gemm(ops::kFusedGemmOp, "fc-sigmoid", 5, 32, 20)
+                      .attr("activation", std::string("Sigmoid"))
+                      .ref([](const std::vector<Tensor>& in) {
+                        return gemm_ref(in, [](double x) { return 1 / (1 + std::exp(-x)); });
+                      }));
+}
+
+Attributes pool_attrs(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p) {
+  Attributes a;
+  a.set("kernel_shape", k);
+  a.set("strides", s);
+  a.set("pads", p);
+  return a;
+}
+
+void add_pool_cases(std::vector<OpCase>& cases) {
+  Seeds seed{3700};
+  auto pool = [&](const char* op, const char* label, Shape x, Attributes a) {
+    OpCase c(op, label);
+    c.attrs = std::move(a);
+    return c.in(uniform(x, seed())).channels_last();
+  };
+  cases.push_back(pool("MaxPool", "3x3-s2-p1", {2, 16, 28, 28}, pool_attrs({3, 3}, {2, 2}, {1, 1, 1, 1})));
+  cases.push_back(pool("MaxPool", "2x2-s2", {1, 8, 15, 15}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})));
+  cases.push_back(pool("AveragePool", "2x2-s2", {2, 16, 14, 14}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})));
+  cases.push_back(pool("AveragePool", "3x3-p1", {1, 16, 15, 15}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})));
+  Attributes include_pad = pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1});
+  include_pad.set("count_include_pad", int64_t(1));
+  cases.push_back(pool("AveragePool", "3x3-p1-include-pad", {1, 16, 15, 15}, include_pad));
+  cases.push_back(OpCase("GlobalAveragePool", "7x7")
+                      .in(uniform({2, 64, 7, 7}, seed()))
+                      .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, false); })
+                      .channels_last());
+  cases.push_back(OpCase("GlobalMaxPool", "odd")
+                      .in(uniform({2, 32, 9, 11}, seed()))
+                      .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, true); })
+                      .channels_last());
+}
+
+void add_norm_cases(std::vector<OpCase>& cases) {
+  Seeds seed{3800};
+  for (Shape x : {Shape{2, 16, 7, 9}, Shape{4, 10}}) {
+    int64_t c = x[1];
+    cases.push_back(OpCase("BatchNormalization", x.size() == 4 ? "4d" : "2d")
+                        .in(uniform(x, seed()))
+                        .constant_in(uniform({c}, seed(), 0.5f, 1.5f))
+                        .constant_in(uniform({c}, seed()))
+                        .constant_in(uniform({c}, seed()))
+                        .constant_in(uniform({c}, seed(), 0.5f, 2.f))
+                        .ref(batchnorm_ref)
+                        .channels_last());
+  }
+  for (Shape x : {Shape{2, 49, 96}, Shape{3, 37}}) {
+    int64_t c = x.back();
+    cases.push_back(OpCase("LayerNormalization", x.size() == 3 ? "tokens" : "odd")
+                        .in(uniform(x, seed(), -2, 2))
+                        .constant_in(uniform({c}, seed(), 0.5f, 1.5f))
+                        .constant_in(uniform({c}, seed()))
+                        .ref(layernorm_ref));
+  }
+  for (bool log : {false, true}) {
+    const char* op = log ? "LogSoftmax" : "Softmax";
+    auto r = [log](const std::vector<Tensor>& in) { return softmax_ref(in, log); };
+    cases.push_back(OpCase(op, "last-axis").in(uniform({8, 1000}, seed(), -5, 5)).ref(r));
+    cases.push_back(OpCase(op, "attention").in(uniform({2, 4, 10, 10}, seed(), -5, 5)).ref(r));
+    cases.push_back(OpCase(op, "axis1").in(uniform({3, 7, 5}, seed(), -5, 5)).attr("axis", int64_t(1)));
+  }
+}
+
+void add_resize_cases(std::vector<OpCase>& cases) {
+  Seeds seed{3900};
+  auto scales = [](std::vector<float> s) { return Tensor::from_vector<float>(s, {int64_t(s.size())}); };
+  struct Mode {
+    const char* label;
+    const char* mode;
+    const char* coordinate;
+  };
+  for (Mode m : {Mode{"nearest-x2", "nearest", "asymmetric"}, Mode{"linear-half-pixel", "linear", "half_pixel"},
+                 Mode{"linear-align-corners", "linear", "align_corners"}, Mode{"cubic", "cubic", "half_pixel"}}) {
+    cases.push_back(OpCase("Resize", m.label)
+                        .in(uniform({1, 3, 7, 9}, seed()))
+                        .absent()
+                        .constant_in(scales({1, 1, 2, 2}))
+                        .attr("mode", std::string(m.mode))
+                        .attr("coordinate_transformation_mode", std::string(m.coordinate))
+                        .channels_last());
+  }
+  cases.push_back(OpCase("Resize", "linear-downscale")
+                      .in(uniform({2, 4, 16, 12}, seed()))
+                      .absent()
+                      .constant_in(scales({1, 1, 0.5f, 0.75f}))
+                      .attr("mode", std::string("linear")));
+  cases.push_back(OpCase("Resize", "sizes-nearest")
+                      .in(uniform({1, 2, 5, 5}, seed()))
+                      .absent()
+                      .absent()
+                      .constant_in(Tensor::from_vector<int64_t>({1, 2, 8, 11}, {4}))
+                      .attr("mode", std::string("nearest")));
+  OpCase up("Upsample", "nearest-x2");
+  up.opset = 9;
+  cases.push_back(up.in(uniform({1, 3, 5, 6}, seed())).constant_in(scales({1, 1, 2, 2})).attr("mode", std::string("nearest")));
+}
+
+void add_quantize_topk_cases(std::vector<OpCase>& cases) {
+  Seeds seed{4000};
+  cases.push_back(OpCase("QuantizeLinear", "u8")
+                      .in(uniform({2, 3, 4, 5}, seed(), -3, 3))
+                      .constant_in(Tensor::from_vector<float>({0.05f}, {}))
+                      .constant_in(Tensor::from_vector<uint8_t>({128}, {})));
+  cases.push_back(OpCase("DequantizeLinear", "u8")
+                      .in(Tensor::from_vector<uint8_t>({0, 1, 127, 128, 129, 200, 255, 17}, {2, 4}))
+                      .constant_in(Tensor::from_vector<float>({0.05f}, {}))
+                      .constant_in(Tensor::from_vector<uint8_t>({128}, {})));
+  for (int64_t largest : {1, 0}) {
+    cases.push_back(OpCase("TopK", largest ? "last-axis-largest" : "last-axis-smallest")
+                        .in(distinct({4, 50}, seed()))
+                        .constant_in(Tensor::from_vector<int64_t>({5}, {1}))
+                        .attr("largest", largest)
+                        .outputs(2));
+  }
+  cases.push_back(OpCase("TopK", "axis1")
+                      .in(distinct({3, 20, 4}, seed()))
+                      .constant_in(Tensor::from_vector<int64_t>({3}, {1}))
+                      .attr("axis", int64_t(1))
+                      .outputs(2));
+}
+
+}  // namespace
+
+void add_nn_cases(std::vector<OpCase>& cases) {
+  add_conv_cases(cases);
+  add_matmul_cases(cases);
+  add_pool_cases(cases);
+  add_norm_cases(cases);
+  add_resize_cases(cases);
+  add_quantize_topk_cases(cases);
+}
+
+}  // namespace tandem::backend_ops
