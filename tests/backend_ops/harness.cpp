@@ -32,11 +32,17 @@ double forward_tolerance(DType dtype) {
   switch (dtype) {
     case DType::f16: return 1e-5;
     case DType::bf16: return 1e-4;
-    default: return 1e-7;
+    default: return 1e-10;
   }
 }
 
-double gradient_tolerance(DType dtype) { return 10 * forward_tolerance(dtype); }
+double gradient_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return 1e-4;
+    case DType::bf16: return 1e-3;
+    default: return 1e-7;
+  }
+}
 
 std::vector<double> widen(const Tensor& t) {
   check(t.layout() == Layout::plain, "widen: " + t.desc().str() + " is not plain");
