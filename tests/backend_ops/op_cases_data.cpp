@@ -12,6 +12,12 @@ namespace {
 
 Tensor ints(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(v, {int64_t(v.size())}); }
 
+// Every third element set to zero (Cast to bool's false).
+Tensor with_zeros(Tensor t) {
+  for (int64_t i = 0; i < t.numel(); i += 3) t.data<float>()[i] = 0;
+  return t;
+}
+
 // ONNX TensorProto codes of the Cast targets tried.
 struct CastTarget {
   const char* label;
@@ -20,18 +26,31 @@ struct CastTarget {
 
 void add_cast_cases(std::vector<OpCase>& cases) {
   Seeds seed{5000};
+  // From each float dtype (the case's dtypes) to each target: one round to
+  // nearest even per narrowing, truncation to integers.
   for (CastTarget t : {CastTarget{"to-f32", 1}, CastTarget{"to-f16", 10}, CastTarget{"to-bf16", 16},
-                       CastTarget{"to-i64", 7}, CastTarget{"to-i32", 6}, CastTarget{"to-bool", 9}, CastTarget{"to-u8", 2}})
-    cases.push_back(OpCase("Cast", t.label).in(uniform({3, 4, 5}, seed(), -4, 4)).attr("to", t.onnx));
-  cases.push_back(OpCase("Cast", "i64-to-f32")
-                      .in(Tensor::from_vector<int64_t>({-3, 0, 7, 1 << 20, 5, -9}, {2, 3}))
-                      .attr("to", int64_t(1)));
+                       CastTarget{"to-i64", 7}, CastTarget{"to-i32", 6}})
+    cases.push_back(OpCase("Cast", t.label).in(uniform({3, 77}, seed(), -300, 300)).attr("to", t.onnx));
+  cases.push_back(OpCase("Cast", "to-bool").in(with_zeros(uniform({3, 4, 5}, seed(), -4, 4))).attr("to", int64_t(9)));
+  cases.push_back(OpCase("Cast", "to-u8").in(uniform({3, 4, 5}, seed(), 0, 250)).attr("to", int64_t(2)));
+  Tensor i64 = Tensor::empty(DType::i64, {3, 77});
+  for (int64_t i = 0; i < i64.numel(); ++i) i64.data<int64_t>()[i] = (i * 7919) % 601 - 300;
+  for (CastTarget t : {CastTarget{"i64-to-f32", 1}, CastTarget{"i64-to-bf16", 16}, CastTarget{"i64-to-f16", 10}})
+    cases.push_back(OpCase("Cast", t.label).in(i64).attr("to", t.onnx));
   cases.push_back(OpCase("CastLike", "to-i64").in(uniform({3, 4}, seed(), -4, 4)).in(ints({0})));
 }
 
 void add_shape_cases(std::vector<OpCase>& cases) {
   Seeds seed{5100};
   cases.push_back(OpCase("Reshape", "flatten-tail").in(uniform({2, 4, 5}, seed())).constant_in(ints({-1, 20})));
+  cases.push_back(OpCase("Reshape", "4d-to-2d").in(uniform({2, 3, 4, 5}, seed())).constant_in(ints({6, -1})));
+  cases.push_back(OpCase("Unsqueeze", "axes0-3").in(uniform({2, 3, 4, 5}, seed())).constant_in(ints({0, 3})));
+  cases.push_back(OpCase("Squeeze", "axes0-3").in(uniform({1, 2, 3, 1, 4, 5}, seed())).constant_in(ints({0, 3})));
+  for (auto [x, perm] : {std::pair<Shape, std::vector<int64_t>>{{3, 4, 5}, {2, 0, 1}},
+                         {{2, 3, 4, 5}, {3, 0, 2, 1}}, {{2, 3, 2, 3, 2, 3}, {5, 3, 1, 0, 2, 4}}})
+    cases.push_back(OpCase("Transpose", "perm" + shape_str(Shape(perm.begin(), perm.end())))
+                        .in(uniform(x, seed()))
+                        .attr("perm", perm));
   cases.push_back(OpCase("Flatten", "axis1").in(uniform({2, 3, 4, 5}, seed())).attr("axis", int64_t(1)));
   cases.push_back(OpCase("Squeeze", "axis1").in(uniform({3, 1, 4}, seed())).constant_in(ints({1})));
   cases.push_back(OpCase("Unsqueeze", "axis0").in(uniform({3, 4}, seed())).constant_in(ints({0})));
@@ -57,6 +76,18 @@ void add_copy_cases(std::vector<OpCase>& cases) {
                       .in(uniform({2, 1, 4, 5}, seed()))
                       .attr("axis", int64_t(1))
                       .channels_last());
+  cases.push_back(OpCase("Concat", "int64-shape-vectors")
+                      .in(ints({4, 5}))
+                      .constant_in(ints({-1, 7, 9}))
+                      .attr("axis", int64_t(0)));
+  cases.push_back(OpCase("Gather", "rows-constant-int64").in(uniform({10, 7}, seed())).constant_in(ints({3, -1, 0, 9, 3})));
+  cases.push_back(OpCase("Gather", "rows-int32-negative")
+                      .in(uniform({10, 7}, seed()))
+                      .in(Tensor::from_vector<int32_t>({1, 2, -3, 4}, {2, 2})));
+  cases.push_back(OpCase("Gather", "channels-constant")
+                      .in(uniform({2, 3, 4, 5}, seed()))
+                      .constant_in(ints({2, -1, 0}))
+                      .attr("axis", int64_t(1)));
   cases.push_back(OpCase("Concat", "last-axis")
                       .in(uniform({3, 4}, seed()))
                       .in(uniform({3, 7}, seed()))

@@ -315,6 +315,11 @@ void add_reduce_cases(std::vector<OpCase>& cases) {
   Seeds seed{2300};
   for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin"}) {
     cases.push_back(OpCase(op, "spatial-keepdims").in(uniform({2, 8, 5, 7}, seed())).attr("axes", std::vector<int64_t>{2, 3}));
+    cases.push_back(OpCase(op, "spatial")
+                        .in(uniform({2, 8, 5, 6}, seed()))
+                        .attr("axes", std::vector<int64_t>{2, 3})
+                        .attr("keepdims", int64_t(0)));
+    cases.push_back(OpCase(op, "channels").in(uniform({2, 8, 5, 6}, seed())).attr("axes", std::vector<int64_t>{1}).attr("keepdims", int64_t(0)));
     cases.push_back(OpCase(op, "last-axis")
                         .in(uniform({6, 33}, seed()))
                         .attr("axes", std::vector<int64_t>{-1})

@@ -7,6 +7,7 @@
 // ONNX's conformance data).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "ops/conv.h"
 #include "ops/gemm.h"
@@ -52,17 +53,23 @@ std::vector<Tensor> gemm_ref(const std::vector<Tensor>& in, double (*act)(double
   return {f64_tensor({m, n}, y)};
 }
 
-// (Log)Softmax over the last axis.
-std::vector<Tensor> softmax_ref(const std::vector<Tensor>& in, bool log) {
-  int64_t cols = in[0].shape().back(), rows = in[0].numel() / cols;
+// (Log)Softmax over `axis` (ONNX 13 on: one axis).
+std::vector<Tensor> softmax_ref(const std::vector<Tensor>& in, int64_t axis, bool log) {
+  const Shape& s = in[0].shape();
+  axis = axis < 0 ? axis + int64_t(s.size()) : axis;
+  int64_t n = s[size_t(axis)], inner = 1;
+  for (size_t i = size_t(axis) + 1; i < s.size(); ++i) inner *= s[i];
+  int64_t outer = in[0].numel() / (n * inner);
   std::vector<double> x = widen(in[0]);
-  for (int64_t r = 0; r < rows; ++r) {
-    double* row = x.data() + r * cols;
-    double mx = *std::max_element(row, row + cols), sum = 0;
-    for (int64_t c = 0; c < cols; ++c) sum += std::exp(row[c] - mx);
-    for (int64_t c = 0; c < cols; ++c) row[c] = log ? row[c] - mx - std::log(sum) : std::exp(row[c] - mx) / sum;
-  }
-  return {f64_tensor(in[0].shape(), x)};
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      auto at = [&](int64_t k) -> double& { return x[size_t((o * n + k) * inner + j)]; };
+      double mx = -INFINITY, sum = 0;
+      for (int64_t k = 0; k < n; ++k) mx = std::max(mx, at(k));
+      for (int64_t k = 0; k < n; ++k) sum += std::exp(at(k) - mx);
+      for (int64_t k = 0; k < n; ++k) at(k) = log ? at(k) - mx - std::log(sum) : std::exp(at(k) - mx) / sum;
+    }
+  return {f64_tensor(s, x)};
 }
 
 // LayerNormalization over the last axis, with scale and bias.
@@ -80,17 +87,19 @@ std::vector<Tensor> layernorm_ref(const std::vector<Tensor>& in) {
 }
 
 // Inference BatchNormalization of x [N, C, ...] with scale, bias, mean, var [C].
-std::vector<Tensor> batchnorm_ref(const std::vector<Tensor>& in) {
-  int64_t n = in[0].dim(0), c = in[0].dim(1), inner = in[0].numel() / (n * c);
-  std::vector<double> x = widen(in[0]), g = widen(in[1]), b = widen(in[2]), m = widen(in[3]), v = widen(in[4]);
-  for (int64_t i = 0; i < n * c; ++i) {
-    size_t ch = size_t(i % c);
-    for (int64_t j = 0; j < inner; ++j) {
-      double& e = x[size_t(i * inner + j)];
-      e = (e - m[ch]) / std::sqrt(v[ch] + 1e-5) * g[ch] + b[ch];
+Reference batchnorm_ref(double epsilon) {
+  return [epsilon](const std::vector<Tensor>& in) {
+    int64_t n = in[0].dim(0), c = in[0].dim(1), inner = in[0].numel() / (n * c);
+    std::vector<double> x = widen(in[0]), g = widen(in[1]), b = widen(in[2]), m = widen(in[3]), v = widen(in[4]);
+    for (int64_t i = 0; i < n * c; ++i) {
+      size_t ch = size_t(i % c);
+      for (int64_t j = 0; j < inner; ++j) {
+        double& e = x[size_t(i * inner + j)];
+        e = (e - m[ch]) / std::sqrt(v[ch] + epsilon) * g[ch] + b[ch];
+      }
     }
-  }
-  return {f64_tensor(in[0].shape(), x)};
+    return std::vector<Tensor>{f64_tensor(in[0].shape(), x)};
+  };
 }
 
 // Global pooling of x [N, C, H, W] -> [N, C, 1, 1].
@@ -198,6 +207,59 @@ void add_matmul_cases(std::vector<OpCase>& cases) {
                       }));
 }
 
+// Gemm's every way of taking C (a constant bias row, full [M, N], [M, 1],
+// a scalar, none), transposes, alpha and beta, computed and constant B;
+// tandem.FusedGemm's epilogues; MatMul batched, broadcast and folded. The
+// CPU backend's result is the reference (its own tests check it against
+// ONNX's data).
+void add_gemm_variants(std::vector<OpCase>& cases) {
+  Seeds seed{3600};
+  cases.push_back(OpCase("Gemm", "resnet-head")
+                      .in(uniform({1, 2048}, seed(), 0, 4))
+                      .constant_in(uniform({1000, 2048}, seed(), -0.05f, 0.05f))
+                      .constant_in(uniform({1000}, seed()))
+                      .attr("transB", int64_t(1)));
+  const int64_t m = 13, k = 70, n = 37;
+  struct C {
+    std::optional<Shape> c;
+    bool c_const, b_const;
+    int64_t ta, tb;
+    float alpha, beta;
+  };
+  for (const C& c : {C{Shape{n}, true, true, 0, 0, 1.f, 1.f}, C{Shape{1, n}, true, false, 1, 0, 0.5f, 2.f},
+                     C{Shape{m, n}, false, true, 0, 1, 1.5f, -1.f}, C{Shape{m, n}, true, false, 1, 1, 1.f, 0.5f},
+                     C{Shape{m, 1}, false, false, 0, 0, 1.f, 3.f}, C{Shape{}, true, true, 0, 1, 2.f, 1.f},
+                     C{Shape{n}, false, true, 1, 0, 1.f, 1.f}, C{std::nullopt, false, true, 0, 0, 0.25f, 1.f}}) {
+    OpCase g("Gemm", "c" + (c.c ? shape_str(*c.c) : std::string("-none")) + "-ta" + std::to_string(c.ta) + "-tb" +
+                         std::to_string(c.tb) + (c.c_const ? "-c-constant" : "") + (c.b_const ? "-b-constant" : ""));
+    g.in(uniform(c.ta ? Shape{k, m} : Shape{m, k}, seed()));
+    Tensor b = uniform(c.tb ? Shape{n, k} : Shape{k, n}, seed());
+    c.b_const ? g.constant_in(b) : g.in(b);
+    if (c.c) c.c_const ? g.constant_in(uniform(*c.c, seed())) : g.in(uniform(*c.c, seed()));
+    cases.push_back(g.attr("transA", c.ta).attr("transB", c.tb).attr("alpha", c.alpha).attr("beta", c.beta));
+  }
+  for (const char* act : {"Relu", "HardSigmoid", "Tanh", "SiLU", "LeakyRelu"})
+    cases.push_back(OpCase(ops::kFusedGemmOp, std::string("head-") + act)
+                        .in(uniform({8, 256}, seed()))
+                        .constant_in(uniform({100, 256}, seed(), -0.2f, 0.2f))
+                        .constant_in(uniform({100}, seed()))
+                        .attr("transB", int64_t(1))
+                        .attr("activation", std::string(act)));
+  struct Mm {
+    Shape a, b;
+    bool b_const;
+  };
+  for (const Mm& mm : {Mm{{64, 96}, {96, 128}, false}, Mm{{4, 64, 96}, {4, 96, 128}, false},
+                       Mm{{4, 33, 20}, {1, 20, 17}, false}, Mm{{1, 33, 20}, {5, 20, 17}, true},
+                       Mm{{3, 5, 64, 96}, {96, 128}, true}, Mm{{2, 3, 8, 16}, {2, 3, 16, 8}, false},
+                       Mm{{96}, {96, 128}, false}, Mm{{64, 96}, {96}, false}}) {
+    OpCase c("MatMul", shape_str(mm.a) + "x" + shape_str(mm.b));
+    c.in(uniform(mm.a, seed()));
+    mm.b_const ? c.constant_in(uniform(mm.b, seed())) : c.in(uniform(mm.b, seed()));
+    cases.push_back(c);
+  }
+}
+
 Attributes pool_attrs(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p) {
   Attributes a;
   a.set("kernel_shape", k);
@@ -224,6 +286,9 @@ void add_pool_cases(std::vector<OpCase>& cases) {
                       .in(uniform({2, 64, 7, 7}, seed()))
                       .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, false); })
                       .channels_last());
+  cases.push_back(OpCase("GlobalAveragePool", "resnet-features")
+                      .in(uniform({2, 2048, 7, 7}, seed(), 0, 5))
+                      .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, false); }));
   cases.push_back(OpCase("GlobalMaxPool", "odd")
                       .in(uniform({2, 32, 9, 11}, seed()))
                       .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, true); })
@@ -240,9 +305,18 @@ void add_norm_cases(std::vector<OpCase>& cases) {
                         .constant_in(uniform({c}, seed()))
                         .constant_in(uniform({c}, seed()))
                         .constant_in(uniform({c}, seed(), 0.5f, 2.f))
-                        .ref(batchnorm_ref)
+                        .ref(batchnorm_ref(1e-5))
                         .channels_last());
   }
+  cases.push_back(OpCase("BatchNormalization", "epsilon-1e-3")
+                      .in(uniform({2, 16, 9, 9}, seed()))
+                      .constant_in(uniform({16}, seed(), 0.5f, 1.5f))
+                      .constant_in(uniform({16}, seed()))
+                      .constant_in(uniform({16}, seed(), -0.5f, 0.5f))
+                      .constant_in(uniform({16}, seed(), 0.5f, 2.f))
+                      .attr("epsilon", 1e-3f)
+                      .ref(batchnorm_ref(1e-3))
+                      .channels_last());
   for (Shape x : {Shape{2, 49, 96}, Shape{3, 37}}) {
     int64_t c = x.back();
     cases.push_back(OpCase("LayerNormalization", x.size() == 3 ? "tokens" : "odd")
@@ -253,10 +327,23 @@ void add_norm_cases(std::vector<OpCase>& cases) {
   }
   for (bool log : {false, true}) {
     const char* op = log ? "LogSoftmax" : "Softmax";
-    auto r = [log](const std::vector<Tensor>& in) { return softmax_ref(in, log); };
-    cases.push_back(OpCase(op, "last-axis").in(uniform({8, 1000}, seed(), -5, 5)).ref(r));
-    cases.push_back(OpCase(op, "attention").in(uniform({2, 4, 10, 10}, seed(), -5, 5)).ref(r));
-    cases.push_back(OpCase(op, "axis1").in(uniform({3, 7, 5}, seed(), -5, 5)).attr("axis", int64_t(1)));
+    struct Axis {
+      const char* label;
+      Shape x;
+      int64_t axis;
+      float lo, hi;
+    };
+    // Large logits too: a softmax without the max shift would overflow.
+    for (const Axis& a : {Axis{"last-axis", {8, 1000}, -1, -5, 5}, Axis{"attention", {2, 4, 10, 10}, -1, -5, 5},
+                          Axis{"axis1", {3, 7, 5}, 1, -5, 5}, Axis{"large-logits-last-axis", {8, 1000}, -1, -60, 90},
+                          Axis{"large-logits-axis1", {2, 5, 7}, 1, -60, 90},
+                          Axis{"large-logits-long-axis2", {3, 4, 2000}, 2, -60, 90}}) {
+      int64_t axis = a.axis;
+      cases.push_back(OpCase(op, a.label)
+                          .in(uniform(a.x, seed(), a.lo, a.hi))
+                          .attr("axis", axis)
+                          .ref([axis, log](const std::vector<Tensor>& in) { return softmax_ref(in, axis, log); }));
+    }
   }
 }
 
@@ -323,6 +410,7 @@ void add_quantize_topk_cases(std::vector<OpCase>& cases) {
 void add_nn_cases(std::vector<OpCase>& cases) {
   add_conv_cases(cases);
   add_matmul_cases(cases);
+  add_gemm_variants(cases);
   add_pool_cases(cases);
   add_norm_cases(cases);
   add_resize_cases(cases);
