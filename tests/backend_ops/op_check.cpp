@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "ops/schema.h"
 #include "tests/backend_ops/checks.h"
@@ -101,14 +102,15 @@ void record(Tally& tally, const std::string& backend, const std::string& what, c
 }
 
 // Whether the backend takes the variant: supports() and prepare() say so.
-// f32 in the plain layout must be taken wherever a kernel is registered;
-// another dtype or layout a kernel refuses at prepare (with any Error) is
-// unsupported.
+// A backend may decline any variant in supports() (the graph then runs the
+// node elsewhere), as ggml's supports_op. Once it said yes, prepare() may
+// still refuse a dtype or layout other than f32 plain (with any Error), or
+// any variant with Error::unsupported; another error there is a failure.
 bool takes_variant(const BackendUnderTest& b, const OpCall& call, const std::string& what, DType dtype, Tally& tally) {
   bool baseline = dtype == DType::f32 && call.layout == Layout::plain;
   try {
     if (!backend_supports(*b.backend, call)) {
-      tally.record(b.name, what, baseline ? Verdict::fail : Verdict::unsupported, "supports() is false");
+      tally.record(b.name, what, Verdict::unsupported, "supports() is false");
       return false;
     }
     prepare_call(*b.backend, call);
@@ -121,23 +123,26 @@ bool takes_variant(const BackendUnderTest& b, const OpCall& call, const std::str
   }
 }
 
-void check_variant(const OpCase& c, const BackendUnderTest& b, const std::vector<Tensor>& inputs,
+// Returns whether the backend ran the variant (whatever the verdict).
+bool check_variant(const OpCase& c, const BackendUnderTest& b, const std::vector<Tensor>& inputs,
                    const std::vector<Tensor>& reference, DType dtype, Layout layout, Tally& tally) {
   std::string what = variant_name(c, dtype, layout);
   OpCall call = call_of(c, inputs, layout);
-  if (!takes_variant(b, call, what, dtype, tally)) return;
+  if (!takes_variant(b, call, what, dtype, tally)) return false;
   try {
     record(tally, b.name, what, compare(run_call(*b.backend, call), reference, dtype, c.exact));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::unsupported) tally.record(b.name, what, Verdict::unsupported, e.what());
     else record(tally, b.name, what, std::string("threw: ") + e.what());
   }
+  return true;
 }
 
 }  // namespace
 
 void check_op_cases(const std::vector<OpCase>& cases, const BackendUnderTest& b, Backend& cpu,
                     const std::string& filter, Tally& tally) {
+  std::map<std::string, int> ran;  // per op type: variants the backend ran
   for (const OpCase& c : cases) {
     if (!b.has_kernel(c.op) || c.name().find(filter) == std::string::npos) continue;
     for (DType dtype : dtypes_of(c)) {
@@ -151,10 +156,14 @@ void check_op_cases(const std::vector<OpCase>& cases, const BackendUnderTest& b,
       }
       for (Layout layout : {Layout::plain, Layout::nhwc}) {
         if (layout == Layout::nhwc && !(c.nhwc && has_4d_activation(c))) continue;
-        check_variant(c, b, inputs, reference, dtype, layout, tally);
+        ran[c.op] += check_variant(c, b, inputs, reference, dtype, layout, tally);
       }
     }
   }
+  // A registered kernel that declines every case of its op is as untested
+  // as one without a case.
+  for (const auto& [op, n] : ran)
+    if (n == 0) tally.fail(b.name + " kernel " + op + " declines every case of its op: add one it takes");
 }
 
 void check_op_coverage(const std::vector<OpCase>& cases, const BackendUnderTest& b, Tally& tally) {
