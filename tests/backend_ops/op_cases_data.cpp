@@ -193,6 +193,8 @@ std::vector<OpCase> all_op_cases() {
   std::vector<OpCase> cases;
   add_math_cases(cases);
   add_nn_cases(cases);
+  add_resize_cases(cases);
+  add_topk_cases(cases);
   add_data_cases(cases);
   return cases;
 }

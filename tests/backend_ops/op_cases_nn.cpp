@@ -1,8 +1,9 @@
 // Network ops: matrix products, convolutions, pooling, normalizations,
-// softmax, resizing, quantization, TopK. Matrix products, softmax, the
-// normalizations and global pooling have float64 references here;
-// convolutions, windowed pooling, resizing, quantization and TopK take the
-// CPU backend's f32 result (their float64 versions would repeat the kernels'
+// softmax, quantization (resizing: op_cases_resize.cpp, TopK:
+// op_cases_topk.cpp). Matrix
+// products, softmax, the normalizations and global pooling have float64
+// references here; convolutions, windowed pooling and quantization
+// take the CPU backend's f32 result (their float64 versions would repeat the kernels'
 // index arithmetic, which the CPU backend's own unit tests check against
 // ONNX's conformance data).
 #include <algorithm>
@@ -347,41 +348,7 @@ void add_norm_cases(std::vector<OpCase>& cases) {
   }
 }
 
-void add_resize_cases(std::vector<OpCase>& cases) {
-  Seeds seed{3900};
-  auto scales = [](std::vector<float> s) { return Tensor::from_vector<float>(s, {int64_t(s.size())}); };
-  struct Mode {
-    const char* label;
-    const char* mode;
-    const char* coordinate;
-  };
-  for (Mode m : {Mode{"nearest-x2", "nearest", "asymmetric"}, Mode{"linear-half-pixel", "linear", "half_pixel"},
-                 Mode{"linear-align-corners", "linear", "align_corners"}, Mode{"cubic", "cubic", "half_pixel"}}) {
-    cases.push_back(OpCase("Resize", m.label)
-                        .in(uniform({1, 3, 7, 9}, seed()))
-                        .absent()
-                        .constant_in(scales({1, 1, 2, 2}))
-                        .attr("mode", std::string(m.mode))
-                        .attr("coordinate_transformation_mode", std::string(m.coordinate))
-                        .channels_last());
-  }
-  cases.push_back(OpCase("Resize", "linear-downscale")
-                      .in(uniform({2, 4, 16, 12}, seed()))
-                      .absent()
-                      .constant_in(scales({1, 1, 0.5f, 0.75f}))
-                      .attr("mode", std::string("linear")));
-  cases.push_back(OpCase("Resize", "sizes-nearest")
-                      .in(uniform({1, 2, 5, 5}, seed()))
-                      .absent()
-                      .absent()
-                      .constant_in(Tensor::from_vector<int64_t>({1, 2, 8, 11}, {4}))
-                      .attr("mode", std::string("nearest")));
-  OpCase up("Upsample", "nearest-x2");
-  up.opset = 9;
-  cases.push_back(up.in(uniform({1, 3, 5, 6}, seed())).constant_in(scales({1, 1, 2, 2})).attr("mode", std::string("nearest")));
-}
-
-void add_quantize_topk_cases(std::vector<OpCase>& cases) {
+void add_quantize_cases(std::vector<OpCase>& cases) {
   Seeds seed{4000};
   cases.push_back(OpCase("QuantizeLinear", "u8")
                       .in(uniform({2, 3, 4, 5}, seed(), -3, 3))
@@ -391,18 +358,6 @@ void add_quantize_topk_cases(std::vector<OpCase>& cases) {
                       .in(Tensor::from_vector<uint8_t>({0, 1, 127, 128, 129, 200, 255, 17}, {2, 4}))
                       .constant_in(Tensor::from_vector<float>({0.05f}, {}))
                       .constant_in(Tensor::from_vector<uint8_t>({128}, {})));
-  for (int64_t largest : {1, 0}) {
-    cases.push_back(OpCase("TopK", largest ? "last-axis-largest" : "last-axis-smallest")
-                        .in(distinct({4, 50}, seed()))
-                        .constant_in(Tensor::from_vector<int64_t>({5}, {1}))
-                        .attr("largest", largest)
-                        .outputs(2));
-  }
-  cases.push_back(OpCase("TopK", "axis1")
-                      .in(distinct({3, 20, 4}, seed()))
-                      .constant_in(Tensor::from_vector<int64_t>({3}, {1}))
-                      .attr("axis", int64_t(1))
-                      .outputs(2));
 }
 
 }  // namespace
@@ -413,8 +368,7 @@ void add_nn_cases(std::vector<OpCase>& cases) {
   add_gemm_variants(cases);
   add_pool_cases(cases);
   add_norm_cases(cases);
-  add_resize_cases(cases);
-  add_quantize_topk_cases(cases);
+  add_quantize_cases(cases);
 }
 
 }  // namespace tandem::backend_ops

@@ -63,7 +63,8 @@ OpCall call_of(const OpCase& c, std::vector<Tensor> inputs, Layout layout) {
 
 // Empty when `got` matches `want`, else what differs. Float outputs by NMSE
 // against the tolerance of the coarser of the variant's and the output's
-// dtype; integer and boolean outputs exactly.
+// dtype; integer and boolean outputs, and those of exact cases, to the bit
+// (-0 is not +0; NaN matches any NaN: a payload may change in a cast).
 std::string compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType dtype, bool exact) {
   if (got.size() != want.size()) return "outputs: " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -80,8 +81,10 @@ std::string compare(const std::vector<Tensor>& got, const std::vector<Tensor>& w
       }
     } else {
       std::vector<double> a = widen(got[i]), b = widen(want[i]);
+      bool signed_zeros = is_floating(got[i].dtype());
       for (size_t k = 0; k < a.size(); ++k)
-        if (a[k] != b[k] && !(std::isnan(a[k]) && std::isnan(b[k])))
+        if (!(std::isnan(a[k]) && std::isnan(b[k])) &&
+            (a[k] != b[k] || (signed_zeros && std::signbit(a[k]) != std::signbit(b[k]))))
           return at + "element " + std::to_string(k) + " is " + std::to_string(a[k]) + ", expected " + std::to_string(b[k]);
     }
   }
