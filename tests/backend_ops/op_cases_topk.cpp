@@ -5,11 +5,11 @@
 // backend's (its own tests check it against ONNX's data and
 // std::partial_sort).
 #include <limits>
-#include <numeric>
 #include <random>
 
 #include "tests/backend_ops/harness.h"
 #include "tests/backend_ops/op_cases.h"
+#include "tests/topk_inputs.h"
 
 namespace tandem::backend_ops {
 
@@ -34,25 +34,8 @@ OpCase topk_case(const TopK& t, const std::string& values, Tensor x) {
       .exactly();
 }
 
-// A shuffled 0..n-1, centred and scaled by 1/1024 (exact in f32).
-Tensor shuffled(const Shape& s, uint64_t seed) {
-  Tensor t = Tensor::empty(DType::f32, s);
-  std::vector<int64_t> perm(size_t(t.numel()));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(perm[size_t(i)] - t.numel() / 2) / 1024.f;
-  return t;
-}
-
-// Few distinct values (multiples of 1/4 below `levels` / 4), so most
-// elements tie with others, as in a peak-suppressed heatmap.
-Tensor tied(const Shape& s, uint64_t seed, int levels = 5) {
-  Tensor t = Tensor::empty(DType::f32, s);
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> u(0, levels - 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(u(rng)) * 0.25f;
-  return t;
-}
+Tensor shuffled(const Shape& s, uint64_t seed) { return testing::shuffled_values(s, seed); }
+Tensor tied(const Shape& s, uint64_t seed) { return testing::tied_values(s, seed); }
 
 Tensor integers(DType d, const Shape& s, uint64_t seed, int64_t lo, int64_t hi) {
   Tensor r = Tensor::empty(d, s);

@@ -3,12 +3,10 @@
 // replay on new inputs as they ran, values and indices identical to the
 // CPU backend's. TopK's paths, ties, NaNs, dtypes and empty inputs
 // themselves are cases of tests/backend_ops.
-#include <algorithm>
-#include <numeric>
-#include <random>
 #include <string>
 
 #include "../graph_builder.h"
+#include "../topk_inputs.h"
 #include "gpu_test_util.h"
 
 namespace tandem::testing {
@@ -38,27 +36,6 @@ Graph topk_graph(const TopKCase& c, DType t) {
   return b.g;
 }
 
-// Distinct values: a shuffled 0..n-1, scaled (exact in f32).
-Tensor distinct_f32(const Shape& s, uint32_t seed) {
-  Tensor t = Tensor::empty(DType::f32, s);
-  std::vector<int64_t> perm(size_t(t.numel()));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), std::mt19937(seed));
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.data<float>()[i] = float(perm[size_t(i)] - t.numel() / 2) / 1024.f;
-  return t;
-}
-
-// Few distinct values, so most elements tie with others (a peak-suppressed
-// heatmap is mostly zeros).
-Tensor tied_f32(const Shape& s, uint32_t seed, int levels = 5) {
-  Tensor t = Tensor::empty(DType::f32, s);
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> u(0, levels - 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(u(rng)) * 0.25f;
-  return t;
-}
-
 TEST(CudaTopK, RecordedPlansReplayOnNewInputs) {
   TANDEM_REQUIRE_GPU();
   uint32_t seed = 90;
@@ -66,7 +43,7 @@ TEST(CudaTopK, RecordedPlansReplayOnNewInputs) {
     Graph g = topk_graph(c, DType::f32);
     Session cpu(g), gpu(g, SessionOptions::on(Device::cuda(0)));
     for (int run = 0; run < 4; ++run) {
-      Tensor x = run % 2 ? tied_f32(c.in, seed++) : distinct_f32(c.in, seed++);
+      Tensor x = run % 2 ? tied_values(c.in, seed++) : shuffled_values(c.in, seed++);
       std::vector<Tensor> want = cpu.run({x}), got = gpu.run({x});
       const std::string at = c.str() + " run " + std::to_string(run);
       expect_identical(got[1], want[1], "indices " + at);
