@@ -326,6 +326,25 @@ void add_norm_cases(std::vector<OpCase>& cases) {
                         .constant_in(uniform({c}, seed()))
                         .ref(layernorm_ref));
   }
+  // Rows offset from 0 (the variance must not come from E[x^2] - mean^2):
+  // ConvNeXt's 96 channels, ViT's 768 tokens with Mean and InvStdDev, rows
+  // longer than a kernel keeps in registers, a broadcast scale.
+  struct LayerNorm {
+    Shape x;
+    int64_t axis;
+    Shape scale;
+    bool bias;
+    int outputs;
+  };
+  for (const LayerNorm& l : {LayerNorm{{2, 56, 56, 96}, -1, {96}, true, 1}, LayerNorm{{2, 197, 768}, -1, {768}, true, 3},
+                             LayerNorm{{3, 5, 6}, 1, {5, 6}, false, 3}, LayerNorm{{4, 3000}, -1, {3000}, true, 2},
+                             LayerNorm{{2, 3, 4, 5}, -3, {3, 1, 5}, true, 1}, LayerNorm{{7, 33}, -1, {1}, true, 3}}) {
+    OpCase c("LayerNormalization", shape_str(l.x) + "-axis" + std::to_string(l.axis) + "-outputs" +
+                                       std::to_string(l.outputs));
+    c.in(uniform(l.x, seed(), 3, 7)).constant_in(uniform(l.scale, seed(), 0.5f, 1.5f));
+    if (l.bias) c.constant_in(uniform(l.scale, seed()));
+    cases.push_back(c.attr("axis", l.axis).attr("epsilon", 1e-5f).outputs(l.outputs));
+  }
   for (bool log : {false, true}) {
     const char* op = log ? "LogSoftmax" : "Softmax";
     struct Axis {
