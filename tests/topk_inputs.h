@@ -17,7 +17,8 @@ inline Tensor shuffled_values(const Shape& s, uint64_t seed) {
   std::vector<int64_t> perm(size_t(t.numel()));
   std::iota(perm.begin(), perm.end(), 0);
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(perm[size_t(i)] - t.numel() / 2) / 1024.f;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = float(perm[size_t(i)] - t.numel() / 2) / 1024.f;
   return t;
 }
 

@@ -36,14 +36,15 @@ struct TableUnderTest {
 
 // Runs each training case whose name contains `filter` on `t`; references
 // from `cpu` (the CPU table in f32, with its memory).
-void check_train_cases(const std::vector<TrainCase>& cases, const TableUnderTest& t, const TableUnderTest& cpu,
-                       const std::string& filter, Tally& tally);
+void check_train_cases(const std::vector<TrainCase>& cases, const TableUnderTest& t,
+                       const TableUnderTest& cpu, const std::string& filter, Tally& tally);
 
 // Fails, in `tally`, each registered kernel (every op type the schemas know
 // that a backend's registry has a kernel for) and each non-null entry of a
 // table without a case.
 void check_op_coverage(const std::vector<OpCase>& cases, const BackendUnderTest& b, Tally& tally);
-void check_train_coverage(const std::vector<TrainCase>& cases, const TableUnderTest& t, Tally& tally);
+void check_train_coverage(const std::vector<TrainCase>& cases, const TableUnderTest& t,
+                          Tally& tally);
 
 // Why a variant ("Conv/3x3-pad1 f16 nhwc") is known to disagree on a
 // backend; nullptr when it is not (known_discrepancies.cpp).

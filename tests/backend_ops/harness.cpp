@@ -11,7 +11,8 @@
 namespace tandem::backend_ops {
 
 double nmse(const Tensor& out, const Tensor& ref) {
-  check(out.numel() == ref.numel(), "nmse: " + shape_str(out.shape()) + " against " + shape_str(ref.shape()));
+  check(out.numel() == ref.numel(),
+        "nmse: " + shape_str(out.shape()) + " against " + shape_str(ref.shape()));
   std::vector<double> a = widen(out), b = widen(ref);
   double err = 0, norm = 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -30,17 +31,23 @@ double nmse(const Tensor& out, const Tensor& ref) {
 
 double forward_tolerance(DType dtype) {
   switch (dtype) {
-    case DType::f16: return 1e-5;
-    case DType::bf16: return 1e-4;
-    default: return 1e-10;
+    case DType::f16:
+      return 1e-5;
+    case DType::bf16:
+      return 1e-4;
+    default:
+      return 1e-10;
   }
 }
 
 double gradient_tolerance(DType dtype) {
   switch (dtype) {
-    case DType::f16: return 1e-4;
-    case DType::bf16: return 1e-3;
-    default: return 1e-7;
+    case DType::f16:
+      return 1e-4;
+    case DType::bf16:
+      return 1e-3;
+    default:
+      return 1e-7;
   }
 }
 
@@ -53,11 +60,13 @@ std::vector<double> widen(const Tensor& t) {
 
 Tensor narrow(const Tensor& f32, DType dtype) {
   if (dtype == DType::f32) return f32;
-  check(dtype == DType::f16 || dtype == DType::bf16, "narrow: to " + std::string(dtype_name(dtype)));
+  check(dtype == DType::f16 || dtype == DType::bf16,
+        "narrow: to " + std::string(dtype_name(dtype)));
   Tensor t = Tensor::empty(dtype, f32.shape());
   auto* p = static_cast<uint16_t*>(t.raw());
   const float* s = f32.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dtype == DType::f16 ? float_to_f16(s[i]) : float_to_bf16(s[i]);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = dtype == DType::f16 ? float_to_f16(s[i]) : float_to_bf16(s[i]);
   return t;
 }
 
@@ -90,33 +99,45 @@ Tensor distinct(const Shape& shape, uint64_t seed) {
   return t;
 }
 
-Tensor away_from(const Shape& shape, uint64_t seed, float lo, float hi, std::vector<float> kinks, float gap) {
+Tensor away_from(const Shape& shape, uint64_t seed, float lo, float hi, std::vector<float> kinks,
+                 float gap) {
   Tensor t = Tensor::empty(DType::f32, shape);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(lo, hi);
   for (int64_t i = 0; i < t.numel(); ++i) {
     float v;
     do v = u(rng);
-    while (std::any_of(kinks.begin(), kinks.end(), [&](float k) { return std::fabs(v - k) < gap; }));
+    while (
+        std::any_of(kinks.begin(), kinks.end(), [&](float k) { return std::fabs(v - k) < gap; }));
     t.data<float>()[i] = v;
   }
   return t;
 }
 
-void Tally::record(const std::string& backend, const std::string& what, Verdict v, const std::string& detail) {
+void Tally::record(const std::string& backend, const std::string& what, Verdict v,
+                   const std::string& detail) {
   Counts& c = counts_[backend];
   const char* word = "pass";
   switch (v) {
-    case Verdict::pass: ++c.pass; break;
-    case Verdict::unsupported: ++c.unsupported; word = "unsupported"; break;
-    case Verdict::known: ++c.known; word = "known"; break;
+    case Verdict::pass:
+      ++c.pass;
+      break;
+    case Verdict::unsupported:
+      ++c.unsupported;
+      word = "unsupported";
+      break;
+    case Verdict::known:
+      ++c.known;
+      word = "known";
+      break;
     case Verdict::fail:
       ++c.fail;
       word = "FAIL";
       failures_.push_back(backend + " " + what + ": " + detail);
       break;
   }
-  if (verbose_ || v == Verdict::fail || v == Verdict::known) std::printf("%-11s %-6s %s %s\n", word, backend.c_str(), what.c_str(), detail.c_str());
+  if (verbose_ || v == Verdict::fail || v == Verdict::known)
+    std::printf("%-11s %-6s %s %s\n", word, backend.c_str(), what.c_str(), detail.c_str());
 }
 
 void Tally::fail(const std::string& what) {

@@ -55,7 +55,8 @@ Tensor uniform(const Shape& shape, uint64_t seed, float lo = -1.f, float hi = 1.
 Tensor distinct(const Shape& shape, uint64_t seed);
 // Uniform values in [lo, hi) at least `gap` away from each of `kinks`
 // (where a function's derivative jumps).
-Tensor away_from(const Shape& shape, uint64_t seed, float lo, float hi, std::vector<float> kinks, float gap);
+Tensor away_from(const Shape& shape, uint64_t seed, float lo, float hi, std::vector<float> kinks,
+                 float gap);
 
 // known: a failure listed in known_discrepancies.cpp, with its reason.
 enum class Verdict { pass, fail, unsupported, known };
@@ -64,7 +65,8 @@ enum class Verdict { pass, fail, unsupported, known };
 // the end.
 class Tally {
  public:
-  void record(const std::string& backend, const std::string& what, Verdict v, const std::string& detail);
+  void record(const std::string& backend, const std::string& what, Verdict v,
+              const std::string& detail);
   // Marks a failure that is not one case's (a kernel without a case).
   void fail(const std::string& what);
   void print_summary() const;

@@ -30,10 +30,14 @@ struct Options {
 bool parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--verbose") o.verbose = true;
-    else if (a == "--backend" && i + 1 < argc) o.backend = argv[++i];
-    else if (a == "--filter" && i + 1 < argc) o.filter = argv[++i];
-    else return false;
+    if (a == "--verbose")
+      o.verbose = true;
+    else if (a == "--backend" && i + 1 < argc)
+      o.backend = argv[++i];
+    else if (a == "--filter" && i + 1 < argc)
+      o.filter = argv[++i];
+    else
+      return false;
   }
   return o.backend == "cpu" || o.backend == "cuda";
 }
@@ -41,14 +45,17 @@ bool parse(int argc, char** argv, Options& o) {
 bool cpu_has_kernel(const std::string& op) { return cpu::find_kernel(op) != nullptr; }
 
 BackendUnderTest cpu_under_test() { return {"cpu", &cpu::cpu_backend(), cpu_has_kernel}; }
-TableUnderTest cpu_table() { return {"cpu", &train::train_backend(Device::cpu()), &cpu::cpu_backend()}; }
+TableUnderTest cpu_table() {
+  return {"cpu", &train::train_backend(Device::cpu()), &cpu::cpu_backend()};
+}
 
 #ifdef TANDEM_HAVE_CUDA
 bool cuda_has_kernel(const std::string& op) { return cuda::find_kernel(op) != nullptr; }
 #endif
 
 // The registries' coverage needs no device: registration is host code.
-void check_coverage(const std::vector<OpCase>& ops, const std::vector<TrainCase>& train, Tally& tally) {
+void check_coverage(const std::vector<OpCase>& ops, const std::vector<TrainCase>& train,
+                    Tally& tally) {
   check_op_coverage(ops, cpu_under_test(), tally);
   check_train_coverage(train, cpu_table(), tally);
 #ifdef TANDEM_HAVE_CUDA
@@ -71,9 +78,11 @@ int run(const Options& o) {
       std::printf("no CUDA GPU here: skipped\n");
       return 77;
     }
-    TableUnderTest gpu_table{"cuda", &train::train_backend(Device::cuda(0)), &cuda::cuda_backend(0)};
+    TableUnderTest gpu_table{"cuda", &train::train_backend(Device::cuda(0)),
+                             &cuda::cuda_backend(0)};
     check_train_coverage(train, gpu_table, tally);
-    check_op_cases(ops, {"cuda", &cuda::cuda_backend(0), cuda_has_kernel}, cpu::cpu_backend(), o.filter, tally);
+    check_op_cases(ops, {"cuda", &cuda::cuda_backend(0), cuda_has_kernel}, cpu::cpu_backend(),
+                   o.filter, tally);
     check_train_cases(train, gpu_table, cpu_table(), o.filter, tally);
 #else
     std::printf("built without CUDA: skipped\n");
@@ -91,7 +100,8 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   tandem::backend_ops::Options o;
   if (!tandem::backend_ops::parse(argc, argv, o)) {
-    std::fprintf(stderr, "usage: tandem_backend_ops [--backend cpu|cuda] [--filter TEXT] [--verbose]\n");
+    std::fprintf(stderr,
+                 "usage: tandem_backend_ops [--backend cpu|cuda] [--filter TEXT] [--verbose]\n");
     return 2;
   }
   try {

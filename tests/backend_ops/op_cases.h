@@ -36,7 +36,8 @@ struct OpCase {
   // ops whose float64 version would repeat a long kernel (conv, resize).
   Reference reference;
 
-  OpCase(std::string op_type, std::string shape_class) : op(std::move(op_type)), label(std::move(shape_class)) {}
+  OpCase(std::string op_type, std::string shape_class)
+      : op(std::move(op_type)), label(std::move(shape_class)) {}
   OpCase& in(Tensor t) { return add(std::move(t), false); }
   OpCase& constant_in(Tensor t) { return add(std::move(t), true); }
   OpCase& absent() { return add(Tensor(), false); }
@@ -75,11 +76,11 @@ struct OpCase {
 };
 
 // The case tables, by op group.
-void add_math_cases(std::vector<OpCase>& cases);      // element-wise, binary, comparisons, reductions
-void add_nn_cases(std::vector<OpCase>& cases);        // conv, gemm, pooling, norms, softmax, quantize
-void add_topk_cases(std::vector<OpCase>& cases);      // TopK
-void add_resize_cases(std::vector<OpCase>& cases);    // Resize, Upsample
-void add_data_cases(std::vector<OpCase>& cases);      // shapes, copies, indexing, casts, constants
+void add_math_cases(std::vector<OpCase>& cases);    // element-wise, binary, comparisons, reductions
+void add_nn_cases(std::vector<OpCase>& cases);      // conv, gemm, pooling, norms, softmax, quantize
+void add_topk_cases(std::vector<OpCase>& cases);    // TopK
+void add_resize_cases(std::vector<OpCase>& cases);  // Resize, Upsample
+void add_data_cases(std::vector<OpCase>& cases);    // shapes, copies, indexing, casts, constants
 std::vector<OpCase> all_op_cases();
 
 // float64 references shared by the tables.

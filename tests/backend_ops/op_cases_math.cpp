@@ -48,7 +48,8 @@ Tensor with_grid_values(Tensor t) {
 Tensor bools(const Shape& s, uint64_t seed) {
   Tensor u = uniform(s, seed);
   Tensor t = Tensor::empty(DType::boolean, s);
-  for (int64_t i = 0; i < t.numel(); ++i) static_cast<uint8_t*>(t.raw())[i] = u.data<float>()[i] > 0;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    static_cast<uint8_t*>(t.raw())[i] = u.data<float>()[i] > 0;
   return t;
 }
 
@@ -88,8 +89,12 @@ std::vector<Unary> unary_ops() {
 void add_unary_cases(std::vector<OpCase>& cases) {
   Seeds seed{1000};
   for (const Unary& u : unary_ops()) {
-    cases.push_back(OpCase(u.op, "4d").in(uniform({2, 3, 17, 33}, seed(), u.lo, u.hi)).ref(unary_ref(u.f)).channels_last());
-    cases.push_back(OpCase(u.op, "1d-odd").in(uniform({1001}, seed(), u.lo, u.hi)).ref(unary_ref(u.f)));
+    cases.push_back(OpCase(u.op, "4d")
+                        .in(uniform({2, 3, 17, 33}, seed(), u.lo, u.hi))
+                        .ref(unary_ref(u.f))
+                        .channels_last());
+    cases.push_back(
+        OpCase(u.op, "1d-odd").in(uniform({1001}, seed(), u.lo, u.hi)).ref(unary_ref(u.f)));
   }
   cases.push_back(OpCase("LeakyRelu", "4d")
                       .in(uniform({2, 3, 17, 33}, seed(), -2, 2))
@@ -106,7 +111,8 @@ void add_unary_cases(std::vector<OpCase>& cases) {
                       .in(uniform({2, 3, 17, 33}, seed(), -5, 5))
                       .attr("approximate", std::string("tanh"))
                       .ref(unary_ref([](double x) {
-                        return x / 2 * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+                        return x / 2 *
+                               (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
                       })));
   // A plain-layout op on an odd-sized 4-D tensor: exact.
   cases.push_back(OpCase("Relu", "odd-4d-exact")
@@ -183,19 +189,22 @@ void add_binary_cases(std::vector<OpCase>& cases) {
                       .constant_in(Tensor::from_vector<int64_t>({3}, {}))
                       .ref(binary_ref(pow)));
   for (const char* op : {"Add", "Mul"})
-    cases.push_back(OpCase(op, "int64")
-                        .in(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -12}, {4, 3}))
-                        .constant_in(Tensor::from_vector<int64_t>({2, -3, 5}, {3}))
-                        .ref(binary_ref(std::string(op) == "Add" ? +[](double a, double b) { return a + b; }
-                                                                 : +[](double a, double b) { return a * b; })));
+    cases.push_back(
+        OpCase(op, "int64")
+            .in(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -12}, {4, 3}))
+            .constant_in(Tensor::from_vector<int64_t>({2, -3, 5}, {3}))
+            .ref(binary_ref(std::string(op) == "Add" ? +[](double a, double b) { return a + b; }
+                                                     : +[](double a, double b) { return a * b; })));
 }
 
 std::vector<Tensor> where_ref(const std::vector<Tensor>& in) {
   Shape s = broadcast_shape(broadcast_shape(in[0].shape(), in[1].shape()), in[2].shape());
-  std::vector<double> c = widen(in[0]), x = widen(in[1]), y = widen(in[2]), out(size_t(shape_numel(s)));
+  std::vector<double> c = widen(in[0]), x = widen(in[1]), y = widen(in[2]),
+                      out(size_t(shape_numel(s)));
   for (int64_t i = 0; i < int64_t(out.size()); ++i)
-    out[size_t(i)] = c[size_t(broadcast_index(i, s, in[0].shape()))] ? x[size_t(broadcast_index(i, s, in[1].shape()))]
-                                                                     : y[size_t(broadcast_index(i, s, in[2].shape()))];
+    out[size_t(i)] = c[size_t(broadcast_index(i, s, in[0].shape()))]
+                         ? x[size_t(broadcast_index(i, s, in[1].shape()))]
+                         : y[size_t(broadcast_index(i, s, in[2].shape()))];
   return {f64_tensor(s, out)};
 }
 
@@ -208,8 +217,10 @@ Tensor int_values(DType t, const Shape& s, uint64_t seed, int64_t lo, int64_t hi
   for (int64_t i = 0; i < r.numel(); ++i) {
     int64_t v = u(rng);
     if (nonzero && v == 0) v = 1 + i % 3;
-    if (t == DType::i64) r.data<int64_t>()[i] = v;
-    else r.data<int32_t>()[i] = int32_t(v);
+    if (t == DType::i64)
+      r.data<int64_t>()[i] = v;
+    else
+      r.data<int32_t>()[i] = int32_t(v);
   }
   return r;
 }
@@ -231,7 +242,8 @@ struct ShapePair {
   Shape a, b;
 };
 // Same shape, general broadcast, a scalar, a trailing vector.
-const ShapePair kPairs[] = {{{4, 33}, {4, 33}}, {{2, 3, 4, 5}, {3, 1, 5}}, {{2, 3, 4, 5}, {}}, {{3, 5, 7}, {7}}};
+const ShapePair kPairs[] = {
+    {{4, 33}, {4, 33}}, {{2, 3, 4, 5}, {3, 1, 5}}, {{2, 3, 4, 5}, {}}, {{3, 5, 7}, {7}}};
 
 double python_mod(double a, double b) {
   double r = std::fmod(a, b);
@@ -245,15 +257,16 @@ void add_mod_cases(std::vector<OpCase>& cases) {
   for (DType t : {DType::i32, DType::i64})
     for (int64_t fmod : {0, 1})
       for (const ShapePair& s : kPairs)
-        cases.push_back(OpCase("Mod", std::string(dtype_name(t)) + "-fmod" + std::to_string(fmod) + "-" +
-                                          shape_str(s.a) + "%" + shape_str(s.b))
+        cases.push_back(OpCase("Mod", std::string(dtype_name(t)) + "-fmod" + std::to_string(fmod) +
+                                          "-" + shape_str(s.a) + "%" + shape_str(s.b))
                             .in(int_values(t, s.a, seed(), -1000, 1000, false))
                             .in(int_values(t, s.b, seed(), -17, 17, true))
                             .attr("fmod", fmod)
                             .ref(binary_ref(fmod ? c_fmod : python_mod)));
   for (int64_t fmod : {0, 1})
     for (const ShapePair& s : kPairs)
-      cases.push_back(OpCase("Mod", "float-fmod" + std::to_string(fmod) + "-" + shape_str(s.a) + "%" + shape_str(s.b))
+      cases.push_back(OpCase("Mod", "float-fmod" + std::to_string(fmod) + "-" + shape_str(s.a) +
+                                        "%" + shape_str(s.b))
                           .in(quarters(s.a, seed(), false))
                           .in(quarters(s.b, seed(), true))
                           .attr("fmod", fmod)
@@ -262,10 +275,13 @@ void add_mod_cases(std::vector<OpCase>& cases) {
   // Mod by a constant, then the integer Sub and Div.
   Tensor idx = int_values(DType::i32, {2, 100}, seed(), -5000, 1310719, false);
   Tensor d = Tensor::from_vector<int32_t>({80}, {});
-  cases.push_back(OpCase("Mod", "int32-floor-mod-constant").in(idx).constant_in(d).ref(binary_ref(python_mod)));
+  cases.push_back(
+      OpCase("Mod", "int32-floor-mod-constant").in(idx).constant_in(d).ref(binary_ref(python_mod)));
   // (Integer Div's rounding of negative quotients: the CPU backend's.)
   cases.push_back(OpCase("Div", "int32-floor-div").in(idx).constant_in(d));
-  cases.push_back(OpCase("Sub", "int32").in(idx).in(int_values(DType::i32, {2, 100}, seed(), -1000, 1000, false))
+  cases.push_back(OpCase("Sub", "int32")
+                      .in(idx)
+                      .in(int_values(DType::i32, {2, 100}, seed(), -1000, 1000, false))
                       .ref(binary_ref([](double a, double b) { return a - b; })));
 }
 
@@ -291,7 +307,9 @@ void add_compare_cases(std::vector<OpCase>& cases) {
                         .in(int_values(DType::i64, {40}, seed(), -3, 3, false))
                         .ref(binary_ref(o.f)));
   }
-  cases.push_back(OpCase("Not", "2d").in(bools({3, 50}, seed())).ref(unary_ref([](double x) { return double(x == 0); })));
+  cases.push_back(OpCase("Not", "2d").in(bools({3, 50}, seed())).ref(unary_ref([](double x) {
+    return double(x == 0);
+  })));
   struct Where {
     Shape cond, x, y;
   };
@@ -299,10 +317,11 @@ void add_compare_cases(std::vector<OpCase>& cases) {
                          Where{{5, 1, 20}, {6, 20}, {5, 6, 1}}, Where{{70}, {3, 70}, {2, 1, 70}}})
     for (bool integer : {false, true}) {
       auto values = [&](const Shape& s) {
-        return integer ? int_values(DType::i64, s, seed(), -1000000, 1000000, false) : uniform(s, seed());
+        return integer ? int_values(DType::i64, s, seed(), -1000000, 1000000, false)
+                       : uniform(s, seed());
       };
-      cases.push_back(OpCase("Where", std::string(integer ? "int64-" : "") + shape_str(w.cond) + "," +
-                                          shape_str(w.x) + "," + shape_str(w.y))
+      cases.push_back(OpCase("Where", std::string(integer ? "int64-" : "") + shape_str(w.cond) +
+                                          "," + shape_str(w.x) + "," + shape_str(w.y))
                           .in(bools(w.cond, seed()))
                           .in(values(w.x))
                           .in(values(w.y))
@@ -314,12 +333,17 @@ void add_compare_cases(std::vector<OpCase>& cases) {
 void add_reduce_cases(std::vector<OpCase>& cases) {
   Seeds seed{2300};
   for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin"}) {
-    cases.push_back(OpCase(op, "spatial-keepdims").in(uniform({2, 8, 5, 7}, seed())).attr("axes", std::vector<int64_t>{2, 3}));
+    cases.push_back(OpCase(op, "spatial-keepdims")
+                        .in(uniform({2, 8, 5, 7}, seed()))
+                        .attr("axes", std::vector<int64_t>{2, 3}));
     cases.push_back(OpCase(op, "spatial")
                         .in(uniform({2, 8, 5, 6}, seed()))
                         .attr("axes", std::vector<int64_t>{2, 3})
                         .attr("keepdims", int64_t(0)));
-    cases.push_back(OpCase(op, "channels").in(uniform({2, 8, 5, 6}, seed())).attr("axes", std::vector<int64_t>{1}).attr("keepdims", int64_t(0)));
+    cases.push_back(OpCase(op, "channels")
+                        .in(uniform({2, 8, 5, 6}, seed()))
+                        .attr("axes", std::vector<int64_t>{1})
+                        .attr("keepdims", int64_t(0)));
     cases.push_back(OpCase(op, "last-axis")
                         .in(uniform({6, 33}, seed()))
                         .attr("axes", std::vector<int64_t>{-1})
@@ -328,10 +352,15 @@ void add_reduce_cases(std::vector<OpCase>& cases) {
   cases.push_back(OpCase("ReduceSum", "spatial-keepdims")
                       .in(uniform({2, 8, 5, 7}, seed()))
                       .constant_in(Tensor::from_vector<int64_t>({2, 3}, {2})));
-  cases.push_back(OpCase("ReduceSum", "all").in(uniform({4, 9, 3}, seed())).attr("keepdims", int64_t(0)));
+  cases.push_back(
+      OpCase("ReduceSum", "all").in(uniform({4, 9, 3}, seed())).attr("keepdims", int64_t(0)));
   for (const char* op : {"ArgMax", "ArgMin"}) {
-    cases.push_back(OpCase(op, "axis1").in(distinct({3, 7, 5}, seed())).attr("axis", int64_t(1)).attr("keepdims", int64_t(0)));
-    cases.push_back(OpCase(op, "last-keepdims").in(distinct({4, 9}, seed())).attr("axis", int64_t(-1)));
+    cases.push_back(OpCase(op, "axis1")
+                        .in(distinct({3, 7, 5}, seed()))
+                        .attr("axis", int64_t(1))
+                        .attr("keepdims", int64_t(0)));
+    cases.push_back(
+        OpCase(op, "last-keepdims").in(distinct({4, 9}, seed())).attr("axis", int64_t(-1)));
   }
 }
 
@@ -350,7 +379,8 @@ Reference binary_ref(double (*f)(double, double)) {
     Shape s = broadcast_shape(in[0].shape(), in[1].shape());
     std::vector<double> a = widen(in[0]), b = widen(in[1]), out(size_t(shape_numel(s)));
     for (int64_t i = 0; i < int64_t(out.size()); ++i)
-      out[size_t(i)] = f(a[size_t(broadcast_index(i, s, in[0].shape()))], b[size_t(broadcast_index(i, s, in[1].shape()))]);
+      out[size_t(i)] = f(a[size_t(broadcast_index(i, s, in[0].shape()))],
+                         b[size_t(broadcast_index(i, s, in[1].shape()))]);
     return std::vector<Tensor>{f64_tensor(s, out)};
   };
 }

@@ -68,7 +68,8 @@ std::vector<Tensor> softmax_ref(const std::vector<Tensor>& in, int64_t axis, boo
       double mx = -INFINITY, sum = 0;
       for (int64_t k = 0; k < n; ++k) mx = std::max(mx, at(k));
       for (int64_t k = 0; k < n; ++k) sum += std::exp(at(k) - mx);
-      for (int64_t k = 0; k < n; ++k) at(k) = log ? at(k) - mx - std::log(sum) : std::exp(at(k) - mx) / sum;
+      for (int64_t k = 0; k < n; ++k)
+        at(k) = log ? at(k) - mx - std::log(sum) : std::exp(at(k) - mx) / sum;
     }
   return {f64_tensor(s, x)};
 }
@@ -82,7 +83,8 @@ std::vector<Tensor> layernorm_ref(const std::vector<Tensor>& in) {
     double mean = 0, var = 0;
     for (int64_t c = 0; c < cols; ++c) mean += row[c] / double(cols);
     for (int64_t c = 0; c < cols; ++c) var += (row[c] - mean) * (row[c] - mean) / double(cols);
-    for (int64_t c = 0; c < cols; ++c) row[c] = (row[c] - mean) / std::sqrt(var + 1e-5) * g[size_t(c)] + b[size_t(c)];
+    for (int64_t c = 0; c < cols; ++c)
+      row[c] = (row[c] - mean) / std::sqrt(var + 1e-5) * g[size_t(c)] + b[size_t(c)];
   }
   return {f64_tensor(in[0].shape(), x)};
 }
@@ -91,7 +93,8 @@ std::vector<Tensor> layernorm_ref(const std::vector<Tensor>& in) {
 Reference batchnorm_ref(double epsilon) {
   return [epsilon](const std::vector<Tensor>& in) {
     int64_t n = in[0].dim(0), c = in[0].dim(1), inner = in[0].numel() / (n * c);
-    std::vector<double> x = widen(in[0]), g = widen(in[1]), b = widen(in[2]), m = widen(in[3]), v = widen(in[4]);
+    std::vector<double> x = widen(in[0]), g = widen(in[1]), b = widen(in[2]), m = widen(in[3]),
+                        v = widen(in[4]);
     for (int64_t i = 0; i < n * c; ++i) {
       size_t ch = size_t(i % c);
       for (int64_t j = 0; j < inner; ++j) {
@@ -109,7 +112,8 @@ std::vector<Tensor> global_pool_ref(const std::vector<Tensor>& in, bool max) {
   std::vector<double> x = widen(in[0]), y(static_cast<size_t>(nc));
   for (int64_t i = 0; i < nc; ++i) {
     double acc = max ? -INFINITY : 0;
-    for (int64_t j = 0; j < hw; ++j) acc = max ? std::max(acc, x[size_t(i * hw + j)]) : acc + x[size_t(i * hw + j)];
+    for (int64_t j = 0; j < hw; ++j)
+      acc = max ? std::max(acc, x[size_t(i * hw + j)]) : acc + x[size_t(i * hw + j)];
     y[size_t(i)] = max ? acc : acc / double(hw);
   }
   return {f64_tensor({in[0].dim(0), in[0].dim(1), 1, 1}, y)};
@@ -156,12 +160,16 @@ void add_conv_cases(std::vector<OpCase>& cases) {
     std::vector<float> params;
     bool residual;
   };
-  std::vector<Epilogue> epilogues = {{"relu", "Relu", {}, false},       {"relu-residual", "Relu", {}, true},
-                                     {"residual", "", {}, true},        {"hardswish", "HardSwish", {0.99976f}, false},
+  std::vector<Epilogue> epilogues = {{"relu", "Relu", {}, false},
+                                     {"relu-residual", "Relu", {}, true},
+                                     {"residual", "", {}, true},
+                                     {"hardswish", "HardSwish", {0.99976f}, false},
                                      {"hardsigmoid", "HardSigmoid", {0.2f, 0.5f, 0.99976f}, false},
-                                     {"silu", "SiLU", {}, false},        {"clip", "Clip", {0.f, 6.f}, false},
+                                     {"silu", "SiLU", {}, false},
+                                     {"clip", "Clip", {0.f, 6.f}, false},
                                      {"leakyrelu-residual", "LeakyRelu", {0.1f}, true},
-                                     {"sigmoid", "Sigmoid", {}, false},  {"tanh", "Tanh", {}, false}};
+                                     {"sigmoid", "Sigmoid", {}, false},
+                                     {"tanh", "Tanh", {}, false}};
   for (const Epilogue& e : epilogues)
     for (const ConvShape& s : {conv_shapes()[0], conv_shapes()[3]}) {
       OpCase c = conv_case(ops::kFusedConvOp, s, seed.next += 10);
@@ -178,24 +186,36 @@ void add_conv_cases(std::vector<OpCase>& cases) {
 
 void add_matmul_cases(std::vector<OpCase>& cases) {
   Seeds seed{3500};
-  cases.push_back(OpCase("MatMul", "2d").in(uniform({17, 33}, seed())).in(uniform({33, 9}, seed())).ref(matmul_ref));
-  cases.push_back(
-      OpCase("MatMul", "constant-weight").in(uniform({8, 64}, seed())).constant_in(uniform({64, 32}, seed())).ref(matmul_ref));
+  cases.push_back(OpCase("MatMul", "2d")
+                      .in(uniform({17, 33}, seed()))
+                      .in(uniform({33, 9}, seed()))
+                      .ref(matmul_ref));
+  cases.push_back(OpCase("MatMul", "constant-weight")
+                      .in(uniform({8, 64}, seed()))
+                      .constant_in(uniform({64, 32}, seed()))
+                      .ref(matmul_ref));
   cases.push_back(OpCase("MatMul", "batched-heads")
                       .in(uniform({2, 4, 10, 16}, seed()))
                       .in(uniform({2, 4, 16, 10}, seed()))
                       .ref(matmul_ref));
-  cases.push_back(
-      OpCase("MatMul", "3d-shared-weight").in(uniform({3, 7, 24}, seed())).constant_in(uniform({24, 12}, seed())).ref(matmul_ref));
-  auto gemm = [&](const std::string& op, const std::string& label, int64_t m, int64_t k, int64_t n) {
+  cases.push_back(OpCase("MatMul", "3d-shared-weight")
+                      .in(uniform({3, 7, 24}, seed()))
+                      .constant_in(uniform({24, 12}, seed()))
+                      .ref(matmul_ref));
+  auto gemm = [&](const std::string& op, const std::string& label, int64_t m, int64_t k,
+                  int64_t n) {
     return OpCase(op, label)
         .in(uniform({m, k}, seed()))
         .constant_in(uniform({n, k}, seed(), -0.5f, 0.5f))
         .constant_in(uniform({n}, seed()))
         .attr("transB", int64_t(1));
   };
-  cases.push_back(gemm("Gemm", "fc", 4, 256, 100).ref([](const std::vector<Tensor>& in) { return gemm_ref(in, nullptr); }));
-  cases.push_back(gemm("Gemm", "odd", 3, 17, 9).ref([](const std::vector<Tensor>& in) { return gemm_ref(in, nullptr); }));
+  cases.push_back(gemm("Gemm", "fc", 4, 256, 100).ref([](const std::vector<Tensor>& in) {
+    return gemm_ref(in, nullptr);
+  }));
+  cases.push_back(gemm("Gemm", "odd", 3, 17, 9).ref([](const std::vector<Tensor>& in) {
+    return gemm_ref(in, nullptr);
+  }));
   cases.push_back(gemm(ops::kFusedGemmOp, "fc-relu", 4, 64, 48)
                       .attr("activation", std::string("Relu"))
                       .ref([](const std::vector<Tensor>& in) {
@@ -227,17 +247,20 @@ void add_gemm_variants(std::vector<OpCase>& cases) {
     int64_t ta, tb;
     float alpha, beta;
   };
-  for (const C& c : {C{Shape{n}, true, true, 0, 0, 1.f, 1.f}, C{Shape{1, n}, true, false, 1, 0, 0.5f, 2.f},
-                     C{Shape{m, n}, false, true, 0, 1, 1.5f, -1.f}, C{Shape{m, n}, true, false, 1, 1, 1.f, 0.5f},
-                     C{Shape{m, 1}, false, false, 0, 0, 1.f, 3.f}, C{Shape{}, true, true, 0, 1, 2.f, 1.f},
-                     C{Shape{n}, false, true, 1, 0, 1.f, 1.f}, C{std::nullopt, false, true, 0, 0, 0.25f, 1.f}}) {
-    OpCase g("Gemm", "c" + (c.c ? shape_str(*c.c) : std::string("-none")) + "-ta" + std::to_string(c.ta) + "-tb" +
-                         std::to_string(c.tb) + (c.c_const ? "-c-constant" : "") + (c.b_const ? "-b-constant" : ""));
+  for (const C& c :
+       {C{Shape{n}, true, true, 0, 0, 1.f, 1.f}, C{Shape{1, n}, true, false, 1, 0, 0.5f, 2.f},
+        C{Shape{m, n}, false, true, 0, 1, 1.5f, -1.f}, C{Shape{m, n}, true, false, 1, 1, 1.f, 0.5f},
+        C{Shape{m, 1}, false, false, 0, 0, 1.f, 3.f}, C{Shape{}, true, true, 0, 1, 2.f, 1.f},
+        C{Shape{n}, false, true, 1, 0, 1.f, 1.f}, C{std::nullopt, false, true, 0, 0, 0.25f, 1.f}}) {
+    OpCase g("Gemm", "c" + (c.c ? shape_str(*c.c) : std::string("-none")) + "-ta" +
+                         std::to_string(c.ta) + "-tb" + std::to_string(c.tb) +
+                         (c.c_const ? "-c-constant" : "") + (c.b_const ? "-b-constant" : ""));
     g.in(uniform(c.ta ? Shape{k, m} : Shape{m, k}, seed()));
     Tensor b = uniform(c.tb ? Shape{n, k} : Shape{k, n}, seed());
     c.b_const ? g.constant_in(b) : g.in(b);
     if (c.c) c.c_const ? g.constant_in(uniform(*c.c, seed())) : g.in(uniform(*c.c, seed()));
-    cases.push_back(g.attr("transA", c.ta).attr("transB", c.tb).attr("alpha", c.alpha).attr("beta", c.beta));
+    cases.push_back(
+        g.attr("transA", c.ta).attr("transB", c.tb).attr("alpha", c.alpha).attr("beta", c.beta));
   }
   for (const char* act : {"Relu", "HardSigmoid", "Tanh", "SiLU", "LeakyRelu"})
     cases.push_back(OpCase(ops::kFusedGemmOp, std::string("head-") + act)
@@ -276,10 +299,14 @@ void add_pool_cases(std::vector<OpCase>& cases) {
     c.attrs = std::move(a);
     return c.in(uniform(x, seed())).channels_last();
   };
-  cases.push_back(pool("MaxPool", "3x3-s2-p1", {2, 16, 28, 28}, pool_attrs({3, 3}, {2, 2}, {1, 1, 1, 1})));
-  cases.push_back(pool("MaxPool", "2x2-s2", {1, 8, 15, 15}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})));
-  cases.push_back(pool("AveragePool", "2x2-s2", {2, 16, 14, 14}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})));
-  cases.push_back(pool("AveragePool", "3x3-p1", {1, 16, 15, 15}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})));
+  cases.push_back(
+      pool("MaxPool", "3x3-s2-p1", {2, 16, 28, 28}, pool_attrs({3, 3}, {2, 2}, {1, 1, 1, 1})));
+  cases.push_back(
+      pool("MaxPool", "2x2-s2", {1, 8, 15, 15}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})));
+  cases.push_back(
+      pool("AveragePool", "2x2-s2", {2, 16, 14, 14}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})));
+  cases.push_back(
+      pool("AveragePool", "3x3-p1", {1, 16, 15, 15}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})));
   Attributes include_pad = pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1});
   include_pad.set("count_include_pad", int64_t(1));
   cases.push_back(pool("AveragePool", "3x3-p1-include-pad", {1, 16, 15, 15}, include_pad));
@@ -287,9 +314,10 @@ void add_pool_cases(std::vector<OpCase>& cases) {
                       .in(uniform({2, 64, 7, 7}, seed()))
                       .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, false); })
                       .channels_last());
-  cases.push_back(OpCase("GlobalAveragePool", "resnet-features")
-                      .in(uniform({2, 2048, 7, 7}, seed(), 0, 5))
-                      .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, false); }));
+  cases.push_back(
+      OpCase("GlobalAveragePool", "resnet-features")
+          .in(uniform({2, 2048, 7, 7}, seed(), 0, 5))
+          .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, false); }));
   cases.push_back(OpCase("GlobalMaxPool", "odd")
                       .in(uniform({2, 32, 9, 11}, seed()))
                       .ref([](const std::vector<Tensor>& in) { return global_pool_ref(in, true); })
@@ -336,9 +364,10 @@ void add_norm_cases(std::vector<OpCase>& cases) {
     bool bias;
     int outputs;
   };
-  for (const LayerNorm& l : {LayerNorm{{2, 56, 56, 96}, -1, {96}, true, 1}, LayerNorm{{2, 197, 768}, -1, {768}, true, 3},
-                             LayerNorm{{3, 5, 6}, 1, {5, 6}, false, 3}, LayerNorm{{4, 3000}, -1, {3000}, true, 2},
-                             LayerNorm{{2, 3, 4, 5}, -3, {3, 1, 5}, true, 1}, LayerNorm{{7, 33}, -1, {1}, true, 3}}) {
+  for (const LayerNorm& l :
+       {LayerNorm{{2, 56, 56, 96}, -1, {96}, true, 1}, LayerNorm{{2, 197, 768}, -1, {768}, true, 3},
+        LayerNorm{{3, 5, 6}, 1, {5, 6}, false, 3}, LayerNorm{{4, 3000}, -1, {3000}, true, 2},
+        LayerNorm{{2, 3, 4, 5}, -3, {3, 1, 5}, true, 1}, LayerNorm{{7, 33}, -1, {1}, true, 3}}) {
     OpCase c("LayerNormalization", shape_str(l.x) + "-axis" + std::to_string(l.axis) + "-outputs" +
                                        std::to_string(l.outputs));
     c.in(uniform(l.x, seed(), 3, 7)).constant_in(uniform(l.scale, seed(), 0.5f, 1.5f));
@@ -354,15 +383,19 @@ void add_norm_cases(std::vector<OpCase>& cases) {
       float lo, hi;
     };
     // Large logits too: a softmax without the max shift would overflow.
-    for (const Axis& a : {Axis{"last-axis", {8, 1000}, -1, -5, 5}, Axis{"attention", {2, 4, 10, 10}, -1, -5, 5},
-                          Axis{"axis1", {3, 7, 5}, 1, -5, 5}, Axis{"large-logits-last-axis", {8, 1000}, -1, -60, 90},
-                          Axis{"large-logits-axis1", {2, 5, 7}, 1, -60, 90},
-                          Axis{"large-logits-long-axis2", {3, 4, 2000}, 2, -60, 90}}) {
+    for (const Axis& a :
+         {Axis{"last-axis", {8, 1000}, -1, -5, 5}, Axis{"attention", {2, 4, 10, 10}, -1, -5, 5},
+          Axis{"axis1", {3, 7, 5}, 1, -5, 5},
+          Axis{"large-logits-last-axis", {8, 1000}, -1, -60, 90},
+          Axis{"large-logits-axis1", {2, 5, 7}, 1, -60, 90},
+          Axis{"large-logits-long-axis2", {3, 4, 2000}, 2, -60, 90}}) {
       int64_t axis = a.axis;
       cases.push_back(OpCase(op, a.label)
                           .in(uniform(a.x, seed(), a.lo, a.hi))
                           .attr("axis", axis)
-                          .ref([axis, log](const std::vector<Tensor>& in) { return softmax_ref(in, axis, log); }));
+                          .ref([axis, log](const std::vector<Tensor>& in) {
+                            return softmax_ref(in, axis, log);
+                          }));
     }
   }
 }

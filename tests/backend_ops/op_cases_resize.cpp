@@ -22,7 +22,8 @@ struct Resize {
   float extrapolation = 0.f;
 
   std::string label() const {
-    std::string s = mode + "-" + coordinate + (mode == "nearest" ? "-" + nearest : "") + "-" + shape_str(in) + "-to-";
+    std::string s = mode + "-" + coordinate + (mode == "nearest" ? "-" + nearest : "") + "-" +
+                    shape_str(in) + "-to-";
     if (!scales.empty())
       for (float f : scales) s += std::to_string(f).substr(0, 4) + ",";
     else
@@ -33,7 +34,9 @@ struct Resize {
   }
 };
 
-Tensor floats(const std::vector<float>& v) { return Tensor::from_vector<float>(v, {int64_t(v.size())}); }
+Tensor floats(const std::vector<float>& v) {
+  return Tensor::from_vector<float>(v, {int64_t(v.size())});
+}
 
 OpCase resize_case(const Resize& r, Tensor x) {
   OpCase c("Resize", r.label());
@@ -41,7 +44,8 @@ OpCase resize_case(const Resize& r, Tensor x) {
   c.in(std::move(x));
   r.roi.empty() ? c.absent() : c.constant_in(floats(r.roi));
   r.scales.empty() ? c.absent() : c.constant_in(floats(r.scales));
-  if (!r.sizes.empty()) c.constant_in(Tensor::from_vector<int64_t>(r.sizes, {int64_t(r.sizes.size())}));
+  if (!r.sizes.empty())
+    c.constant_in(Tensor::from_vector<int64_t>(r.sizes, {int64_t(r.sizes.size())}));
   return c.attr("mode", r.mode)
       .attr("coordinate_transformation_mode", r.coordinate)
       .attr("nearest_mode", r.nearest)
@@ -53,7 +57,8 @@ OpCase resize_case(const Resize& r, Tensor x) {
 
 std::vector<Resize> blend_resizes() {
   std::vector<Resize> v;
-  for (const char* coord : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "half_pixel_symmetric"})
+  for (const char* coord :
+       {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "half_pixel_symmetric"})
     for (const char* mode : {"linear", "cubic"}) {
       Resize r;
       r.mode = mode, r.coordinate = coord;
@@ -115,7 +120,8 @@ std::vector<Resize> crop_resizes(const std::string& mode) {
 
 std::vector<Resize> nearest_resizes() {
   std::vector<Resize> v;
-  for (const char* coord : {"half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "pytorch_half_pixel"})
+  for (const char* coord :
+       {"half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "pytorch_half_pixel"})
     for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
       Resize r;
       r.mode = "nearest", r.coordinate = coord, r.nearest = nearest;
@@ -138,9 +144,12 @@ Tensor integers(DType t, const Shape& s, uint64_t seed) {
   Tensor f = uniform(s, seed, -100, 100), r = Tensor::empty(t, s);
   for (int64_t i = 0; i < f.numel(); ++i) {
     float v = f.data<float>()[i];
-    if (t == DType::i64) r.data<int64_t>()[i] = int64_t(v * 1e6f);
-    else if (t == DType::i32) r.data<int32_t>()[i] = int32_t(v * 1e3f);
-    else static_cast<uint8_t*>(r.raw())[i] = uint8_t(int(v + 100.f));
+    if (t == DType::i64)
+      r.data<int64_t>()[i] = int64_t(v * 1e6f);
+    else if (t == DType::i32)
+      r.data<int32_t>()[i] = int32_t(v * 1e3f);
+    else
+      static_cast<uint8_t*>(r.raw())[i] = uint8_t(int(v + 100.f));
   }
   return r;
 }
@@ -168,7 +177,9 @@ void add_resize_cases(std::vector<OpCase>& cases) {
   for (const char* mode : {"nearest", "linear"}) {
     OpCase up("Upsample", std::string(mode) + "-x2x3");
     up.opset = 9;
-    cases.push_back(up.in(uniform({2, 3, 4, 5}, seed())).constant_in(floats({1, 1, 2, 3})).attr("mode", std::string(mode)));
+    cases.push_back(up.in(uniform({2, 3, 4, 5}, seed()))
+                        .constant_in(floats({1, 1, 2, 3}))
+                        .attr("mode", std::string(mode)));
   }
 }
 

@@ -65,8 +65,10 @@ OpCall call_of(const OpCase& c, std::vector<Tensor> inputs, Layout layout) {
 // against the tolerance of the coarser of the variant's and the output's
 // dtype; integer and boolean outputs, and those of exact cases, to the bit
 // (-0 is not +0; NaN matches any NaN: a payload may change in a cast).
-std::string compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType dtype, bool exact) {
-  if (got.size() != want.size()) return "outputs: " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
+std::string compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType dtype,
+                    bool exact) {
+  if (got.size() != want.size())
+    return "outputs: " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     std::string at = "output " + std::to_string(i) + " ";
     if (got[i].shape() != want[i].shape())
@@ -85,7 +87,8 @@ std::string compare(const std::vector<Tensor>& got, const std::vector<Tensor>& w
       for (size_t k = 0; k < a.size(); ++k)
         if (!(std::isnan(a[k]) && std::isnan(b[k])) &&
             (a[k] != b[k] || (signed_zeros && std::signbit(a[k]) != std::signbit(b[k]))))
-          return at + "element " + std::to_string(k) + " is " + std::to_string(a[k]) + ", expected " + std::to_string(b[k]);
+          return at + "element " + std::to_string(k) + " is " + std::to_string(a[k]) +
+                 ", expected " + std::to_string(b[k]);
     }
   }
   return "";
@@ -95,12 +98,15 @@ std::string variant_name(const OpCase& c, DType dtype, Layout layout) {
   return c.name() + " " + std::string(dtype_name(dtype)) + (layout == Layout::plain ? "" : " nhwc");
 }
 
-void record(Tally& tally, const std::string& backend, const std::string& what, const std::string& problem) {
+void record(Tally& tally, const std::string& backend, const std::string& what,
+            const std::string& problem) {
   const char* known = known_discrepancy(backend, what);
   if (problem.empty()) {
-    tally.record(backend, what, Verdict::pass, known ? "(listed as a known discrepancy, now passes: remove it)" : "");
+    tally.record(backend, what, Verdict::pass,
+                 known ? "(listed as a known discrepancy, now passes: remove it)" : "");
   } else {
-    tally.record(backend, what, known ? Verdict::known : Verdict::fail, known ? problem + "; known: " + known : problem);
+    tally.record(backend, what, known ? Verdict::known : Verdict::fail,
+                 known ? problem + "; known: " + known : problem);
   }
 }
 
@@ -109,7 +115,8 @@ void record(Tally& tally, const std::string& backend, const std::string& what, c
 // node elsewhere), as ggml's supports_op. Once it said yes, prepare() may
 // still refuse a dtype or layout other than f32 plain (with any Error), or
 // any variant with Error::unsupported; another error there is a failure.
-bool takes_variant(const BackendUnderTest& b, const OpCall& call, const std::string& what, DType dtype, Tally& tally) {
+bool takes_variant(const BackendUnderTest& b, const OpCall& call, const std::string& what,
+                   DType dtype, Tally& tally) {
   bool baseline = dtype == DType::f32 && call.layout == Layout::plain;
   try {
     if (!backend_supports(*b.backend, call)) {
@@ -120,8 +127,10 @@ bool takes_variant(const BackendUnderTest& b, const OpCall& call, const std::str
     return true;
   } catch (const Error& e) {
     bool refused = !baseline || e.kind() == ErrorKind::unsupported;
-    if (refused) tally.record(b.name, what, Verdict::unsupported, e.what());
-    else record(tally, b.name, what, std::string("prepare threw: ") + e.what());
+    if (refused)
+      tally.record(b.name, what, Verdict::unsupported, e.what());
+    else
+      record(tally, b.name, what, std::string("prepare threw: ") + e.what());
     return false;
   }
 }
@@ -135,8 +144,10 @@ bool check_variant(const OpCase& c, const BackendUnderTest& b, const std::vector
   try {
     record(tally, b.name, what, compare(run_call(*b.backend, call), reference, dtype, c.exact));
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::unsupported) tally.record(b.name, what, Verdict::unsupported, e.what());
-    else record(tally, b.name, what, std::string("threw: ") + e.what());
+    if (e.kind() == ErrorKind::unsupported)
+      tally.record(b.name, what, Verdict::unsupported, e.what());
+    else
+      record(tally, b.name, what, std::string("threw: ") + e.what());
   }
   return true;
 }
@@ -152,9 +163,11 @@ void check_op_cases(const std::vector<OpCase>& cases, const BackendUnderTest& b,
       auto [inputs, wide] = inputs_in(c, dtype);
       std::vector<Tensor> reference;
       try {
-        reference = c.reference ? c.reference(wide) : run_call(cpu, call_of(c, wide, Layout::plain));
+        reference =
+            c.reference ? c.reference(wide) : run_call(cpu, call_of(c, wide, Layout::plain));
       } catch (const Error& e) {
-        tally.fail(b.name + " " + variant_name(c, dtype, Layout::plain) + ": the reference threw: " + e.what());
+        tally.fail(b.name + " " + variant_name(c, dtype, Layout::plain) +
+                   ": the reference threw: " + e.what());
         continue;
       }
       for (Layout layout : {Layout::plain, Layout::nhwc}) {
@@ -166,7 +179,8 @@ void check_op_cases(const std::vector<OpCase>& cases, const BackendUnderTest& b,
   // A registered kernel that declines every case of its op is as untested
   // as one without a case.
   for (const auto& [op, n] : ran)
-    if (n == 0) tally.fail(b.name + " kernel " + op + " declines every case of its op: add one it takes");
+    if (n == 0)
+      tally.fail(b.name + " kernel " + op + " declines every case of its op: add one it takes");
 }
 
 void check_op_coverage(const std::vector<OpCase>& cases, const BackendUnderTest& b, Tally& tally) {
@@ -174,7 +188,8 @@ void check_op_coverage(const std::vector<OpCase>& cases, const BackendUnderTest&
   // has a schema (shape inference comes first), so the schemas enumerate them.
   for (const std::string& op : ops::registered_ops()) {
     if (!b.has_kernel(op)) continue;
-    bool covered = std::any_of(cases.begin(), cases.end(), [&](const OpCase& c) { return c.op == op; });
+    bool covered =
+        std::any_of(cases.begin(), cases.end(), [&](const OpCase& c) { return c.op == op; });
     if (!covered) tally.fail(b.name + " kernel " + op + " has no case in tests/backend_ops");
   }
 }

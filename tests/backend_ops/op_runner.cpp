@@ -61,7 +61,8 @@ OpDesc describe(const OpCall& call) {
   return d;
 }
 
-void run_kernel(Backend& b, Kernel& k, const std::vector<const void*>& in, const std::vector<void*>& out) {
+void run_kernel(Backend& b, Kernel& k, const std::vector<const void*>& in,
+                const std::vector<void*>& out) {
   Buffer scratch(b, k.scratch_bytes());
   k.run(in.data(), out.data(), RunContext{scratch.get(), k.scratch_bytes()});
   b.synchronize();
@@ -87,7 +88,9 @@ BufferPtr upload(Backend& b, const Tensor& host) {
 
 }  // namespace
 
-bool backend_supports(Backend& backend, const OpCall& call) { return backend.supports(describe(call)); }
+bool backend_supports(Backend& backend, const OpCall& call) {
+  return backend.supports(describe(call));
+}
 
 void prepare_call(Backend& backend, const OpCall& call) { backend.prepare(describe(call)); }
 

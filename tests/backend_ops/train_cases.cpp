@@ -17,7 +17,9 @@ Tensor like_input(const TrainCall& c, size_t i, const Shape& shape) {
 
 namespace {
 
-Tensor f32_on(const TrainCall& c, const Shape& shape) { return c.t.empty(c.t.ctx, DType::f32, shape); }
+Tensor f32_on(const TrainCall& c, const Shape& shape) {
+  return c.t.empty(c.t.ctx, DType::f32, shape);
+}
 
 TrainInput act(Tensor t) { return {std::move(t), true, true}; }
 TrainInput param(Tensor t) { return {std::move(t), false, true}; }
@@ -40,7 +42,8 @@ std::vector<TrainCase> conv_cases() {
     TrainCase c;
     c.name = std::string("conv2d/") + g.label;
     c.entries = {"conv2d_forward", "conv2d_backward"};
-    c.inputs = {act(uniform(g.x, seed())), param(uniform(g.w, seed(), -0.5f, 0.5f)), param(uniform({g.w[0]}, seed()))};
+    c.inputs = {act(uniform(g.x, seed())), param(uniform(g.w, seed(), -0.5f, 0.5f)),
+                param(uniform({g.w[0]}, seed()))};
     c.cross_device_scale = 100;
     c.forward = [p](TrainCall& k) {
       ops::Conv2dParams q = p;
@@ -62,7 +65,8 @@ TrainCase linear_case() {
   TrainCase c;
   c.name = "linear/4x6-to-5";
   c.entries = {"linear_forward", "linear_backward"};
-  c.inputs = {act(uniform({4, 6}, 7100)), param(uniform({5, 6}, 7101, -0.5f, 0.5f)), param(uniform({5}, 7102))};
+  c.inputs = {act(uniform({4, 6}, 7100)), param(uniform({5, 6}, 7101, -0.5f, 0.5f)),
+              param(uniform({5}, 7102))};
   c.forward = [](TrainCall& k) {
     k.out = {like_input(k, 0, {k.in[0].dim(0), k.in[1].dim(0)})};
     k.t.linear_forward(k.t.ctx, k.in[0], k.in[1], k.in[2], k.out[0]);
@@ -84,14 +88,17 @@ TrainCase batch_norm_case() {
   TrainCase c;
   c.name = "batch_norm/training";
   c.entries = {"batch_norm_forward", "batch_norm_backward"};
-  c.inputs = {act(uniform({4, 3, 3, 3}, 7200, -2, 2)), param(uniform({3}, 7201, 0.5f, 1.5f)), param(uniform({3}, 7202)),
-              fixed(uniform({3}, 7203)), fixed(uniform({3}, 7204, 0.5f, 2))};
+  c.inputs = {act(uniform({4, 3, 3, 3}, 7200, -2, 2)), param(uniform({3}, 7201, 0.5f, 1.5f)),
+              param(uniform({3}, 7202)), fixed(uniform({3}, 7203)),
+              fixed(uniform({3}, 7204, 0.5f, 2))};
   c.forward = [](TrainCall& k) {
     k.out = {like_input(k, 0, k.in[0].shape())};
-    k.t.batch_norm_forward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2], k.in[3], k.in[4], k.out[0], &k.saved);
+    k.t.batch_norm_forward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2], k.in[3], k.in[4],
+                           k.out[0], &k.saved);
   };
   c.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
-    k.t.batch_norm_backward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.saved, dy, g[0], g[1], g[2]);
+    k.t.batch_norm_backward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.saved, dy, g[0], g[1],
+                            g[2]);
   };
   return c;
 }
@@ -106,7 +113,8 @@ std::vector<double> batch_norm_host(const Tensor& x, const Tensor& gamma, const 
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < hw; ++j) mean += v[size_t((i * ch + c) * hw + j)] / count;
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < hw; ++j) var += std::pow(v[size_t((i * ch + c) * hw + j)] - mean, 2) / count;
+      for (int64_t j = 0; j < hw; ++j)
+        var += std::pow(v[size_t((i * ch + c) * hw + j)] - mean, 2) / count;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < hw; ++j) {
         size_t e = size_t((i * ch + c) * hw + j);
@@ -118,28 +126,35 @@ std::vector<double> batch_norm_host(const Tensor& x, const Tensor& gamma, const 
 
 TrainCase batch_norm_relu_case() {
   Shape s{4, 3, 3, 3};
-  Tensor x = uniform(s, 7300, -2, 2), gamma = uniform({3}, 7301, 0.5f, 1.5f), beta = uniform({3}, 7302);
+  Tensor x = uniform(s, 7300, -2, 2), gamma = uniform({3}, 7301, 0.5f, 1.5f),
+         beta = uniform({3}, 7302);
   // z puts every pre-activation batch_norm(x) + z at least 0.3 from ReLU's kink.
   std::vector<double> bn = batch_norm_host(x, gamma, beta);
   Tensor target = away_from(s, 7303, -2, 2, {0.f}, 0.3f), z = Tensor::empty(DType::f32, s);
-  for (int64_t i = 0; i < z.numel(); ++i) z.data<float>()[i] = float(target.data<float>()[i] - bn[size_t(i)]);
+  for (int64_t i = 0; i < z.numel(); ++i)
+    z.data<float>()[i] = float(target.data<float>()[i] - bn[size_t(i)]);
   TrainCase c;
   c.name = "batch_norm_relu/residual";
   c.entries = {"batch_norm_relu_forward", "batch_norm_relu_backward"};
   c.h = 1e-3f;
-  c.inputs = {act(x), act(z), param(gamma), param(beta), fixed(uniform({3}, 7304)), fixed(uniform({3}, 7305, 0.5f, 2))};
+  c.inputs = {act(x),
+              act(z),
+              param(gamma),
+              param(beta),
+              fixed(uniform({3}, 7304)),
+              fixed(uniform({3}, 7305, 0.5f, 2))};
   c.forward = [](TrainCall& k) {
     if (!k.t.batch_norm_relu_forward) {
       k.declined = true;
       return;
     }
     k.out = {like_input(k, 0, k.in[0].shape())};
-    k.declined = !k.t.batch_norm_relu_forward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2], k.in[3], k.in[4],
-                                              k.in[5], k.out[0], &k.saved);
+    k.declined = !k.t.batch_norm_relu_forward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2],
+                                              k.in[3], k.in[4], k.in[5], k.out[0], &k.saved);
   };
   c.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
-    k.t.batch_norm_relu_backward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2], k.in[3], k.out[0], k.saved, dy,
-                                 g[0], g[1], g[2], g[3]);
+    k.t.batch_norm_relu_backward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2], k.in[3],
+                                 k.out[0], k.saved, dy, g[0], g[1], g[2], g[3]);
   };
   return c;
 }
@@ -192,8 +207,8 @@ std::vector<TrainCase> eltwise_cases() {
   return cases;
 }
 
-ops::Pool2dParams pool(ops::PoolKind k, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                       int64_t dh = 1, int64_t dw = 1, bool include_pad = true) {
+ops::Pool2dParams pool(ops::PoolKind k, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                       int64_t pw, int64_t dh = 1, int64_t dw = 1, bool include_pad = true) {
   return {k, {kh, kw}, {sh, sw}, {ph, pw}, {dh, dw}, include_pad};
 }
 
@@ -215,7 +230,9 @@ std::vector<TrainCase> pool_cases() {
       {"max-3x2-s2x1-p1x0-d1x2", {2, 2, 7, 7}, pool(K::max, 3, 2, 2, 1, 1, 0, 1, 2)},
       {"average-2x2-s2", {2, 3, 6, 6}, pool(K::average, 2, 2, 2, 2, 0, 0)},
       {"average-3x3-s2-p1-include-pad", {2, 2, 7, 6}, pool(K::average, 3, 3, 2, 2, 1, 1)},
-      {"average-3x3-s2-p1-exclude-pad", {2, 2, 7, 6}, pool(K::average, 3, 3, 2, 2, 1, 1, 1, 1, false)},
+      {"average-3x3-s2-p1-exclude-pad",
+       {2, 2, 7, 6},
+       pool(K::average, 3, 3, 2, 2, 1, 1, 1, 1, false)},
       {"average-3x2-s1x2-p1", {1, 3, 5, 6}, pool(K::average, 3, 2, 1, 2, 1, 1)},
       {"global-average", {2, 3, 5, 4}, pool(K::average, 5, 4, 1, 1, 0, 0)},
       {"small-cnn-max-2x2-s2", {32, 32, 28, 28}, pool(K::max, 2, 2, 2, 2, 0, 0)},
@@ -251,7 +268,8 @@ std::vector<TrainCase> add_concat_cases() {
     TrainCase c;
     c.name = b[0] == 1 ? "add/per-channel-bias" : "add/same-shape";
     c.entries = {"add_forward", "sum_to"};
-    c.inputs = {act(uniform({2, 3, 4, 5}, 7600 + uint64_t(b[0]))), act(uniform(b, 7610 + uint64_t(b[0])))};
+    c.inputs = {act(uniform({2, 3, 4, 5}, 7600 + uint64_t(b[0]))),
+                act(uniform(b, 7610 + uint64_t(b[0])))};
     c.forward = [](TrainCall& k) {
       k.out = {like_input(k, 0, k.in[0].shape())};
       k.t.add_forward(k.t.ctx, k.in[0], k.in[1], k.out[0]);
@@ -288,7 +306,9 @@ std::vector<TrainCase> memory_cases() {
     k.out = {f32_on(k, k.in[0].shape())};
     k.t.cast(k.t.ctx, k.in[0], GradOut{k.out[0]});
   };
-  cast.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) { k.t.cast(k.t.ctx, dy, g[0]); };
+  cast.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
+    k.t.cast(k.t.ctx, dy, g[0]);
+  };
   cases.push_back(cast);
 
   TrainCase fill;
@@ -360,7 +380,8 @@ TrainCase fake_quant_case() {
   c.name = "fake_quant/per-tensor";
   c.entries = {"fake_quant_forward", "fake_quant_backward"};
   // Some values past the int8 range at scale 0.02 (|x| > 2.54): clipped.
-  c.inputs = {param(uniform({4, 30}, 7900, -3.5f, 3.5f)), fixed(Tensor::from_vector<float>({0.02f}, {1})),
+  c.inputs = {param(uniform({4, 30}, 7900, -3.5f, 3.5f)),
+              fixed(Tensor::from_vector<float>({0.02f}, {1})),
               fixed(Tensor::from_vector<int64_t>({3}, {1}))};
   ops::FakeQuantParams p;
   c.forward = [p](TrainCall& k) {

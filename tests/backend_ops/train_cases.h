@@ -29,9 +29,9 @@ struct TrainCall {
 };
 
 struct TrainInput {
-  Tensor value;        // host, f32 (labels i64)
-  bool activation;     // takes the variant's dtype and layout
-  bool differentiable; // its gradient is checked
+  Tensor value;         // host, f32 (labels i64)
+  bool activation;      // takes the variant's dtype and layout
+  bool differentiable;  // its gradient is checked
 };
 
 struct TrainCase {

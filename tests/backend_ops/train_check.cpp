@@ -40,8 +40,8 @@ Tensor down(const TableUnderTest& u, const Tensor& dev) {
   return host;
 }
 
-TrainCall forward_on(const TableUnderTest& u, const TrainCase& c, const std::vector<Tensor>& host, DType dtype,
-                     Layout layout) {
+TrainCall forward_on(const TableUnderTest& u, const TrainCase& c, const std::vector<Tensor>& host,
+                     DType dtype, Layout layout) {
   TrainCall call{*u.table, {}, {}, {}};
   for (size_t i = 0; i < host.size(); ++i) {
     const TrainInput& in = c.inputs[i];
@@ -60,8 +60,8 @@ Tensor cpu_y(const TableUnderTest& cpu, const TrainCase& c, const std::vector<Te
 
 // d(sum(y * r))/d(input) for each differentiable input, by central
 // differences of the CPU table's f32 forward, summed in float64.
-std::vector<Tensor> finite_differences(const TableUnderTest& cpu, const TrainCase& c, const std::vector<Tensor>& host,
-                                       const Tensor& r) {
+std::vector<Tensor> finite_differences(const TableUnderTest& cpu, const TrainCase& c,
+                                       const std::vector<Tensor>& host, const Tensor& r) {
   std::vector<double> rv = widen(r);
   std::vector<Tensor> grads;
   for (size_t k = 0; k < host.size(); ++k) {
@@ -86,7 +86,8 @@ std::vector<Tensor> finite_differences(const TableUnderTest& cpu, const TrainCas
 }
 
 std::string variant_name(const std::string& kind, const TrainCase& c, DType dtype, Layout layout) {
-  return kind + " " + c.name + " " + std::string(dtype_name(dtype)) + (layout == Layout::plain ? "" : " nhwc");
+  return kind + " " + c.name + " " + std::string(dtype_name(dtype)) +
+         (layout == Layout::plain ? "" : " nhwc");
 }
 
 std::string over(const char* what, double e, double tol) {
@@ -95,12 +96,15 @@ std::string over(const char* what, double e, double tol) {
   return buf;
 }
 
-void record(Tally& tally, const std::string& backend, const std::string& what, const std::string& problem) {
+void record(Tally& tally, const std::string& backend, const std::string& what,
+            const std::string& problem) {
   const char* known = known_discrepancy(backend, what);
   if (problem.empty())
-    tally.record(backend, what, Verdict::pass, known ? "(listed as a known discrepancy, now passes: remove it)" : "");
+    tally.record(backend, what, Verdict::pass,
+                 known ? "(listed as a known discrepancy, now passes: remove it)" : "");
   else
-    tally.record(backend, what, known ? Verdict::known : Verdict::fail, known ? problem + "; known: " + known : problem);
+    tally.record(backend, what, known ? Verdict::known : Verdict::fail,
+                 known ? problem + "; known: " + known : problem);
 }
 
 // The forward's outputs against the CPU table's; empty when they agree.
@@ -118,43 +122,51 @@ std::string compare_forward(const TableUnderTest& u, const TableUnderTest& cpu, 
 // The backward's gradients against `want` (times `scale`: 2 after a second,
 // accumulating backward) within `tol`; empty when they agree.
 std::string compare_gradients(const TableUnderTest& u, const std::vector<GradOut>& grads,
-                              const std::vector<Tensor>& want, double scale, double tol, const char* against) {
+                              const std::vector<Tensor>& want, double scale, double tol,
+                              const char* against) {
   for (size_t k = 0; k < grads.size(); ++k) {
     std::vector<double> w = widen(want[k]);
     for (double& v : w) v *= scale;
     double e = nmse(down(u, grads[k].t), f64_tensor(want[k].shape(), w));
     if (!(e <= tol))
-      return over(("gradient " + std::to_string(k) + (scale == 1 ? "" : " (accumulated)") + " against " + against).c_str(),
+      return over(("gradient " + std::to_string(k) + (scale == 1 ? "" : " (accumulated)") +
+                   " against " + against)
+                      .c_str(),
                   e, tol);
   }
   return "";
 }
 
 // The CPU table's f32 gradients for the same inputs and r.
-std::vector<Tensor> cpu_gradients(const TableUnderTest& cpu, const TrainCase& c, const std::vector<Tensor>& wide,
-                                  const Tensor& r) {
+std::vector<Tensor> cpu_gradients(const TableUnderTest& cpu, const TrainCase& c,
+                                  const std::vector<Tensor>& wide, const Tensor& r) {
   TrainCall call = forward_on(cpu, c, wide, DType::f32, Layout::plain);
   Tensor dy = up(cpu, r, DType::f32, Layout::plain);
   std::vector<GradOut> grads;
   for (size_t k = 0; k < c.inputs.size(); ++k)
     if (c.inputs[k].differentiable)
-      grads.push_back({cpu.table->empty(cpu.table->ctx, DType::f32, wide[k].shape()), GradMode::overwrite});
+      grads.push_back(
+          {cpu.table->empty(cpu.table->ctx, DType::f32, wide[k].shape()), GradMode::overwrite});
   c.backward(call, dy, grads);
   std::vector<Tensor> out;
   for (const GradOut& g : grads) out.push_back(down(cpu, g.t));
   return out;
 }
 
-void check_backward(const TableUnderTest& u, const TableUnderTest& cpu, const TrainCase& c, TrainCall& call,
-                    const std::vector<Tensor>& wide, DType dtype, Layout layout, Tally& tally) {
+void check_backward(const TableUnderTest& u, const TableUnderTest& cpu, const TrainCase& c,
+                    TrainCall& call, const std::vector<Tensor>& wide, DType dtype, Layout layout,
+                    Tally& tally) {
   std::string what = variant_name("grad", c, dtype, layout);
   const Tensor& y = call.out.at(0);
-  Tensor r = to_f32(narrow(uniform(y.shape(), 91), y.dtype() == DType::f32 ? DType::f32 : y.dtype()));
+  Tensor r =
+      to_f32(narrow(uniform(y.shape(), 91), y.dtype() == DType::f32 ? DType::f32 : y.dtype()));
   std::vector<Tensor> on_cpu = cpu_gradients(cpu, c, wide, r);
   std::vector<Tensor> want = c.exact_gradient       ? c.exact_gradient(wide, r)
                              : c.finite_differences ? finite_differences(cpu, c, wide, r)
                                                     : on_cpu;
-  const char* against = c.exact_gradient ? "the exact rule" : c.finite_differences ? "finite differences" : "the CPU table";
+  const char* against = c.exact_gradient       ? "the exact rule"
+                        : c.finite_differences ? "finite differences"
+                                               : "the CPU table";
   Tensor dy = up(u, r, y.dtype(), y.layout());
   std::vector<GradOut> grads;
   for (size_t k = 0; k < c.inputs.size(); ++k) {
@@ -164,11 +176,13 @@ void check_backward(const TableUnderTest& u, const TableUnderTest& cpu, const Tr
     grads.push_back({in.rank() == 4 ? g.with_layout(in.layout()) : g, GradMode::overwrite});
   }
   c.backward(call, dy, grads);
-  double tol = c.finite_differences ? gradient_tolerance(dtype) : forward_tolerance(dtype) * c.cross_device_scale;
+  double tol = c.finite_differences ? gradient_tolerance(dtype)
+                                    : forward_tolerance(dtype) * c.cross_device_scale;
   std::string problem = compare_gradients(u, grads, want, 1, tol, against);
   // Another device's table also agrees with the CPU's, as closely as forwards do.
   if (problem.empty() && u.table != cpu.table)
-    problem = compare_gradients(u, grads, on_cpu, 1, forward_tolerance(dtype) * c.cross_device_scale, "the CPU table");
+    problem = compare_gradients(u, grads, on_cpu, 1,
+                                forward_tolerance(dtype) * c.cross_device_scale, "the CPU table");
   if (problem.empty() && dtype == DType::f32 && layout == Layout::plain) {
     for (GradOut& g : grads) g.mode = GradMode::accumulate;
     c.backward(call, dy, grads);
@@ -177,12 +191,13 @@ void check_backward(const TableUnderTest& u, const TableUnderTest& cpu, const Tr
   record(tally, u.name, what, problem);
 }
 
-void check_variant(const TableUnderTest& u, const TableUnderTest& cpu, const TrainCase& c, DType dtype, Layout layout,
-                   Tally& tally) {
+void check_variant(const TableUnderTest& u, const TableUnderTest& cpu, const TrainCase& c,
+                   DType dtype, Layout layout, Tally& tally) {
   std::string what = variant_name("train", c, dtype, layout);
   if ((dtype != DType::f32 && !u.table->keeps_16bit_activations) ||
       (layout != Layout::plain && !u.table->takes_nhwc_activations)) {
-    tally.record(u.name, what, Verdict::unsupported, "the table does not take this dtype or layout");
+    tally.record(u.name, what, Verdict::unsupported,
+                 "the table does not take this dtype or layout");
     return;
   }
   std::vector<Tensor> wide;
@@ -197,15 +212,17 @@ void check_variant(const TableUnderTest& u, const TableUnderTest& cpu, const Tra
     record(tally, u.name, what, compare_forward(u, cpu, c, call, wide, dtype));
     if (c.backward) check_backward(u, cpu, c, call, wide, dtype, layout, tally);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::unsupported) tally.record(u.name, what, Verdict::unsupported, e.what());
-    else record(tally, u.name, what, std::string("threw: ") + e.what());
+    if (e.kind() == ErrorKind::unsupported)
+      tally.record(u.name, what, Verdict::unsupported, e.what());
+    else
+      record(tally, u.name, what, std::string("threw: ") + e.what());
   }
 }
 
 }  // namespace
 
-void check_train_cases(const std::vector<TrainCase>& cases, const TableUnderTest& t, const TableUnderTest& cpu,
-                       const std::string& filter, Tally& tally) {
+void check_train_cases(const std::vector<TrainCase>& cases, const TableUnderTest& t,
+                       const TableUnderTest& cpu, const std::string& filter, Tally& tally) {
   for (const TrainCase& c : cases) {
     if (c.name.find(filter) == std::string::npos) continue;
     bool any_activation = false, any_4d = false;

@@ -16,8 +16,9 @@ struct Entry {
 constexpr int kEntries = 26;
 // name, ctx, the two flags (padded to a pointer), then the entries: an
 // entry added to or removed from TrainBackend must be listed below too.
-static_assert(sizeof(TrainBackend) == 3 * sizeof(void*) + kEntries * sizeof(void (*)()),
-              "TrainBackend's entries changed: update entries_of() in tests/backend_ops/train_coverage.cpp");
+static_assert(
+    sizeof(TrainBackend) == 3 * sizeof(void*) + kEntries * sizeof(void (*)()),
+    "TrainBackend's entries changed: update entries_of() in tests/backend_ops/train_coverage.cpp");
 
 std::vector<Entry> entries_of(const TrainBackend& t) {
   return {{"empty", t.empty != nullptr},
@@ -50,13 +51,15 @@ std::vector<Entry> entries_of(const TrainBackend& t) {
 
 }  // namespace
 
-void check_train_coverage(const std::vector<TrainCase>& cases, const TableUnderTest& t, Tally& tally) {
+void check_train_coverage(const std::vector<TrainCase>& cases, const TableUnderTest& t,
+                          Tally& tally) {
   for (const Entry& e : entries_of(*t.table)) {
     if (!e.present) continue;
     bool covered = std::any_of(cases.begin(), cases.end(), [&](const TrainCase& c) {
       return std::find(c.entries.begin(), c.entries.end(), e.name) != c.entries.end();
     });
-    if (!covered) tally.fail(t.name + " training entry " + e.name + " has no case in tests/backend_ops");
+    if (!covered)
+      tally.fail(t.name + " training entry " + e.name + " has no case in tests/backend_ops");
   }
 }
 

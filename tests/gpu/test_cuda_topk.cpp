@@ -12,7 +12,6 @@
 namespace tandem::testing {
 namespace {
 
-
 struct TopKCase {
   Shape in;
   int64_t k, axis = -1, largest = 1;
