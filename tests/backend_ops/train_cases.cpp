@@ -61,20 +61,39 @@ std::vector<TrainCase> conv_cases() {
   return cases;
 }
 
-TrainCase linear_case() {
-  TrainCase c;
-  c.name = "linear/4x6-to-5";
-  c.entries = {"linear_forward", "linear_backward"};
-  c.inputs = {act(uniform({4, 6}, 7100)), param(uniform({5, 6}, 7101, -0.5f, 0.5f)),
-              param(uniform({5}, 7102))};
-  c.forward = [](TrainCall& k) {
-    k.out = {like_input(k, 0, {k.in[0].dim(0), k.in[1].dim(0)})};
-    k.t.linear_forward(k.t.ctx, k.in[0], k.in[1], k.in[2], k.out[0]);
+// x [N, K] · w [M, K]ᵀ (+ b [M]): small shapes, one without a bias, one
+// without dx wanted, and the small CNN's classifier at batch 128 (too large
+// to difference: against the CPU table only).
+std::vector<TrainCase> linear_cases() {
+  struct Linear {
+    int64_t n, k, m;
+    bool bias, want_dx;
   };
-  c.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
-    k.t.linear_backward(k.t.ctx, k.in[0], k.in[1], dy, g[0], g[1], g[2]);
-  };
-  return c;
+  std::vector<TrainCase> cases;
+  Seeds seed{7100};
+  for (Linear l :
+       {Linear{4, 7, 5, true, true}, Linear{3, 6, 4, false, true}, Linear{1, 9, 3, true, true},
+        Linear{5, 3, 17, true, true}, Linear{6, 5, 4, true, false},
+        Linear{128, 3136, 128, true, true}, Linear{128, 128, 10, true, true}}) {
+    TrainCase c;
+    c.name = "linear/" + std::to_string(l.n) + "x" + std::to_string(l.k) + "-to-" +
+             std::to_string(l.m) + (l.bias ? "" : "-no-bias") + (l.want_dx ? "" : "-no-dx");
+    c.entries = {"linear_forward", "linear_backward"};
+    TrainInput x = act(uniform({l.n, l.k}, seed()));
+    x.differentiable = l.want_dx;
+    c.inputs = {x, param(uniform({l.m, l.k}, seed(), -0.5f, 0.5f)),
+                l.bias ? param(uniform({l.m}, seed())) : fixed(Tensor())};
+    c.finite_differences = l.n * l.k + l.m * l.k <= 4096;
+    c.forward = [](TrainCall& k) {
+      k.out = {like_input(k, 0, {k.in[0].dim(0), k.in[1].dim(0)})};
+      k.t.linear_forward(k.t.ctx, k.in[0], k.in[1], k.in[2], k.out[0]);
+    };
+    c.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
+      k.t.linear_backward(k.t.ctx, k.in[0], k.in[1], dy, g[0], g[1], g[2]);
+    };
+    cases.push_back(c);
+  }
+  return cases;
 }
 
 ops::BatchNormParams training_bn(int64_t channels) {
@@ -409,10 +428,10 @@ TrainCase fake_quant_case() {
 
 std::vector<TrainCase> all_train_cases() {
   std::vector<TrainCase> cases = conv_cases();
-  cases.push_back(linear_case());
   cases.push_back(batch_norm_case());
   cases.push_back(batch_norm_relu_case());
-  for (auto* group : {&eltwise_cases, &pool_cases, &add_concat_cases, &memory_cases, &loss_cases})
+  for (auto* group :
+       {&linear_cases, &eltwise_cases, &pool_cases, &add_concat_cases, &memory_cases, &loss_cases})
     for (TrainCase& c : (*group)()) cases.push_back(std::move(c));
   cases.push_back(fake_quant_case());
   return cases;

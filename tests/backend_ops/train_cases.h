@@ -29,7 +29,7 @@ struct TrainCall {
 };
 
 struct TrainInput {
-  Tensor value;         // host, f32 (labels i64)
+  Tensor value;         // host, f32 (labels i64); undefined: an absent optional input
   bool activation;      // takes the variant's dtype and layout
   bool differentiable;  // its gradient is checked
 };
@@ -52,11 +52,13 @@ struct TrainCase {
   double cross_device_scale = 1;
   // Writes call.out (allocated with call.t.empty on the table's device).
   std::function<void(TrainCall&)> forward;
-  // Null for forward-only entries. dy is like out[0]; grads[k] is the k-th
-  // differentiable input's gradient (like that input).
+  // Null for forward-only entries. dy is like out[0]; grads[k] is input k's
+  // gradient (like it), not wanted (undefined) where the input is not
+  // differentiable.
   std::function<void(TrainCall&, const Tensor& dy, std::span<const GradOut> grads)> backward;
   // Where finite differences do not apply (a straight-through estimator):
-  // the exact gradients from the host inputs and r.
+  // the exact gradients from the host inputs and r, one per input
+  // (undefined where not differentiable).
   std::function<std::vector<Tensor>(const std::vector<Tensor>& in, const Tensor& r)> exact_gradient;
 };
 

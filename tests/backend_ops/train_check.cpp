@@ -15,6 +15,7 @@ bool is_4d_activation(const TrainInput& in) { return in.activation && in.value.r
 // A host tensor on the table's device in `dtype` and `layout`, converted by
 // the table's own cast entry where either differs from the host's.
 Tensor up(const TableUnderTest& u, const Tensor& host, DType dtype, Layout layout) {
+  if (!host.defined()) return Tensor();  // an absent optional input
   const TrainBackend& t = *u.table;
   Tensor d = t.empty(t.ctx, host.dtype(), host.shape());
   if (host.bytes()) u.memory->copy_from_host(d.raw(), host.raw(), host.bytes());
@@ -45,7 +46,7 @@ TrainCall forward_on(const TableUnderTest& u, const TrainCase& c, const std::vec
   TrainCall call{*u.table, {}, {}, {}};
   for (size_t i = 0; i < host.size(); ++i) {
     const TrainInput& in = c.inputs[i];
-    call.in.push_back(up(u, host[i], in.activation ? dtype : host[i].dtype(),
+    call.in.push_back(up(u, host[i], in.activation || !host[i].defined() ? dtype : host[i].dtype(),
                          is_4d_activation(in) ? layout : Layout::plain));
   }
   c.forward(call);
@@ -58,12 +59,13 @@ Tensor cpu_y(const TableUnderTest& cpu, const TrainCase& c, const std::vector<Te
   return down(cpu, call.out.at(0));
 }
 
-// d(sum(y * r))/d(input) for each differentiable input, by central
-// differences of the CPU table's f32 forward, summed in float64.
+// d(sum(y * r))/d(input) for each differentiable input (undefined for the
+// others), by central differences of the CPU table's f32 forward, summed in
+// float64.
 std::vector<Tensor> finite_differences(const TableUnderTest& cpu, const TrainCase& c,
                                        const std::vector<Tensor>& host, const Tensor& r) {
   std::vector<double> rv = widen(r);
-  std::vector<Tensor> grads;
+  std::vector<Tensor> grads(host.size());
   for (size_t k = 0; k < host.size(); ++k) {
     if (!c.inputs[k].differentiable) continue;
     std::vector<double> g(size_t(host[k].numel()));
@@ -80,7 +82,7 @@ std::vector<Tensor> finite_differences(const TableUnderTest& cpu, const TrainCas
       for (size_t j = 0; j < yp.size(); ++j) dl += (yp[j] - ym[j]) * rv[j];
       g[size_t(i)] = dl / step;
     }
-    grads.push_back(f64_tensor(host[k].shape(), g));
+    grads[k] = f64_tensor(host[k].shape(), g);
   }
   return grads;
 }
@@ -119,12 +121,14 @@ std::string compare_forward(const TableUnderTest& u, const TableUnderTest& cpu, 
   return "";
 }
 
-// The backward's gradients against `want` (times `scale`: 2 after a second,
-// accumulating backward) within `tol`; empty when they agree.
+// The backward's wanted gradients (one per input) against `want` (times
+// `scale`: 2 after a second, accumulating backward) within `tol`; empty when
+// they agree.
 std::string compare_gradients(const TableUnderTest& u, const std::vector<GradOut>& grads,
                               const std::vector<Tensor>& want, double scale, double tol,
                               const char* against) {
   for (size_t k = 0; k < grads.size(); ++k) {
+    if (!grads[k].wanted()) continue;
     std::vector<double> w = widen(want[k]);
     for (double& v : w) v *= scale;
     double e = nmse(down(u, grads[k].t), f64_tensor(want[k].shape(), w));
@@ -142,14 +146,15 @@ std::vector<Tensor> cpu_gradients(const TableUnderTest& cpu, const TrainCase& c,
                                   const std::vector<Tensor>& wide, const Tensor& r) {
   TrainCall call = forward_on(cpu, c, wide, DType::f32, Layout::plain);
   Tensor dy = up(cpu, r, DType::f32, Layout::plain);
-  std::vector<GradOut> grads;
+  std::vector<GradOut> grads(c.inputs.size());
   for (size_t k = 0; k < c.inputs.size(); ++k)
     if (c.inputs[k].differentiable)
-      grads.push_back(
-          {cpu.table->empty(cpu.table->ctx, DType::f32, wide[k].shape()), GradMode::overwrite});
+      grads[k] = {cpu.table->empty(cpu.table->ctx, DType::f32, wide[k].shape()),
+                  GradMode::overwrite};
   c.backward(call, dy, grads);
-  std::vector<Tensor> out;
-  for (const GradOut& g : grads) out.push_back(down(cpu, g.t));
+  std::vector<Tensor> out(grads.size());
+  for (size_t k = 0; k < grads.size(); ++k)
+    if (grads[k].wanted()) out[k] = down(cpu, grads[k].t);
   return out;
 }
 
@@ -168,12 +173,12 @@ void check_backward(const TableUnderTest& u, const TableUnderTest& cpu, const Tr
                         : c.finite_differences ? "finite differences"
                                                : "the CPU table";
   Tensor dy = up(u, r, y.dtype(), y.layout());
-  std::vector<GradOut> grads;
+  std::vector<GradOut> grads(c.inputs.size());
   for (size_t k = 0; k < c.inputs.size(); ++k) {
     if (!c.inputs[k].differentiable) continue;
     const Tensor& in = call.in[k];
     Tensor g = u.table->empty(u.table->ctx, in.dtype(), in.shape());
-    grads.push_back({in.rank() == 4 ? g.with_layout(in.layout()) : g, GradMode::overwrite});
+    grads[k] = {in.rank() == 4 ? g.with_layout(in.layout()) : g, GradMode::overwrite};
   }
   c.backward(call, dy, grads);
   double tol = c.finite_differences ? gradient_tolerance(dtype)
