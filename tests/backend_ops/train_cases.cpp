@@ -281,16 +281,41 @@ std::vector<TrainCase> pool_cases() {
   return cases;
 }
 
-std::vector<TrainCase> add_concat_cases() {
+// Shapes whose inputs exceed this are checked against the CPU table only
+// (differencing them element by element would take minutes).
+constexpr int64_t kMaxDifferenced = 4096;
+
+int64_t numel_of(const std::vector<TrainInput>& inputs) {
+  int64_t n = 0;
+  for (const TrainInput& in : inputs) n += in.value.defined() ? in.value.numel() : 0;
+  return n;
+}
+
+// y = a + b with either side broadcast; the backward is sum_to into each
+// side, so the b shapes are also sum_to's reductions: over few and many
+// values per output (the two kernels a device may have).
+std::vector<TrainCase> add_cases() {
   std::vector<TrainCase> cases;
-  for (Shape b : {Shape{1, 3, 1, 1}, Shape{2, 3, 4, 5}}) {
+  Seeds seed{7600};
+  for (auto [sa, sb] : {std::pair<Shape, Shape>{{2, 3, 4, 5}, {2, 3, 4, 5}},
+                        {{2, 3, 4, 5}, {1, 3, 1, 1}},
+                        {{1, 3, 1, 5}, {2, 3, 4, 5}},
+                        {{4, 6}, {1, 6}},
+                        {{2, 3, 4, 5}, {2, 1, 4, 1}},
+                        {{2, 3, 4, 5}, {1, 1, 1, 1}},
+                        {{4, 6}, {4, 1}},
+                        {{3, 200}, {3, 1}},
+                        {{128, 10}, {1, 10}},
+                        {{32, 64, 14, 14}, {1, 64, 1, 1}},
+                        {{64, 128, 7, 7}, {1, 128, 1, 1}}}) {
     TrainCase c;
-    c.name = b[0] == 1 ? "add/per-channel-bias" : "add/same-shape";
+    c.name = "add/" + shape_str(sa) + "+" + shape_str(sb);
     c.entries = {"add_forward", "sum_to"};
-    c.inputs = {act(uniform({2, 3, 4, 5}, 7600 + uint64_t(b[0]))),
-                act(uniform(b, 7610 + uint64_t(b[0])))};
+    c.inputs = {act(uniform(sa, seed())), act(uniform(sb, seed()))};
+    c.finite_differences = numel_of(c.inputs) <= kMaxDifferenced;
     c.forward = [](TrainCall& k) {
-      k.out = {like_input(k, 0, k.in[0].shape())};
+      Shape y = ops::add_output_shape(k.in[0].shape(), k.in[1].shape());
+      k.out = {like_input(k, k.in[0].shape() == y ? 0 : 1, y)};
       k.t.add_forward(k.t.ctx, k.in[0], k.in[1], k.out[0]);
     };
     c.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
@@ -299,19 +324,48 @@ std::vector<TrainCase> add_concat_cases() {
     };
     cases.push_back(c);
   }
-  TrainCase c;
-  c.name = "concat/channels";
-  c.entries = {"concat_forward", "concat_backward"};
-  c.inputs = {act(uniform({2, 3, 4, 4}, 7620)), act(uniform({2, 2, 4, 4}, 7621))};
-  c.forward = [](TrainCall& k) {
-    k.out = {like_input(k, 0, {2, 5, 4, 4})};
-    k.t.concat_forward(k.t.ctx, 1, std::span<const Tensor>(k.in.data(), 2), k.out[0]);
+  return cases;
+}
+
+// Concatenation on several axes, some parts' gradients not wanted; the
+// forward only copies, so it must equal the CPU table's exactly.
+std::vector<TrainCase> concat_cases() {
+  struct Concat {
+    std::vector<Shape> parts;
+    int64_t axis;
+    std::vector<bool> wanted;
   };
-  c.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
-    std::vector<int64_t> extents = {3, 2};
-    k.t.concat_backward(k.t.ctx, 1, dy, extents, g);
-  };
-  cases.push_back(c);
+  std::vector<TrainCase> cases;
+  Seeds seed{7620};
+  for (const Concat& cc :
+       {Concat{{{2, 2, 3, 3}, {2, 1, 3, 3}, {2, 3, 3, 3}}, 1, {true, true, true}},
+        Concat{{{3, 2}, {3, 4}}, -1, {true, false}},
+        Concat{{{1, 5, 4}, {2, 5, 4}}, 0, {false, true}},
+        Concat{{{16, 32, 14, 14}, {16, 64, 14, 14}}, 1, {true, true}}}) {
+    TrainCase c;
+    c.name = "concat/axis" + std::to_string(cc.axis);
+    c.entries = {"concat_forward", "concat_backward"};
+    for (size_t i = 0; i < cc.parts.size(); ++i) {
+      c.name += (i ? "+" : "-") + shape_str(cc.parts[i]);
+      TrainInput in = act(uniform(cc.parts[i], seed()));
+      in.differentiable = cc.wanted[i];
+      c.inputs.push_back(in);
+    }
+    c.exact = true;
+    c.finite_differences = numel_of(c.inputs) <= kMaxDifferenced;
+    int64_t axis = cc.axis;
+    c.forward = [axis](TrainCall& k) {
+      k.out = {like_input(k, 0, ops::concat_output_shape(k.in, axis))};
+      k.t.concat_forward(k.t.ctx, axis, k.in, k.out[0]);
+    };
+    c.backward = [axis](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
+      int64_t a = normalize_axis(axis, k.in[0].rank());
+      std::vector<int64_t> extents;
+      for (const Tensor& x : k.in) extents.push_back(x.dim(a));
+      k.t.concat_backward(k.t.ctx, axis, dy, extents, g);
+    };
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -430,8 +484,8 @@ std::vector<TrainCase> all_train_cases() {
   std::vector<TrainCase> cases = conv_cases();
   cases.push_back(batch_norm_case());
   cases.push_back(batch_norm_relu_case());
-  for (auto* group :
-       {&linear_cases, &eltwise_cases, &pool_cases, &add_concat_cases, &memory_cases, &loss_cases})
+  for (auto* group : {&linear_cases, &eltwise_cases, &pool_cases, &add_cases, &concat_cases,
+                      &memory_cases, &loss_cases})
     for (TrainCase& c : (*group)()) cases.push_back(std::move(c));
   cases.push_back(fake_quant_case());
   return cases;
