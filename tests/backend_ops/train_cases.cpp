@@ -25,6 +25,16 @@ TrainInput act(Tensor t) { return {std::move(t), true, true}; }
 TrainInput param(Tensor t) { return {std::move(t), false, true}; }
 TrainInput fixed(Tensor t) { return {std::move(t), false, false}; }
 
+// Shapes whose inputs exceed this are checked against the CPU table only
+// (differencing them element by element would take minutes).
+constexpr int64_t kMaxDifferenced = 4096;
+
+int64_t numel_of(const std::vector<TrainInput>& inputs) {
+  int64_t n = 0;
+  for (const TrainInput& in : inputs) n += in.value.defined() ? in.value.numel() : 0;
+  return n;
+}
+
 std::vector<TrainCase> conv_cases() {
   struct Geometry {
     const char* label;
@@ -103,23 +113,45 @@ ops::BatchNormParams training_bn(int64_t channels) {
   return p;
 }
 
-TrainCase batch_norm_case() {
-  TrainCase c;
-  c.name = "batch_norm/training";
-  c.entries = {"batch_norm_forward", "batch_norm_backward"};
-  c.inputs = {act(uniform({4, 3, 3, 3}, 7200, -2, 2)), param(uniform({3}, 7201, 0.5f, 1.5f)),
-              param(uniform({3}, 7202)), fixed(uniform({3}, 7203)),
-              fixed(uniform({3}, 7204, 0.5f, 2))};
-  c.forward = [](TrainCall& k) {
-    k.out = {like_input(k, 0, k.in[0].shape())};
-    k.t.batch_norm_forward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2], k.in[3], k.in[4],
-                           k.out[0], &k.saved);
+// Training and eval, 4-D and 2-D, a layer of a small CNN (against the CPU
+// table only), and only the parameter gradients. The running statistics the
+// forward updates in place are outputs too.
+std::vector<TrainCase> batch_norm_cases() {
+  struct Bn {
+    Shape x;
+    bool training, want_dx;
   };
-  c.backward = [](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
-    k.t.batch_norm_backward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.saved, dy, g[0], g[1],
-                            g[2]);
-  };
-  return c;
+  std::vector<TrainCase> cases;
+  Seeds seed{7200};
+  for (Bn bn :
+       {Bn{{4, 3, 3, 3}, true, true}, Bn{{3, 4, 3, 5}, true, true}, Bn{{6, 3, 1, 1}, true, true},
+        Bn{{5, 3}, true, true}, Bn{{2, 3, 4, 4}, false, true}, Bn{{4, 3, 5, 5}, true, false},
+        Bn{{32, 32, 28, 28}, true, true}, Bn{{32, 64, 14, 14}, false, true}}) {
+    int64_t ch = bn.x[1];
+    TrainCase c;
+    c.name = std::string("batch_norm/") + (bn.training ? "training-" : "eval-") + shape_str(bn.x) +
+             (bn.want_dx ? "" : "-parameters-only");
+    c.entries = {"batch_norm_forward", "batch_norm_backward"};
+    TrainInput x = act(uniform(bn.x, seed(), -2, 3));
+    x.differentiable = bn.want_dx;
+    c.inputs = {x, param(uniform({ch}, seed(), 0.5f, 1.5f)), param(uniform({ch}, seed())),
+                fixed(uniform({ch}, seed(), -0.5f, 0.5f)),
+                fixed(uniform({ch}, seed(), 0.5f, 1.5f))};
+    c.finite_differences = numel_of(c.inputs) <= kMaxDifferenced;
+    ops::BatchNormParams p;
+    p.training = bn.training;
+    p.channels = ch;
+    c.forward = [p](TrainCall& k) {
+      k.out = {like_input(k, 0, k.in[0].shape()), k.in[3], k.in[4]};
+      k.t.batch_norm_forward(k.t.ctx, p, k.in[0], k.in[1], k.in[2], k.in[3], k.in[4], k.out[0],
+                             &k.saved);
+    };
+    c.backward = [p](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
+      k.t.batch_norm_backward(k.t.ctx, p, k.in[0], k.in[1], k.saved, dy, g[0], g[1], g[2]);
+    };
+    cases.push_back(c);
+  }
+  return cases;
 }
 
 // Training batch norm of x [N, C, H, W] in float64 (batch mean, biased
@@ -279,16 +311,6 @@ std::vector<TrainCase> pool_cases() {
     cases.push_back(c);
   }
   return cases;
-}
-
-// Shapes whose inputs exceed this are checked against the CPU table only
-// (differencing them element by element would take minutes).
-constexpr int64_t kMaxDifferenced = 4096;
-
-int64_t numel_of(const std::vector<TrainInput>& inputs) {
-  int64_t n = 0;
-  for (const TrainInput& in : inputs) n += in.value.defined() ? in.value.numel() : 0;
-  return n;
 }
 
 // y = a + b with either side broadcast; the backward is sum_to into each
@@ -482,10 +504,9 @@ TrainCase fake_quant_case() {
 
 std::vector<TrainCase> all_train_cases() {
   std::vector<TrainCase> cases = conv_cases();
-  cases.push_back(batch_norm_case());
   cases.push_back(batch_norm_relu_case());
-  for (auto* group : {&linear_cases, &eltwise_cases, &pool_cases, &add_cases, &concat_cases,
-                      &memory_cases, &loss_cases})
+  for (auto* group : {&linear_cases, &batch_norm_cases, &eltwise_cases, &pool_cases, &add_cases,
+                      &concat_cases, &memory_cases, &loss_cases})
     for (TrainCase& c : (*group)()) cases.push_back(std::move(c));
   cases.push_back(fake_quant_case());
   return cases;
