@@ -41,21 +41,27 @@ OpDesc describe(const OpEval& call, const std::vector<Tensor>& inputs, const Att
 
 }  // namespace
 
-Tensor reorder_tensor(Backend& backend, const Tensor& t, Layout to) {
-  if (t.layout() == to) return t;
+KernelPlan prepare_reorder(Backend& backend, const TensorDesc& from, Layout to) {
   Attributes a;
   a.set("to_layout", int64_t(to));
   OpDesc d;
   d.op_type = kReorderOp;
   d.node = "reorder";
   d.attrs = &a;
-  d.inputs = {t.desc()};
+  d.inputs = {from};
   d.present = {true};
   d.constants = {nullptr};
-  TensorDesc out = t.desc();
+  TensorDesc out = from;
   out.layout = to;
   d.outputs = {out};
-  KernelPlan p = backend.prepare(d);
+  return backend.prepare(d);
+}
+
+Tensor reorder_tensor(Backend& backend, const Tensor& t, Layout to) {
+  if (t.layout() == to) return t;
+  KernelPlan p = prepare_reorder(backend, t.desc(), to);
+  TensorDesc out = t.desc();
+  out.layout = to;
   Tensor result = Tensor::empty(out);
   run_kernel(*p.kernel, {t.raw()}, {result.raw()});
   backend.synchronize();

@@ -24,5 +24,8 @@ struct OpEval {
 std::vector<Tensor> evaluate_op(Backend& backend, const OpEval& call);
 // Converts a host tensor to another layout with the backend's tandem.Reorder.
 Tensor reorder_tensor(Backend& backend, const Tensor& t, Layout to);
+// The backend's tandem.Reorder kernel from `from` to layout `to` (for
+// buffers in the backend's own memory).
+KernelPlan prepare_reorder(Backend& backend, const TensorDesc& from, Layout to);
 
 }  // namespace tandem

@@ -57,5 +57,21 @@ TEST(CudaNetwork, SmallClassifierInHalfPrecisionMatchesTheCpu) {
   }
 }
 
+// A device index past the last GPU is an Error naming it, not a crash.
+TEST(CudaDevice, AbsentGpuIsAClearError) {
+  int n = cuda::device_count();
+  GraphBuilder b;
+  ValueId x = b.input("x", {4});
+  b.output(b.node("Relu", {x}));
+  SessionOptions o;
+  o.device = Device::cuda(n);  // one past the last
+  try {
+    Session(b.g, o).run({random_f32({4}, 1)});
+    FAIL() << "ran on a GPU that does not exist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not present"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tandem::testing
