@@ -16,7 +16,8 @@ struct ActCase {
 std::vector<ActCase> cases() {
   return {{"relu", {ops::ActivationKind::relu}, -3, 3},       {"leaky_relu", {ops::ActivationKind::leaky_relu, 0.1f}, -3, 3},
           {"silu", {ops::ActivationKind::silu}, -8, 8},       {"hardswish", {ops::ActivationKind::hard_swish}, -5, 5},
-          {"sigmoid", {ops::ActivationKind::sigmoid}, -8, 8}, {"tanh", {ops::ActivationKind::tanh}, -4, 4}};
+          {"sigmoid", {ops::ActivationKind::sigmoid}, -8, 8}, {"tanh", {ops::ActivationKind::tanh}, -4, 4},
+          {"gelu", {ops::ActivationKind::gelu}, -6, 6},       {"gelu_tanh", {ops::ActivationKind::gelu_tanh}, -6, 6}};
 }
 
 void run(const ActCase& c, GradMode mode, uint32_t seed) {
