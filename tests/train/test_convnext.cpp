@@ -7,14 +7,19 @@
 //    nn.Linear / nn.GELU block on the channels-last permutation
 //    (tests/train/convnext_block_torch.py), within 1e-5 of the largest value
 //    plus 1e-5 relative; skipped without torch;
-//  - the convnext model's shapes, its state_dict keys, and a training step.
+//  - the convnext model's shapes, its state_dict keys, and a training step;
+//  - its exported graph's GELUs (Div/Erf/Add/Mul at opset 17) fuse back into
+//    one Gelu node each when a Session compiles it, and the Session gives
+//    the eval-mode logits (1e-5 of the largest plus 1e-5 relative).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
+#include "graph/session.h"
 #include "tests/numpy_ref.h"
 #include "tests/train/grad_check.h"
+#include "train/export.h"
 #include "train/functional.h"
 #include "train/models/models.h"
 
@@ -187,4 +192,15 @@ TEST(ConvNeXtModel, ShapesKeysAndATrainingStep) {
   }
   EXPECT_THROW(make_model("convnext", ModelConfig{1, 30, 28, 10}, rng),
                Error);  // not a multiple of 4
+}
+
+TEST(ConvNeXtModel, ExportedGelusFuseBackIntoGelu) {
+  Rng rng(4);
+  auto model = make_model("convnext", ModelConfig{}, rng);
+  model->eval();
+  Session s(model_to_graph(*model, {1, 28, 28}));
+  Tensor x = random_tensor({2, 1, 28, 28}, 6);
+  Tensor y = s.run({x})[0];
+  EXPECT_EQ(s.last_compile().gelus_fused, 2);  // one per block
+  expect_near_scaled(y, to_doubles((*model)(Var(x)).value()), 1e-5, 1e-5, "session logits");
 }
