@@ -14,8 +14,9 @@
 //    statistics and the loss stay f32); one with takes_nhwc_activations
 //    takes 4-D activations in layout nhwc (channels last, the shape still
 //    [N, C, H, W]) in conv2d, batch norm, layer norm over the channels,
-//    pooling, the element-wise entries, add, sum_to, concat, dropout and cast. Other dtypes and layouts are
-//    Error::unsupported, so callers never get a silent conversion.
+//    pooling, the element-wise entries, add, sum_to, concat, dropout and
+//    cast. Other dtypes and layouts are Error::unsupported, so callers
+//    never get a silent conversion.
 //  - The caller allocates outputs with the same shapes the *_shape()
 //    functions below give (empty()); the kernel writes every element.
 //    A shape that does not fit is an Error naming the entry and the shape.
