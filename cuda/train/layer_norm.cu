@@ -10,7 +10,10 @@
 // passes: no cancellation when |mean| >> std).
 //   forward:  y = (x - mean) * rstd * gamma + beta; saved f32 [2, vectors]
 //   backward: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma;
-//             dgamma[j] = sum dy * xhat, dbeta[j] = sum dy, one block per column.
+//             dgamma[j] = sum dy * xhat, dbeta[j] = sum dy, one block per column
+//             (few blocks for few channels: a split over vector chunks would
+//             fill the GPU better).
+// rstd is 1 / sqrtf(var + epsilon), as the inference kernel computes it.
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_convert.cuh"
 #include "cuda/launch.h"
@@ -60,7 +63,7 @@ __global__ void forward_warp_kernel(View w, const T* x, T* y, const float* gamma
     const float d = load(x, base + j) - mean;
     q += d * d;
   }
-  const float rstd = rsqrtf(warp_reduce(q, SumOp{}) / float(w.cols) + w.epsilon);
+  const float rstd = 1.f / sqrtf(warp_reduce(q, SumOp{}) / float(w.cols) + w.epsilon);
   normalize_vector(w, x, y, gamma, beta, base, 1, lane, 32, mean, rstd);
   if (lane == 0) {
     mean_out[v] = mean;
@@ -83,7 +86,7 @@ __global__ void forward_strided_kernel(View w, const T* x, T* y, const float* ga
       const float d = load(x, base + j * w.inner) - mean;
       q += d * d;
     }
-    const float rstd = rsqrtf(q / float(w.cols) + w.epsilon);
+    const float rstd = 1.f / sqrtf(q / float(w.cols) + w.epsilon);
     normalize_vector(w, x, y, gamma, beta, base, w.inner, 0, 1, mean, rstd);
     mean_out[v] = mean;
     rstd_out[v] = rstd;
