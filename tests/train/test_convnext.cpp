@@ -204,3 +204,26 @@ TEST(ConvNeXtModel, ExportedGelusFuseBackIntoGelu) {
   EXPECT_EQ(s.last_compile().gelus_fused, 2);  // one per block
   expect_near_scaled(y, to_doubles((*model)(Var(x)).value()), 1e-5, 1e-5, "session logits");
 }
+
+// From opset 20 on, export writes one Gelu node per block (ONNX's own op,
+// approximate "none"), which a Session runs as it is.
+TEST(ConvNeXtModel, Opset20ExportsGeluNodes) {
+  Rng rng(4);
+  auto model = make_model("convnext", ModelConfig{}, rng);
+  model->eval();
+  ExportOptions o;
+  o.opset = 20;
+  Graph g = model_to_graph(*model, {1, 28, 28}, o);
+  int gelus = 0;
+  for (const tandem::Node& n : g.nodes) {
+    EXPECT_NE(n.op_type, "Erf");
+    if (n.op_type == "Gelu") {
+      ++gelus;
+      EXPECT_EQ(n.attrs.get_string("approximate", ""), "none");
+    }
+  }
+  EXPECT_EQ(gelus, 2);
+  Session s(std::move(g));
+  Tensor x = random_tensor({2, 1, 28, 28}, 8);
+  expect_near_scaled(s.run({x})[0], to_doubles((*model)(Var(x)).value()), 1e-5, 1e-5, "opset 20 logits");
+}
