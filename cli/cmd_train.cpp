@@ -251,8 +251,8 @@ int train_run(const TrainCliOptions& o, Ranks& ranks) {
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainCliOptions>();
   CLI::App* sub = app.add_subcommand("train", "Train a CNN (CPU or GPU; fp32, fp16, bf16 or int8 QAT) and export it as ONNX");
-  sub->add_option("--arch", o->arch, "lenet5, cnn, resnet20 or resnet18")
-      ->check(CLI::IsMember({"lenet5", "cnn", "resnet20", "resnet18"}));
+  sub->add_option("--arch", o->arch, "lenet5, cnn, resnet20, resnet18 or convnext")
+      ->check(CLI::IsMember({"lenet5", "cnn", "resnet20", "resnet18", "convnext"}));
   sub->add_option("--data", o->data, "fashion-mnist (Debian's dataset-fashion-mnist) or an image folder DIR");
   sub->add_option("--image-size", o->image_size, "image folders: the square crop S the network sees (resize to S*256/224)")
       ->check(CLI::Range(8, 1024));

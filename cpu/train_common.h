@@ -82,6 +82,10 @@ void batch_norm_forward(void*, const ops::BatchNormParams&, const Tensor&, const
                         const Tensor&, const Tensor&, const Tensor&, Tensor*);
 void batch_norm_backward(void*, const ops::BatchNormParams&, const Tensor&, const Tensor&, const Tensor&,
                          const Tensor&, const GradOut&, const GradOut&, const GradOut&);
+void layer_norm_forward(void*, const ops::LayerNormParams&, const Tensor&, const Tensor&, const Tensor&,
+                        const Tensor&, Tensor*);
+void layer_norm_backward(void*, const ops::LayerNormParams&, const Tensor&, const Tensor&, const Tensor&,
+                         const Tensor&, const GradOut&, const GradOut&, const GradOut&);
 void eltwise_forward(void*, const ops::Activation&, const Tensor&, const Tensor&);
 void eltwise_backward(void*, const ops::Activation&, const Tensor&, const Tensor&, const GradOut&);
 void pool2d_forward(void*, const ops::Pool2dParams&, const Tensor&, const Tensor&, Tensor*);

@@ -55,6 +55,8 @@ const TrainBackend& cpu_train_backend() {
       .linear_backward = train::linear_backward,
       .batch_norm_forward = train::batch_norm_forward,
       .batch_norm_backward = train::batch_norm_backward,
+      .layer_norm_forward = train::layer_norm_forward,
+      .layer_norm_backward = train::layer_norm_backward,
       .eltwise_forward = train::eltwise_forward,
       .eltwise_backward = train::eltwise_backward,
       .pool2d_forward = train::pool2d_forward,

@@ -96,6 +96,8 @@ Entry<decltype(TrainBackend::batch_norm_forward)> batch_norm_forward;
 Entry<decltype(TrainBackend::batch_norm_backward)> batch_norm_backward;
 Entry<decltype(TrainBackend::batch_norm_relu_forward)> batch_norm_relu_forward;
 Entry<decltype(TrainBackend::batch_norm_relu_backward)> batch_norm_relu_backward;
+Entry<decltype(TrainBackend::layer_norm_forward)> layer_norm_forward;
+Entry<decltype(TrainBackend::layer_norm_backward)> layer_norm_backward;
 Entry<decltype(TrainBackend::eltwise_forward)> eltwise_forward;
 Entry<decltype(TrainBackend::eltwise_backward)> eltwise_backward;
 Entry<decltype(TrainBackend::pool2d_forward)> pool2d_forward;

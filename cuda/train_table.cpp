@@ -35,6 +35,8 @@ struct DeviceTable {
         .batch_norm_backward = train::batch_norm_backward,
         .batch_norm_relu_forward = train::batch_norm_relu_forward,
         .batch_norm_relu_backward = train::batch_norm_relu_backward,
+        .layer_norm_forward = train::layer_norm_forward,
+        .layer_norm_backward = train::layer_norm_backward,
         .eltwise_forward = train::eltwise_forward,
         .eltwise_backward = train::eltwise_backward,
         .pool2d_forward = train::pool2d_forward,

@@ -30,6 +30,20 @@ LayerNormParams layernorm_params(const Attributes& a, const Shape& x) {
   return p;
 }
 
+LayerNormParams layernorm_params(const Shape& x, int64_t axis, int64_t end, float epsilon) {
+  const int64_t rank = int64_t(x.size());
+  check(0 <= axis && axis < end && end <= rank,
+        "layer norm over axes [" + std::to_string(axis) + ", " + std::to_string(end) + ") of " + shape_str(x));
+  check(epsilon >= 0.f, "layer norm epsilon is negative");
+  LayerNormParams p;
+  p.axis = axis;
+  p.epsilon = epsilon;
+  p.rows = shape_numel(Shape(x.begin(), x.begin() + axis));
+  p.cols = shape_numel(Shape(x.begin() + axis, x.begin() + end));
+  p.inner = shape_numel(Shape(x.begin() + end, x.end()));
+  return p;
+}
+
 std::vector<float> layernorm_row_values(const Tensor& t, const Shape& x, const LayerNormParams& p) {
   const Shape row(x.begin() + p.axis, x.end());
   const Shape& ts = t.shape();

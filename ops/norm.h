@@ -51,9 +51,17 @@ struct LayerNormParams {
   int64_t rows = 0;   // product of X.shape[:axis]
   int64_t cols = 0;   // product of X.shape[axis:], the normalized extent
   float epsilon = 1e-5f;
+  // Training also normalizes a run of axes that is not the last
+  // (LayerNorm2d: the channels of [N, C, H, W]): X viewed as
+  // [rows, cols, inner], each of the rows * inner vectors of cols values
+  // (stride inner) on its own. 1 for ONNX's form.
+  int64_t inner = 1;
 };
 
 LayerNormParams layernorm_params(const Attributes& attrs, const Shape& x);
+// Training's form: the extents [axis, end) of x normalized (0 <= axis < end
+// <= rank); LayerNorm's end is the rank, LayerNorm2d's axis 1 and end 2.
+LayerNormParams layernorm_params(const Shape& x, int64_t axis, int64_t end, float epsilon);
 
 // Scale or B (any float dtype) spread over one row of `cols` values as
 // float: a tensor broadcast along some of X.shape[axis:] repeats.

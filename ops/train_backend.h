@@ -14,9 +14,10 @@
 //    bf16 activations and their gradients (one dtype per call; parameters,
 //    statistics and the loss stay f32); one with takes_nhwc_activations
 //    takes 4-D activations in layout nhwc (channels last, the shape still
-//    [N, C, H, W]) in conv2d, batch norm, pooling, the element-wise entries,
-//    add, sum_to, concat, dropout and cast. Other dtypes and layouts are
-//    Error::unsupported, so callers never get a silent conversion.
+//    [N, C, H, W]) in conv2d, batch norm, layer norm over the channels,
+//    pooling, the element-wise entries, add, sum_to, concat, dropout and
+//    cast. Other dtypes and layouts are Error::unsupported, so callers
+//    never get a silent conversion.
 //  - The caller allocates outputs with the same shapes the *_shape()
 //    functions below give (empty()); the kernel writes every element.
 //    A shape that does not fit is an Error naming the entry and the shape.
@@ -120,6 +121,19 @@ struct TrainBackend {
                                    const Tensor& y, const Tensor& saved, const Tensor& dy,
                                    const GradOut& dx, const GradOut& dz, const GradOut& dgamma,
                                    const GradOut& dbeta) = nullptr;
+
+  // Layer norm: x viewed as [rows, cols, inner] (p: ops::layernorm_params's
+  // training form), each of its rows * inner vectors of cols values
+  // normalized with its own mean and biased variance, then scaled by gamma
+  // [cols] and shifted by beta [cols] (optional) -> y like x. Statistics in
+  // f32 whatever x's dtype. saved: f32 [2, rows * inner], each vector's mean
+  // and 1 / sqrt(var + epsilon). Null in a table without the op.
+  void (*layer_norm_forward)(void* ctx, const ops::LayerNormParams& p, const Tensor& x, const Tensor& gamma,
+                             const Tensor& beta, const Tensor& y, Tensor* saved) = nullptr;
+  // dy like x -> dx like x, dgamma [cols], dbeta [cols] (f32).
+  void (*layer_norm_backward)(void* ctx, const ops::LayerNormParams& p, const Tensor& x, const Tensor& gamma,
+                              const Tensor& saved, const Tensor& dy, const GradOut& dx, const GradOut& dgamma,
+                              const GradOut& dbeta) = nullptr;
 
   // Activation, element-wise: x (any shape) -> y like x.
   void (*eltwise_forward)(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& y);

@@ -1,5 +1,7 @@
 #include "train/export_builder.h"
 
+#include <cmath>
+
 #include "train/device_tensor.h"
 
 namespace tandem::train {
@@ -8,6 +10,23 @@ namespace {
 
 std::vector<int64_t> pair(const int64_t (&v)[2]) { return {v[0], v[1]}; }
 std::vector<int64_t> pads(const int64_t (&v)[2]) { return {v[0], v[1], v[0], v[1]}; }
+
+// A scalar f32 Constant node (as torch.onnx writes one): not an
+// initializer, whose names are the state_dict's keys.
+ValueId scalar(ExportBuilder& g, float v) {
+  Attributes a;
+  a.set("value", Tensor::from_vector(std::vector<float>{v}, {}));
+  return g.node("Constant", {}, a);
+}
+
+// GELU before opset 20 as torch.onnx writes it,
+//   Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5),
+// the chain tandem's importer fuses back into one Gelu (graph/fuse_gelu.cpp).
+ValueId gelu_erf_nodes(ExportBuilder& g, ValueId x) {
+  ValueId scaled = g.node("Div", {x, scalar(g, float(std::sqrt(2.0)))});
+  ValueId one_plus = g.node("Add", {g.node("Erf", {scaled}), scalar(g, 1.f)});
+  return g.node("Mul", {g.node("Mul", {x, one_plus}), scalar(g, 0.5f)});
+}
 
 }  // namespace
 
@@ -48,6 +67,14 @@ ValueId export_op(ExportBuilder& g, ValueId x, const ops::Activation& p) {
       break;
     case K::clip: throw Error::unsupported("export: Clip takes its bounds as inputs, which export does not write");
     case K::hard_swish: check_supported(p.gamma == 1.f, "export: HardSwish has no output scale in ONNX"); break;
+    case K::gelu:
+    case K::gelu_tanh:
+      if (g.graph().opset < 20) {
+        check_supported(p.kind == K::gelu, "export: Gelu approximate=tanh needs opset 20");
+        return gelu_erf_nodes(g, x);
+      }
+      a.set("approximate", std::string(p.kind == K::gelu ? "none" : "tanh"));
+      break;
     default: break;
   }
   return g.node(ops::activation_op_type(p.kind), {x}, a);

@@ -28,7 +28,8 @@ class ExportBuilder {
 };
 
 // The ONNX nodes of the stateless layers: Relu, LeakyRelu, Sigmoid, Tanh,
-// HardSwish, SiLU (x * Sigmoid(x)); MaxPool / AveragePool.
+// HardSwish, SiLU (x * Sigmoid(x)), Gelu (from opset 20; before it, the
+// Div/Erf/Add/Mul chain PyTorch writes); MaxPool / AveragePool.
 ValueId export_op(ExportBuilder& g, ValueId x, const ops::Activation& p);
 ValueId export_op(ExportBuilder& g, ValueId x, const ops::Pool2dParams& p);
 

@@ -32,6 +32,13 @@ Var batch_norm_relu(const Var& x, const Var& gamma, const Var& beta, const Tenso
                     const Tensor& running_var, const ops::BatchNormParams& p,
                     const Var& residual = Var());
 
+// x normalized over its extents [axis, end) (ops::layernorm_params), each
+// position of the other extents on its own, times gamma plus beta (optional),
+// both of the normalized extents' product: nn.LayerNorm over the last axis
+// (end = rank), LayerNorm2d over the channels of [N, C, H, W] (axis 1, end 2).
+// x keeps its dtype and layout; statistics are f32.
+Var layer_norm(const Var& x, const Var& gamma, const Var& beta, int64_t axis, int64_t end, float epsilon = 1e-5f);
+
 Var activation(const Var& x, const ops::Activation& p);
 Var relu(const Var& x);
 Var leaky_relu(const Var& x, float negative_slope = 0.01f);
@@ -39,6 +46,8 @@ Var silu(const Var& x);
 Var hardswish(const Var& x);
 Var sigmoid(const Var& x);
 Var tanh(const Var& x);
+// nn.GELU(): x/2 * (1 + erf(x / sqrt 2)); approximate="tanh" with `tanh`.
+Var gelu(const Var& x, bool tanh = false);
 
 // x [N, C, H, W] -> [N, C, OH, OW].
 Var pool2d(const Var& x, const ops::Pool2dParams& p);

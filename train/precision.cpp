@@ -21,6 +21,8 @@ void prepare_children(Sequential& s) {
       prepare_children(*seq);
     } else if (auto* block = dynamic_cast<BasicBlock*>(&m)) {
       block->enable_qat();
+    } else if (dynamic_cast<ConvNeXtBlock*>(&m) || dynamic_cast<LayerNorm*>(&m)) {
+      throw Error::unsupported("int8-qat: layer norms and ConvNeXt blocks have no quantized form");
     } else if (auto* layer = dynamic_cast<ChannelLayer*>(&m)) {
       layer->enable_qat();
       size_t last = i;

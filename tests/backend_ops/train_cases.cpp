@@ -154,6 +154,41 @@ std::vector<TrainCase> batch_norm_cases() {
   return cases;
 }
 
+// LayerNorm over the last axis and LayerNorm2d over the channels of
+// [N, C, H, W] (inner > 1: the strided vectors), with and without beta, and
+// a ConvNeXt stage's LayerNorm2d (against the CPU table only).
+std::vector<TrainCase> layer_norm_cases() {
+  struct Ln {
+    Shape x;
+    int64_t axis, end;
+    bool beta;
+    float epsilon;
+  };
+  std::vector<TrainCase> cases;
+  Seeds seed{7400};
+  for (Ln ln : {Ln{{4, 6, 10}, 2, 3, true, 1e-5f}, Ln{{5, 12}, 1, 2, false, 1e-5f},
+                Ln{{2, 8, 3, 3}, 1, 2, true, 1e-6f}, Ln{{3, 5, 2, 4}, 1, 2, false, 1e-6f},
+                Ln{{8, 96, 14, 14}, 1, 2, true, 1e-6f}}) {
+    const ops::LayerNormParams p = ops::layernorm_params(ln.x, ln.axis, ln.end, ln.epsilon);
+    TrainCase c;
+    c.name = "layer_norm/" + shape_str(ln.x) + "-axes-" + std::to_string(ln.axis) + "-" +
+             std::to_string(ln.end) + (ln.beta ? "" : "-no-beta");
+    c.entries = {"layer_norm_forward", "layer_norm_backward"};
+    c.inputs = {act(uniform(ln.x, seed(), -2, 3)), param(uniform({p.cols}, seed(), 0.5f, 1.5f)),
+                ln.beta ? param(uniform({p.cols}, seed())) : TrainInput{Tensor(), false, false}};
+    c.finite_differences = numel_of(c.inputs) <= kMaxDifferenced;
+    c.forward = [p](TrainCall& k) {
+      k.out = {like_input(k, 0, k.in[0].shape())};
+      k.t.layer_norm_forward(k.t.ctx, p, k.in[0], k.in[1], k.in[2], k.out[0], &k.saved);
+    };
+    c.backward = [p](TrainCall& k, const Tensor& dy, std::span<const GradOut> g) {
+      k.t.layer_norm_backward(k.t.ctx, p, k.in[0], k.in[1], k.saved, dy, g[0], g[1], g[2]);
+    };
+    cases.push_back(c);
+  }
+  return cases;
+}
+
 // Training batch norm of x [N, C, H, W] in float64 (batch mean, biased
 // variance, epsilon 1e-5), for placing batch_norm_relu's pre-activations.
 std::vector<double> batch_norm_host(const Tensor& x, const Tensor& gamma, const Tensor& beta) {
@@ -505,7 +540,7 @@ TrainCase fake_quant_case() {
 std::vector<TrainCase> all_train_cases() {
   std::vector<TrainCase> cases = conv_cases();
   cases.push_back(batch_norm_relu_case());
-  for (auto* group : {&linear_cases, &batch_norm_cases, &eltwise_cases, &pool_cases, &add_cases,
+  for (auto* group : {&linear_cases, &batch_norm_cases, &layer_norm_cases, &eltwise_cases, &pool_cases, &add_cases,
                       &concat_cases, &memory_cases, &loss_cases})
     for (TrainCase& c : (*group)()) cases.push_back(std::move(c));
   cases.push_back(fake_quant_case());

@@ -13,7 +13,7 @@ struct Entry {
   bool present;
 };
 
-constexpr int kEntries = 26;
+constexpr int kEntries = 28;
 // name, ctx, the two flags (padded to a pointer), then the entries: an
 // entry added to or removed from TrainBackend must be listed below too.
 static_assert(
@@ -32,6 +32,8 @@ std::vector<Entry> entries_of(const TrainBackend& t) {
           {"batch_norm_backward", t.batch_norm_backward != nullptr},
           {"batch_norm_relu_forward", t.batch_norm_relu_forward != nullptr},
           {"batch_norm_relu_backward", t.batch_norm_relu_backward != nullptr},
+          {"layer_norm_forward", t.layer_norm_forward != nullptr},
+          {"layer_norm_backward", t.layer_norm_backward != nullptr},
           {"eltwise_forward", t.eltwise_forward != nullptr},
           {"eltwise_backward", t.eltwise_backward != nullptr},
           {"pool2d_forward", t.pool2d_forward != nullptr},

@@ -11,6 +11,9 @@ exported weights in the twin of the architecture (tests/train/torch_models.py).
   - `--precision bf16` and `--precision int8-qat` runs (2000 images, 1
     epoch) complete, say their precision in the epoch line and the log, and
     export a model the checker accepts and `tandem run` runs (QDQ for int8);
+  - `--arch convnext` trains (1024 images; on a GPU also a few steps in
+    fp32 and fp16) and exports a model `tandem run` and PyTorch agree on;
+    int8-qat is refused for it;
   - an image folder (DIR/train/<class>/ and DIR/val/<class>/ made of
     darknet's sample photos) trains a lenet5 at 32x32 for one epoch with a
     test pass, random crop and flip on; a file that is not an image fails
@@ -52,7 +55,7 @@ def short_run(d):
     return model, ckpt
 
 
-def exported_model_runs(d, model):
+def exported_model_runs(d, model, arch="cnn"):
     import numpy as np
     import onnx
     onnx.checker.check_model(onnx.load(model), full_check=True)
@@ -73,11 +76,31 @@ def exported_model_runs(d, model):
     sys.path.insert(0, os.path.join(HERE, "..", "train"))
     import torch_models
     weights = {t.name: numpy_helper.to_array(t) for t in onnx.load(model).graph.initializer}
-    net = torch_models.load_named(torch_models.cnn(), weights).eval()
+    net = torch_models.load_named(torch_models.MODELS[arch](), weights).eval()
     with torch.no_grad():
         want = net(torch.from_numpy(x)).numpy()
     err = float(abs(got - want).max() / abs(want).max())
     check(err < 1e-5, "tandem run matches PyTorch on the exported weights (max error %.2g of the largest)" % err)
+
+
+def convnext_runs(d):
+    """The ConvNeXt-style model trains on the CPU (and, where there is a GPU,
+    a few steps on it in fp32 and fp16), exports a model the checker, `tandem
+    run` and PyTorch agree on, and refuses int8-qat."""
+    model = os.path.join(d, "convnext.onnx")
+    r = tandem("train", "--arch", "convnext", "--epochs", "1", "--limit-train", "1024", "--limit-test", "256",
+               "--out", model, "--seed", "3")
+    if check(r.returncode == 0 and "epoch 1/1: train loss" in r.stdout, "convnext trains: " + r.stderr[-500:]):
+        exported_model_runs(d, model, "convnext")
+    r = tandem("train", "--arch", "convnext", "--epochs", "1", "--limit-train", "256", "--precision", "int8-qat")
+    check(r.returncode == 1 and "int8-qat" in r.stderr, "convnext int8-qat refused: " + r.stderr.strip()[-300:])
+    if not have_gpu():
+        return
+    for precision in ("fp32", "fp16"):
+        r = tandem("train", "--arch", "convnext", "--device", "cuda", "--precision", precision, "--epochs", "1",
+                   "--limit-train", "512", "--limit-test", "256", "--batch", "64", "--seed", "3")
+        check(r.returncode == 0 and "epoch 1/1" in r.stdout,
+              "convnext trains on the GPU in %s: %s" % (precision, r.stderr[-500:]))
 
 
 def resume(ckpt):
@@ -176,6 +199,7 @@ def main():
         if made:
             exported_model_runs(d, made[0])
             resume(made[1])
+        convnext_runs(d)
         for precision in ("bf16", "int8-qat"):
             low_precision_run(d, precision)
         image_folder_run(d)

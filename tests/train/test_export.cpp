@@ -31,7 +31,21 @@ std::vector<Case> cases() {
   return {{"cnn", {1, 28, 28, 10, 0.5f}, 4},
           {"lenet5", {1, 28, 28, 10, 0.5f}, 4},
           {"resnet20", {1, 28, 28, 10, 0.5f}, 3},
-          {"resnet18", {3, 32, 32, 7, 0.5f}, 2}};
+          {"resnet18", {3, 32, 32, 7, 0.5f}, 2},
+          {"convnext", {1, 28, 28, 10, 0.5f}, 3}};
+}
+
+// Moves every vector parameter (biases, layer norms, layer scales) by
+// U(-0.5, 0.5), so the layer norms' affine parts and the ConvNeXt blocks
+// (whose layer scales start at 1e-6) change the logits.
+void perturb_vectors(Module& m) {
+  Rng rng(6);
+  for (Parameter* p : m.parameters()) {
+    if (p->value.rank() != 1) continue;
+    Tensor shift = Tensor::empty(DType::f32, p->value.shape());
+    uniform_fill(shift, -0.5, 0.5, rng);
+    for (int64_t i = 0; i < shift.numel(); ++i) p->value.data<float>()[i] += shift.data<float>()[i];
+  }
 }
 
 // Moves BN weights, biases and running statistics away from 1, 0, 0, 1.
@@ -69,6 +83,7 @@ TEST(Export, SessionAndPyTorchGiveTheTrainersEvalLogits) {
     Rng rng(11);
     auto model = make_model(c.arch, c.config, rng);
     perturb_batch_norms(*model, c.config);
+    if (c.arch == "convnext") perturb_vectors(*model);
     Tensor x = random_tensor({c.batch, c.config.channels, c.config.height, c.config.width}, 77, -2, 2);
     Tensor logits = (*model)(Var(x)).value();
     ASSERT_EQ(logits.shape(), (Shape{c.batch, c.config.classes}));

@@ -4,7 +4,8 @@
 // kinks (relu's 0; hardswish's -3 and 3 lie outside their range) so a
 // finite-difference step never crosses one.
 //   relu max(x, 0); leaky_relu x or a x; silu x / (1 + e^-x);
-//   hardswish x * min(max(x + 3, 0), 6) / 6; sigmoid 1 / (1 + e^-x); tanh.
+//   hardswish x * min(max(x + 3, 0), 6) / 6; sigmoid 1 / (1 + e^-x); tanh;
+//   gelu x/2 (1 + erf(x / sqrt 2)); gelu_tanh x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +26,9 @@ double textbook(const ops::Activation& p, double x) {
     case ops::ActivationKind::hard_swish: return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
     case ops::ActivationKind::sigmoid: return 1 / (1 + std::exp(-x));
     case ops::ActivationKind::tanh: return std::tanh(x);
+    case ops::ActivationKind::gelu: return x / 2 * (1 + std::erf(x / std::sqrt(2.0)));
+    case ops::ActivationKind::gelu_tanh:
+      return x / 2 * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
     default: return NAN;
   }
 }
@@ -53,6 +57,8 @@ TEST(GradActivation, Silu) { run("silu", {ops::ActivationKind::silu}, 0.07); }
 TEST(GradActivation, Hardswish) { run("hardswish", {ops::ActivationKind::hard_swish}, 0.07); }
 TEST(GradActivation, Sigmoid) { run("sigmoid", {ops::ActivationKind::sigmoid}, 0.07); }
 TEST(GradActivation, Tanh) { run("tanh", {ops::ActivationKind::tanh}, 0.05); }
+TEST(GradActivation, Gelu) { run("gelu", {ops::ActivationKind::gelu}, 0.07); }
+TEST(GradActivation, GeluTanh) { run("gelu_tanh", {ops::ActivationKind::gelu_tanh}, 0.07); }
 
 TEST(GradActivation, NamedShortcuts) {
   train::Var x(distinct_tensor({7}, 3, 0.5));
@@ -66,4 +72,6 @@ TEST(GradActivation, NamedShortcuts) {
   check_one(train::hardswish(x), {ops::ActivationKind::hard_swish});
   check_one(train::sigmoid(x), {ops::ActivationKind::sigmoid});
   check_one(train::tanh(x), {ops::ActivationKind::tanh});
+  check_one(train::gelu(x), {ops::ActivationKind::gelu});
+  check_one(train::gelu(x, true), {ops::ActivationKind::gelu_tanh});
 }

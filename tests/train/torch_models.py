@@ -1,6 +1,7 @@
 """PyTorch twins of train/models (tandem train --arch ...): the same layers
 under the same state_dict keys, so tandem's weights load strictly. ResNet-18
-is torchvision's own (its first conv re-made for the input channels).
+is torchvision's own (its first conv re-made for the input channels); the
+ConvNeXt block is the paper's (Linear layers on channels last).
 
 Imported by the parity and export tests and bench/train_fashion_torch.py.
 """
@@ -88,14 +89,61 @@ def resnet18(channels=3, height=224, width=224, classes=1000, dropout=0.0):
     return net
 
 
-MODELS = {"cnn": cnn, "lenet5": lenet5, "resnet20": resnet20, "resnet18": resnet18}
+class LayerScale(nn.Module):
+    def __init__(self, dim, init=1e-6):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.full((dim,), init))
+
+
+class ConvNeXtBlock(nn.Module):
+    """Liu et al. 2022's block as their reference code writes it (Linear
+    layers on the channels-last permutation), drop path left out."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dwconv = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.pwconv1 = nn.Linear(dim, 4 * dim)
+        self.act = nn.GELU()
+        self.pwconv2 = nn.Linear(4 * dim, dim)
+        self.layer_scale = LayerScale(dim)
+
+    def forward(self, x):
+        y = self.dwconv(x).permute(0, 2, 3, 1)
+        y = self.layer_scale.gamma * self.pwconv2(self.act(self.pwconv1(self.norm(y))))
+        return x + y.permute(0, 3, 1, 2)
+
+
+class LayerNorm2d(nn.LayerNorm):
+    """LayerNorm over the channels of [N, C, H, W]."""
+
+    def forward(self, x):
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+def convnext(channels=1, height=28, width=28, classes=10, dropout=0.0):
+    return nn.Sequential(OrderedDict(
+        stem=nn.Sequential(nn.Conv2d(channels, 32, 2, 2), LayerNorm2d(32, eps=1e-6)),
+        stage1=nn.Sequential(ConvNeXtBlock(32)),
+        downsample1=nn.Sequential(LayerNorm2d(32, eps=1e-6), nn.Conv2d(32, 64, 2, 2)),
+        stage2=nn.Sequential(ConvNeXtBlock(64)),
+        avgpool=nn.AdaptiveAvgPool2d(1), flatten=nn.Flatten(), norm=nn.LayerNorm(64, eps=1e-6),
+        head=nn.Linear(64, classes)))
+
+
+MODELS = {"cnn": cnn, "lenet5": lenet5, "resnet20": resnet20, "resnet18": resnet18, "convnext": convnext}
 
 
 def load_named(net, tensors):
     """Loads {state_dict key: numpy array}; every parameter and running
     statistic must be there (num_batches_tracked may be missing: an ONNX
     file has no use for it)."""
+    # A tensor may come in another shape of the same size: an ONNX file holds
+    # a pointwise Linear's weight as a 1x1 Conv's, a layer scale as [C, 1, 1].
+    own = net.state_dict()
     state = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
+    state = {k: t.reshape(own[k].shape) if k in own and t.numel() == own[k].numel() else t
+             for k, t in state.items()}
     result = net.load_state_dict(state, strict=False)
     missing = [k for k in result.missing_keys if not k.endswith("num_batches_tracked")]
     if missing or result.unexpected_keys:

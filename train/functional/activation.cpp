@@ -30,5 +30,8 @@ Var silu(const Var& x) { return activation(x, {ops::ActivationKind::silu}); }
 Var hardswish(const Var& x) { return activation(x, {ops::ActivationKind::hard_swish}); }
 Var sigmoid(const Var& x) { return activation(x, {ops::ActivationKind::sigmoid}); }
 Var tanh(const Var& x) { return activation(x, {ops::ActivationKind::tanh}); }
+Var gelu(const Var& x, bool tanh) {
+  return activation(x, {tanh ? ops::ActivationKind::gelu_tanh : ops::ActivationKind::gelu});
+}
 
 }  // namespace tandem::train

@@ -24,7 +24,7 @@ std::unique_ptr<Sequential> features_classifier(std::unique_ptr<Sequential> feat
 }
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"cnn", "lenet5", "resnet20", "resnet18"};
+  static const std::vector<std::string> names{"cnn", "lenet5", "resnet20", "resnet18", "convnext"};
   return names;
 }
 
@@ -35,6 +35,7 @@ std::unique_ptr<Sequential> make_model(const std::string& arch, const ModelConfi
   if (arch == "lenet5") return make_lenet5(c, rng);
   if (arch == "resnet20") return make_resnet20(c, rng);
   if (arch == "resnet18") return make_resnet18(c, rng);
+  if (arch == "convnext") return make_convnext(c, rng);
   std::string known;
   for (const std::string& n : model_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown architecture '" + arch + "' (known: " + known + ")");

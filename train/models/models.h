@@ -39,6 +39,14 @@ std::unique_ptr<Sequential> make_resnet20(const ModelConfig& c, Rng& rng);
 // torchvision's kaiming_normal_ (weights for a comparison are loaded, never
 // drawn on both sides).
 std::unique_ptr<Sequential> make_resnet18(const ModelConfig& c, Rng& rng);
+// A small ConvNeXt (Liu et al. 2022) for 28x28-sized inputs: stem = conv
+// 2x2/2 to 32 channels + LayerNorm2d; stage1 = one ConvNeXtBlock(32);
+// downsample1 = LayerNorm2d + conv 2x2/2 to 64; stage2 = one
+// ConvNeXtBlock(64); global average pool, flatten, LayerNorm(64), head =
+// fc(classes). H and W multiples of 4. Layer norms use eps 1e-6, the layer
+// scales start at 1e-6 (the paper's); weights have PyTorch's default
+// initialization, not the paper's truncated normal.
+std::unique_ptr<Sequential> make_convnext(const ModelConfig& c, Rng& rng);
 
 // A ResNet after its stem (`in` channels): stages "layer1", "layer2", ...
 // of `blocks` BasicBlocks each, widths[i] channels, the first stage at
@@ -51,7 +59,7 @@ void resnet_body(Sequential& net, int64_t in, const std::vector<int64_t>& widths
 std::unique_ptr<Sequential> features_classifier(std::unique_ptr<Sequential> features,
                                                 std::unique_ptr<Sequential> classifier);
 
-// "cnn", "lenet5", "resnet20", "resnet18".
+// "cnn", "lenet5", "resnet20", "resnet18", "convnext".
 const std::vector<std::string>& model_names();
 // The architecture named `arch`; an Error listing model_names() otherwise.
 std::unique_ptr<Sequential> make_model(const std::string& arch, const ModelConfig& c, Rng& rng);
