@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "cpu/train/cpu_train_backend.h"
+#include "cpu/train_table.h"
 #include "tests/train/grad_check.h"
 #include "train/functional.h"
 
