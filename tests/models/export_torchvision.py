@@ -106,8 +106,10 @@ def build_model(name, seed):
     model = getattr(family, name)(weights=None, **MODELS[name])
     perturb_constant_params(model, seed)
     perturb_batchnorm(model, seed)
-    model = model.eval()
-    return DenseOutput(model) if name in SEGMENTATION else model
+    # The wrapper too: torch.onnx.export restores the top module's mode on
+    # every submodule afterwards, so a wrapper left in training mode would put
+    # BatchNorm and Dropout in training mode for whatever runs after an export.
+    return (DenseOutput(model) if name in SEGMENTATION else model).eval()
 
 
 def dense_output_class():
