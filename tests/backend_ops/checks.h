@@ -43,6 +43,10 @@ void check_train_cases(const std::vector<TrainCase>& cases, const TableUnderTest
 // that a backend's registry has a kernel for) and each non-null entry of a
 // table without a case.
 void check_op_coverage(const std::vector<OpCase>& cases, const BackendUnderTest& b, Tally& tally);
+// The entries case `c` calls that table `t` lacks (null: the table has no
+// such op, as the CUDA table has no fake quantization).
+std::vector<std::string> missing_entries(const TrainCase& c, const TrainBackend& t);
+
 void check_train_coverage(const std::vector<TrainCase>& cases, const TableUnderTest& t,
                           Tally& tally);
 

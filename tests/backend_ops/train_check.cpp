@@ -205,6 +205,10 @@ void check_variant(const TableUnderTest& u, const TableUnderTest& cpu, const Tra
                  "the table does not take this dtype or layout");
     return;
   }
+  if (std::vector<std::string> missing = missing_entries(c, *u.table); !missing.empty()) {
+    tally.record(u.name, what, Verdict::unsupported, "the table has no " + missing.front());
+    return;
+  }
   std::vector<Tensor> wide;
   for (const TrainInput& in : c.inputs)
     wide.push_back(in.activation ? to_f32(narrow(in.value, dtype)) : in.value);

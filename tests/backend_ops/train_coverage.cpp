@@ -53,6 +53,15 @@ std::vector<Entry> entries_of(const TrainBackend& t) {
 
 }  // namespace
 
+std::vector<std::string> missing_entries(const TrainCase& c, const TrainBackend& t) {
+  std::vector<Entry> all = entries_of(t);
+  std::vector<std::string> missing;
+  for (const std::string& name : c.entries)
+    for (const Entry& e : all)
+      if (name == e.name && !e.present) missing.push_back(name);
+  return missing;
+}
+
 void check_train_coverage(const std::vector<TrainCase>& cases, const TableUnderTest& t,
                           Tally& tally) {
   for (const Entry& e : entries_of(*t.table)) {

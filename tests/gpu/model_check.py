@@ -4,7 +4,8 @@ machine, whose python3 has torch): the model built and exported as the CPU
 model tests do (tests/models/export_torchvision.py: seeded random weights,
 perturbed BatchNorm statistics, no constant parameters), a seeded random
 batch, PyTorch fp32 on the GPU as reference.
-  fp32/tf32: max |tandem - ref| / max |ref| (fp32 <= 1e-4 as on the CPU, tf32 <= 1e-2)
+  fp32/tf32: max |tandem - ref| / max |ref| (fp32 <= 1e-4 as on the CPU, 3e-4 for
+      dense scores as there too; tf32 <= 1e-2)
   fp16/bf16, classifiers: share of rows whose top-5 class indices equal
       PyTorch fp32's (>= 99%, or >= PyTorch's own fp16/bf16 share less 2
       points, measured in the same run)
@@ -31,6 +32,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import export_torchvision as recipe  # noqa: E402  (the CPU model tests' model recipe)
 
 LIMITS = {"fp32": 1e-4, "tf32": 1e-2}
+# Dense scores (segmentation, N x 21 x H x W) in fp32: 3e-4, as the CPU model
+# tests (tests/models/compare.py's DENSE_RTOL): no pooling averages their
+# rounding away, and PyTorch's own fp32 is ~1e-4 x max|ref| from float64 on
+# the dilated ResNet-50 heads, so two fp32 engines can be ~2e-4 apart.
+DENSE_FP32_LIMIT = 3e-4
 
 
 def same_set(a, b):
@@ -106,7 +112,8 @@ def check_model(name, a, tmp):
         # (less 2 points: both sample the same rounding noise), or in 99%:
         # a random-weight transformer's close logits reorder under fp16 in
         # PyTorch itself.
-        ok = err <= LIMITS[p] if p in LIMITS else share >= min(0.99, peer[p] - 0.02)
+        limit = DENSE_FP32_LIMIT if p == "fp32" and ref.ndim == 4 else LIMITS.get(p)
+        ok = err <= limit if limit is not None else share >= min(0.99, peer[p] - 0.02)
         ok_all &= ok
         print(f"{name} {p} batch {a.batch}: max err / max|ref| {err:.2e}, {text} -> {'ok' if ok else 'FAIL'}")
     return ok_all
