@@ -230,10 +230,6 @@ TrainCase batch_norm_relu_case() {
               fixed(uniform({3}, 7304)),
               fixed(uniform({3}, 7305, 0.5f, 2))};
   c.forward = [](TrainCall& k) {
-    if (!k.t.batch_norm_relu_forward) {
-      k.declined = true;
-      return;
-    }
     k.out = {like_input(k, 0, k.in[0].shape())};
     k.declined = !k.t.batch_norm_relu_forward(k.t.ctx, training_bn(3), k.in[0], k.in[1], k.in[2],
                                               k.in[3], k.in[4], k.in[5], k.out[0], &k.saved);
@@ -540,8 +536,8 @@ TrainCase fake_quant_case() {
 std::vector<TrainCase> all_train_cases() {
   std::vector<TrainCase> cases = conv_cases();
   cases.push_back(batch_norm_relu_case());
-  for (auto* group : {&linear_cases, &batch_norm_cases, &layer_norm_cases, &eltwise_cases, &pool_cases, &add_cases,
-                      &concat_cases, &memory_cases, &loss_cases})
+  for (auto* group : {&linear_cases, &batch_norm_cases, &layer_norm_cases, &eltwise_cases,
+                      &pool_cases, &add_cases, &concat_cases, &memory_cases, &loss_cases})
     for (TrainCase& c : (*group)()) cases.push_back(std::move(c));
   cases.push_back(fake_quant_case());
   return cases;
