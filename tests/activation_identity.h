@@ -8,6 +8,7 @@
 // output is one product by 1.0 plus zeros, and a zero bias). Shared by the CPU and CUDA tests.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -26,10 +27,10 @@ struct ActivationCase {
 // parameters away from the defaults where a kind has them.
 inline std::vector<ActivationCase> trainable_activations() {
   using K = ops::ActivationKind;
-  return {{"relu", {K::relu}},           {"leaky_relu 0.1", {K::leaky_relu, 0.1f}},
-          {"silu", {K::silu}},           {"hardswish", {K::hard_swish}},
-          {"sigmoid", {K::sigmoid}},     {"tanh", {K::tanh}},
-          {"gelu", {K::gelu}},           {"gelu tanh", {K::gelu_tanh}}};
+  return {{"relu", {K::relu}},       {"leaky_relu 0.1", {K::leaky_relu, 0.1f}},
+          {"silu", {K::silu}},       {"hardswish", {K::hard_swish}},
+          {"sigmoid", {K::sigmoid}}, {"tanh", {K::tanh}},
+          {"gelu", {K::gelu}},       {"gelu tanh", {K::gelu_tanh}}};
 }
 
 // x [N, C, H, W] -> the standalone op; nullopt where ONNX has none (SiLU is
@@ -60,10 +61,21 @@ inline std::optional<Graph> fused_identity_graph(const ops::Activation& a, const
   ValueId wv = b.constant("w", w), bias = b.constant("b", Tensor::zeros(DType::f32, {c}));
   Attributes attrs;
   attrs.set("kernel_shape", std::vector<int64_t>{1, 1});
-  attrs.set("activation", std::string(a.kind == K::silu ? "SiLU" : ops::activation_op_type(a.kind)));
+  attrs.set("activation",
+            std::string(a.kind == K::silu ? "SiLU" : ops::activation_op_type(a.kind)));
   if (a.kind == K::leaky_relu) attrs.set("activation_params", std::vector<float>{a.alpha});
   b.output(b.node("tandem.FusedConv", {x, wv, bias}, attrs));
   return std::move(b.g);
+}
+
+// The graphs an exported model runs for `a`, each with its form's name.
+inline std::vector<std::pair<std::string, Graph>> inference_graphs(const ops::Activation& a,
+                                                                   const Shape& x_shape) {
+  std::vector<std::pair<std::string, Graph>> graphs;
+  if (auto g = standalone_graph(a, x_shape)) graphs.emplace_back("standalone", std::move(*g));
+  if (auto g = fused_identity_graph(a, x_shape))
+    graphs.emplace_back("fused 1x1 conv", std::move(*g));
+  return graphs;
 }
 
 }  // namespace tandem::testing

@@ -1,8 +1,11 @@
 #pragma once
-// The relative error the GPU and training tests compare tensors by.
+// How the GPU and training tests compare tensors: the relative error, or
+// bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <string>
 
 #include "core/tensor.h"
 
@@ -19,6 +22,14 @@ inline double relative_error(const Tensor& a, const Tensor& b) {
     den += double(b.data<float>()[i]) * double(b.data<float>()[i]);
   }
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Exact agreement of two host tensors of any dtype (bool masks, integer
+// casts, data movement, a training forward against inference's).
+inline void expect_identical(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.bytes()), 0) << what;
 }
 
 }  // namespace tandem::testing

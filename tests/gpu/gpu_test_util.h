@@ -111,13 +111,6 @@ inline void set_fused_epilogue(Attributes& a, const FusedEpilogue& e) {
   a.set("has_residual", int64_t(e.residual));
 }
 
-// Exact agreement of any dtype (bool masks, integer casts, data movement).
-inline void expect_identical(const Tensor& gpu, const Tensor& cpu, const std::string& what) {
-  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
-  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
-  EXPECT_EQ(std::memcmp(gpu.raw(), cpu.raw(), cpu.bytes()), 0) << what;
-}
-
 // The same graph run on the CPU in f32 and on cuda:0 at `gpu_precision`
 // (fp16/bf16 lower the graph, graph/precision.cpp; inputs and outputs stay
 // f32). `strict`: a node the CUDA backend refuses fails the run instead of
