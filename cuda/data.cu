@@ -9,6 +9,7 @@
 //   Gather: any axis, int32/int64 indices, negative ones counted from the
 //   end. A device kernel cannot stop the run on a bad index: constant
 //   indices are checked at prepare, a computed out-of-range one yields zeros.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -122,19 +123,69 @@ KernelPlan make_concat(const OpDesc& op, Context& c) {
 
 // --- Transpose ---------------------------------------------------------------
 
+// The permutation reduced to what moves: extent-1 axes dropped, input axes
+// that stay neighbours in the output merged, and, when the innermost axis
+// stays innermost, its bytes moved as the widest word (up to 16 bytes) that
+// divides them. The head transposes of attention keep a 64-element innermost
+// axis: one index computation then moves 16 bytes instead of 2.
+struct TransposeShape {
+  std::vector<int64_t> dims;  // input extents, in words
+  std::vector<int64_t> perm;
+  size_t word = 1;            // bytes
+};
+
+TransposeShape simplify_transpose(const Shape& x, const std::vector<int64_t>& perm, size_t elem_bytes) {
+  std::vector<int64_t> keep(x.size(), -1);  // input axis -> index among kept axes
+  std::vector<int64_t> kept_dims;
+  for (size_t d = 0; d < x.size(); ++d)
+    if (x[d] != 1) keep[d] = int64_t(kept_dims.size()), kept_dims.push_back(x[d]);
+  std::vector<int64_t> p;
+  for (int64_t a : perm)
+    if (keep[size_t(a)] >= 0) p.push_back(keep[size_t(a)]);
+  // Runs of output axes that are consecutive input axes become one axis.
+  std::vector<std::pair<int64_t, int64_t>> runs;  // [first, last] input axis, in output order
+  for (int64_t a : p)
+    if (!runs.empty() && runs.back().second + 1 == a) runs.back().second = a;
+    else runs.push_back({a, a});
+  std::vector<std::pair<int64_t, int64_t>> by_input = runs;
+  std::sort(by_input.begin(), by_input.end());
+  TransposeShape t;
+  for (auto [first, last] : by_input) {
+    int64_t e = 1;
+    for (int64_t a = first; a <= last; ++a) e *= kept_dims[size_t(a)];
+    t.dims.push_back(e);
+  }
+  for (auto r : runs)
+    t.perm.push_back(std::lower_bound(by_input.begin(), by_input.end(), r) - by_input.begin());
+  if (t.dims.empty()) t.dims = {1}, t.perm = {0};
+  t.word = elem_bytes;
+  if (t.perm.back() == int64_t(t.dims.size()) - 1) {
+    int64_t inner = t.dims.back() * int64_t(elem_bytes);
+    for (size_t w : {16, 8, 4, 2})
+      if (w > elem_bytes && inner % int64_t(w) == 0) {
+        t.word = w;
+        break;
+      }
+    t.dims.back() = inner / int64_t(t.word);
+  }
+  return t;
+}
+
 struct TransposeIndex {
   int rank;
   int64_t out_dims[kMaxRank];
   int64_t in_strides[kMaxRank];  // input stride of output dim d
 };
 
-template <typename W>
-__global__ void transpose_kernel(const W* x, W* y, int64_t n, TransposeIndex t) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t rem = i, src = 0;
+// I: 32-bit index arithmetic when the tensor allows (64-bit division is
+// several times slower on the GPU).
+template <typename W, typename I>
+__global__ void transpose_kernel(const W* x, W* y, I n, TransposeIndex t) {
+  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += I(gridDim.x) * blockDim.x) {
+    I rem = i, src = 0;
     for (int d = t.rank - 1; d >= 0; --d) {
-      int64_t q = rem / t.out_dims[d];
-      src += (rem - q * t.out_dims[d]) * t.in_strides[d];
+      I q = rem / I(t.out_dims[d]);
+      src += (rem - q * I(t.out_dims[d])) * I(t.in_strides[d]);
       rem = q;
     }
     y[i] = x[src];
@@ -148,8 +199,14 @@ class TransposeKernel final : public Kernel {
       : c_(c), n_(n), t_(t), where_(std::move(where)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
     if (n_ == 0) return;
-    transpose_kernel<W><<<blocks_for(n_, c_.props), kThreads, 0, c_.stream>>>(static_cast<const W*>(in[0]),
-                                                                             static_cast<W*>(out[0]), n_, t_);
+    check((reinterpret_cast<uintptr_t>(in[0]) | reinterpret_cast<uintptr_t>(out[0])) % sizeof(W) == 0,
+          "CUDA Transpose buffers not aligned to its " + std::to_string(sizeof(W)) + "-byte words", where_);
+    const W* x = static_cast<const W*>(in[0]);
+    W* y = static_cast<W*>(out[0]);
+    if (n_ <= INT32_MAX)
+      transpose_kernel<W, uint32_t><<<blocks_for(n_, c_.props), kThreads, 0, c_.stream>>>(x, y, uint32_t(n_), t_);
+    else
+      transpose_kernel<W, int64_t><<<blocks_for(n_, c_.props), kThreads, 0, c_.stream>>>(x, y, n_, t_);
     check_launch("transpose_kernel", where_);
   }
 
@@ -170,17 +227,22 @@ KernelPlan make_transpose(const OpDesc& op, Context& c) {
     plan.output_layouts = {Layout::plain};
     return plan;
   }
-  check_supported(x.shape.size() <= size_t(kMaxRank), "CUDA Transpose up to rank 6, got " + x.str(), op.context());
+  const TransposeShape ts = simplify_transpose(x.shape, perm, dtype_size(x.dtype));
+  check_supported(ts.dims.size() <= size_t(kMaxRank),
+                  "CUDA Transpose moves up to 6 axes, got " + x.str() + " perm " + shape_str(Shape(perm)),
+                  op.context());
   TransposeIndex t{};
-  t.rank = int(x.shape.size());
-  std::vector<int64_t> strides = contiguous_strides(x.shape);
-  for (size_t d = 0; d < perm.size(); ++d) {
-    t.out_dims[d] = x.shape[size_t(perm[d])];
-    t.in_strides[d] = strides[size_t(perm[d])];
+  t.rank = int(ts.dims.size());
+  std::vector<int64_t> strides = contiguous_strides(Shape(ts.dims));
+  for (size_t d = 0; d < ts.perm.size(); ++d) {
+    t.out_dims[d] = ts.dims[size_t(ts.perm[d])];
+    t.in_strides[d] = strides[size_t(ts.perm[d])];
   }
-  auto k = with_word(dtype_size(x.dtype), op.context(), [&](auto w) {
-    return std::unique_ptr<Kernel>(std::make_unique<TransposeKernel<decltype(w)>>(c, x.numel(), t, op.context()));
-  });
+  const int64_t words = shape_numel(Shape(ts.dims));
+  auto make = [&](auto w) {
+    return std::unique_ptr<Kernel>(std::make_unique<TransposeKernel<decltype(w)>>(c, words, t, op.context()));
+  };
+  auto k = ts.word == 16 ? make(uint4{}) : with_word(ts.word, op.context(), make);
   return plan_of(std::move(k), {Layout::plain}, Layout::plain);
 }
 

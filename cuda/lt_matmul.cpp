@@ -63,11 +63,12 @@ LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_
 
     // Row-major B [K,N] is column-major [N,K] (ld N); stored [N,K] it is
     // column-major [K,N] (ld K), transposed by the op. Likewise A.
-    lt_a_ = s.trans_b ? make_layout(s.dtype, s.k, s.n, s.k, s.batch, s.stride_b, where_)
-                      : make_layout(s.dtype, s.n, s.k, s.n, s.batch, s.stride_b, where_);
-    lt_b_ = s.trans_a ? make_layout(s.dtype, s.m, s.k, s.m, s.batch, s.stride_a, where_)
-                      : make_layout(s.dtype, s.k, s.m, s.k, s.batch, s.stride_a, where_);
-    lt_d_ = make_layout(s.dtype, s.n, s.m, s.n, s.batch, s.stride_d, where_);
+    auto ld = [](int64_t given, int64_t packed) { return given ? given : packed; };
+    lt_a_ = s.trans_b ? make_layout(s.dtype, s.k, s.n, ld(s.ld_b, s.k), s.batch, s.stride_b, where_)
+                      : make_layout(s.dtype, s.n, s.k, ld(s.ld_b, s.n), s.batch, s.stride_b, where_);
+    lt_b_ = s.trans_a ? make_layout(s.dtype, s.m, s.k, ld(s.ld_a, s.m), s.batch, s.stride_a, where_)
+                      : make_layout(s.dtype, s.k, s.m, ld(s.ld_a, s.k), s.batch, s.stride_a, where_);
+    lt_d_ = make_layout(s.dtype, s.n, s.m, ld(s.ld_d, s.n), s.batch, s.stride_d, where_);
 
     cublasLtMatmulPreference_t pref = nullptr;
     check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", where_);

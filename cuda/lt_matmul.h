@@ -23,6 +23,10 @@ struct LtMatmulSpec {
   int64_t batch = 1;
   // Elements between consecutive batch items; 0 repeats one matrix.
   int64_t stride_a = 0, stride_b = 0, stride_d = 0;
+  // Elements between consecutive rows of each matrix as stored (A [M,K],
+  // or [K,M] when trans_a); 0 means packed. Lets a matrix be a strided
+  // view, such as one head's columns of a [tokens, heads * dim] tensor.
+  int64_t ld_a = 0, ld_b = 0, ld_d = 0;
   float alpha = 1.f, beta = 0.f;
   bool with_c = false;  // C has D's shape, layout and batch stride
   const void* bias = nullptr;  // device [N] in dtype, added to every row; kept by the caller

@@ -8,7 +8,9 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.h"
 #include "cuda/float_convert.cuh"
+#include "cuda/float_types.h"
 #include "cuda/registry.h"
+#include "cuda/softmax.h"
 #include "ops/softmax.h"
 
 namespace tandem::cuda {
@@ -35,47 +37,61 @@ __global__ void softmax_kernel(const T* x, T* y, int64_t len, int64_t inner) {
 }
 
 template <bool Log, typename T>
+void launch_typed(Context& c, const void* x, void* y, const ops::SoftmaxSplit& s, const ErrorContext& where) {
+  const int64_t rows = s.outer * s.inner;
+  if (rows == 0 || s.len == 0) return;
+  // Short rows waste no idle warps; long ones get 256 threads.
+  const int threads = int(std::min<int64_t>(256, std::max<int64_t>(32, (s.len + 31) / 32 * 32)));
+  softmax_kernel<Log, T><<<unsigned(rows), threads, 0, c.stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
+                                                                   s.len, s.inner);
+  check_launch("softmax_kernel", where);
+}
+
+template <bool Log>
+void launch(Context& c, DType t, const void* x, void* y, const ops::SoftmaxSplit& s, const ErrorContext& where) {
+  with_float_type(t, "CUDA softmax", where, [&](auto v) { launch_typed<Log, decltype(v)>(c, x, y, s, where); });
+}
+
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(Context& c, ops::SoftmaxSplit s, ErrorContext where) : c_(c), s_(s), where_(std::move(where)) {
-    // Short rows waste no idle warps; long ones get 256 threads.
-    threads_ = int(std::min<int64_t>(256, std::max<int64_t>(32, (s.len + 31) / 32 * 32)));
-  }
+  SoftmaxKernel(Context& c, DType t, bool log, ops::SoftmaxSplit s, ErrorContext where)
+      : c_(c), t_(t), log_(log), s_(s), where_(std::move(where)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
-    int64_t rows = s_.outer * s_.inner;
-    if (rows == 0 || s_.len == 0) return;
-    softmax_kernel<Log, T><<<unsigned(rows), threads_, 0, c_.stream>>>(static_cast<const T*>(in[0]),
-                                                                        static_cast<T*>(out[0]), s_.len, s_.inner);
-    check_launch("softmax_kernel", where_);
+    if (log_) launch<true>(c_, t_, in[0], out[0], s_, where_);
+    else launch<false>(c_, t_, in[0], out[0], s_, where_);
   }
 
  private:
   Context& c_;
+  DType t_;
+  bool log_;
   ops::SoftmaxSplit s_;
-  int threads_ = 256;
   ErrorContext where_;
 };
-
-template <bool Log>
-std::unique_ptr<Kernel> make_typed(DType t, Context& c, ops::SoftmaxSplit s, const ErrorContext& w) {
-  return with_float_type(t, "CUDA softmax", w, [&](auto v) {
-    return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel<Log, decltype(v)>>(c, s, w));
-  });
-}
 
 KernelPlan make_softmax(const OpDesc& op, Context& c) {
   const TensorDesc& x = op.inputs[0];
   ops::SoftmaxSplit s = ops::softmax_split(op.attributes(), op.opset, x.shape);
   check_supported(s.outer * s.inner <= INT32_MAX, "CUDA softmax over more than 2^31 rows", op.context());
+  check_supported(x.dtype == DType::f32 || is_16bit_float(x.dtype), "CUDA softmax takes f32, f16 or bf16, not " + x.str(),
+                  op.context());
   KernelPlan plan;
-  bool log = op.op_type == "LogSoftmax";
-  plan.kernel = log ? make_typed<true>(x.dtype, c, s, op.context()) : make_typed<false>(x.dtype, c, s, op.context());
+  plan.kernel = std::make_unique<SoftmaxKernel>(c, x.dtype, op.op_type == "LogSoftmax", s, op.context());
   plan.input_layouts = {Layout::plain};
   plan.output_layouts = {Layout::plain};
   return plan;
 }
 
 }  // namespace
+
+void launch_softmax_rows(Context& c, DType t, const void* x, void* y, int64_t rows, int64_t len,
+                         const ErrorContext& where) {
+  check_supported(rows <= INT32_MAX, "CUDA softmax over more than 2^31 rows", where);
+  ops::SoftmaxSplit s;
+  s.outer = rows;
+  s.len = len;
+  launch<false>(c, t, x, y, s, where);
+}
 
 void register_softmax_kernels() {
   register_kernel("Softmax", make_softmax);

@@ -3,6 +3,7 @@
 
 #include "graph/op_eval.h"
 #include "graph/passes.h"
+#include "graph/rewrite_utils.h"
 #include "ops/schema.h"
 
 namespace tandem {
@@ -15,23 +16,6 @@ bool never_fold(const std::string& op) {
                                                        "RandomNormalLike", "RandomUniformLike",
                                                        "Multinomial", "Bernoulli"};
   return kOps.count(op) != 0;
-}
-
-ops::InferContext infer_context(const Graph& g, const Node& n) {
-  ops::InferContext ic;
-  ic.op_type = n.op_type;
-  ic.node = n.name;
-  ic.attrs = &n.attrs;
-  ic.opset = g.opset;
-  ic.num_outputs = int(n.outputs.size());
-  for (ValueId v : n.inputs) {
-    bool present = v != kNoValue;
-    const Value* val = present ? &g.value(v) : nullptr;
-    ic.inputs.push_back(present ? TensorDesc{val->dtype, val->shape} : TensorDesc{});
-    ic.present.push_back(present);
-    ic.constants.push_back(present && val->constant ? &*val->constant : nullptr);
-  }
-  return ic;
 }
 
 // Folding materialises a value at import, whatever its size. One bigger
@@ -120,7 +104,7 @@ void infer_and_fold(Graph& g, Backend& cpu) {
     Node& n = g.nodes[i];
     if (n.dead) continue;
     try {
-      std::vector<TensorDesc> outs = ops::infer_outputs(infer_context(g, n));
+      std::vector<TensorDesc> outs = ops::infer_outputs(infer_context_of(g, n));
       for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k) {
         if (n.outputs[k] == kNoValue) continue;
         Value& v = g.value(n.outputs[k]);

@@ -1,7 +1,7 @@
 #pragma once
 // Graph-to-graph passes, run by Session::compile in this order:
 //   bind_input_shapes -> infer_and_fold -> fuse_gelu -> fold_batchnorm -> fuse_conv_epilogues
-//   -> infer_and_fold (refresh) -> compact
+//   -> fuse_attention (GPU sessions) -> infer_and_fold (refresh) -> compact
 #include <map>
 #include <string>
 
@@ -33,6 +33,12 @@ int fuse_conv_epilogues(Graph& g);
 // GELU written out as Div/Erf/Add/Mul/Mul (PyTorch's export before opset
 // 20) becomes one Gelu node (approximate "none"). Returns the count fused.
 int fuse_gelu(Graph& g);
+
+// MatMul -> [scalar Mul/Div] -> Softmax -> MatMul whose operands are head
+// views (Reshape/Transpose/Slice/Gather of other tensors) becomes one
+// tandem.Attention reading those tensors in place (ops/attention.h). Only
+// chains the GPU kernel takes as they are fuse. Returns the count fused.
+int fuse_attention(Graph& g);
 
 // Makes a float32 graph compute in `to` (f16 or bf16): inputs cast down,
 // float constants converted (shape arguments excepted), outputs cast back to

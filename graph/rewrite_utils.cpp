@@ -33,4 +33,21 @@ bool scalar_f32(const Graph& g, ValueId v, float* out) {
   return true;
 }
 
+ops::InferContext infer_context_of(const Graph& g, const Node& n) {
+  ops::InferContext ic;
+  ic.op_type = n.op_type;
+  ic.node = n.name;
+  ic.attrs = &n.attrs;
+  ic.opset = g.opset;
+  ic.num_outputs = int(n.outputs.size());
+  for (ValueId v : n.inputs) {
+    bool present = v != kNoValue;
+    const Value* val = present ? &g.value(v) : nullptr;
+    ic.inputs.push_back(present ? TensorDesc{val->dtype, val->shape} : TensorDesc{});
+    ic.present.push_back(present);
+    ic.constants.push_back(present && val->constant ? &*val->constant : nullptr);
+  }
+  return ic;
+}
+
 }  // namespace tandem

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "ops/schema.h"
 
 namespace tandem {
 
@@ -18,5 +19,8 @@ const Tensor* constant_f32(const Graph& g, ValueId v);
 
 // True and *out set when `v` is a one-element f32 constant.
 bool scalar_f32(const Graph& g, ValueId v, float* out);
+
+// Node n's inputs as shape inference and the ops/ parsers take them.
+ops::InferContext infer_context_of(const Graph& g, const Node& n);
 
 }  // namespace tandem

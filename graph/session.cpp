@@ -167,6 +167,9 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
     rep.gelus_fused = fuse_gelu(g);
     rep.batchnorms_folded = fold_batchnorm(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
+    // On the CPU oneDNN's matmuls with the head copies beat the fused op's
+    // loops (cpu/attention.cpp); on the GPU the copies are the cost.
+    if (!backend_->device().is_cpu()) rep.attentions_fused = fuse_attention(g);
     fold(g);
   }
   g.allow_tf32 = options_.precision == Precision::tf32;

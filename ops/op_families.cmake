@@ -7,6 +7,7 @@
 # split differently per layer where one file serves several op groups
 # (cuda/data.cu: concat, cast, gather, ...).
 #                family       layers
+tandem_op_family(attention    ops cpu cuda)
 tandem_op_family(batchnorm    cpu cuda)
 tandem_op_family(binary       cpu cuda)
 tandem_op_family(broadcast    ops)

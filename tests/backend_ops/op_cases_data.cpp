@@ -58,7 +58,13 @@ void add_shape_cases(std::vector<OpCase>& cases) {
                       .constant_in(ints({0, 3})));
   for (auto [x, perm] : {std::pair<Shape, std::vector<int64_t>>{{3, 4, 5}, {2, 0, 1}},
                          {{2, 3, 4, 5}, {3, 0, 2, 1}},
-                         {{2, 3, 2, 3, 2, 3}, {5, 3, 1, 0, 2, 4}}})
+                         {{2, 3, 2, 3, 2, 3}, {5, 3, 1, 0, 2, 4}},
+                         // innermost axis kept: moved in wide words (ViT's head split)
+                         {{5, 6, 64}, {1, 0, 2}},
+                         {{2, 3, 4, 6}, {0, 2, 1, 3}},
+                         // extent-1 axes and neighbours that stay neighbours
+                         {{1, 3, 1, 4}, {3, 1, 0, 2}},
+                         {{2, 3, 4, 5, 3}, {3, 4, 0, 1, 2}}})
     cases.push_back(OpCase("Transpose", "perm" + shape_str(Shape(perm.begin(), perm.end())))
                         .in(uniform(x, seed()))
                         .attr("perm", perm));

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ops/attention.h"
 #include "ops/conv.h"
 #include "ops/gemm.h"
 #include "tests/backend_ops/harness.h"
@@ -412,12 +413,76 @@ void add_quantize_cases(std::vector<OpCase>& cases) {
                       .constant_in(Tensor::from_vector<uint8_t>({128}, {})));
 }
 
+
+// softmax(scale * Q K^T) V read and written through the op's views.
+std::vector<Tensor> attention_ref(const Attributes& a, const std::vector<Tensor>& in) {
+  const ops::AttentionParams p = ops::attention_params(a, {in[0].numel(), in[1].numel(), in[2].numel()});
+  std::vector<double> q = widen(in[0]), k = widen(in[1]), v = widen(in[2]);
+  std::vector<double> y(size_t(shape_numel(p.output_shape)));
+  auto at = [](const ops::AttentionView& w, int64_t b, int64_t i, int64_t j) {
+    return size_t(w.offset + b * w.strides[0] + i * w.strides[1] + j * w.strides[2]);
+  };
+  std::vector<double> e(size_t(p.n));
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t i = 0; i < p.m; ++i) {
+      double top = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < p.n; ++j) {
+        double s = 0;
+        for (int64_t c = 0; c < p.d; ++c) s += q[at(p.q, b, i, c)] * k[at(p.k, b, j, c)];
+        top = std::max(top, e[size_t(j)] = s * p.scale);
+      }
+      for (double& x : e) sum += (x = std::exp(x - top));
+      for (int64_t c = 0; c < p.dv; ++c) {
+        double acc = 0;
+        for (int64_t j = 0; j < p.n; ++j) acc += e[size_t(j)] * v[at(p.v, b, j, c)];
+        y[at(p.y, b, i, c)] = acc / sum;
+      }
+    }
+  return {f64_tensor(p.output_shape, y)};
+}
+
+// tandem.Attention over the views graph/fuse_attention.cpp makes: heads as
+// column blocks of [tokens, heads * dim] (PyTorch's [seq, batch, embed]),
+// K stored transposed, V at an offset into a shared projection, and a
+// query count unlike the key count.
+void add_attention_cases(std::vector<OpCase>& cases) {
+  Seeds seed{3900};
+  auto attention = [&](const std::string& label, const ops::AttentionParams& p, const Shape& qs, const Shape& ks,
+                       const Shape& vs) {
+    OpCase c(ops::kAttentionOp, label);
+    ops::set_attention_attributes(c.attrs, p);
+    Attributes a = c.attrs;
+    c.in(uniform(qs, seed(), -2, 2)).in(uniform(ks, seed(), -2, 2)).in(uniform(vs, seed()));
+    c.ref([a](const std::vector<Tensor>& in) { return attention_ref(a, in); });
+    cases.push_back(c);
+  };
+  {  // seq 9, batch 2, 3 heads of 16: q, k, v, y all [9, 96]
+    ops::AttentionParams p;
+    p.batch = 6, p.m = 9, p.n = 9, p.d = 16, p.dv = 16, p.scale = 0.25f;
+    p.q.strides = p.k.strides = p.v.strides = p.y.strides = {16, 96, 1};
+    p.output_shape = {9, 2, 48};
+    attention("heads-as-columns", p, {9, 96}, {9, 96}, {9, 96});
+  }
+  {  // K^T stored [batch, d, n]; V the second half of [n, batch, 2 * dv]
+    ops::AttentionParams p;
+    p.batch = 4, p.m = 5, p.n = 11, p.d = 8, p.dv = 24, p.scale = 0.35f;
+    p.q.strides = {40, 8, 1};
+    p.k.strides = {88, 1, 11};
+    p.v.offset = 24;
+    p.v.strides = {48, 192, 1};
+    p.y.strides = {120, 24, 1};
+    p.output_shape = {4, 5, 24};
+    attention("k-transposed-v-offset", p, {4, 5, 8}, {4, 8, 11}, {11, 4, 48});
+  }
+}
+
 }  // namespace
 
 void add_nn_cases(std::vector<OpCase>& cases) {
   add_conv_cases(cases);
   add_matmul_cases(cases);
   add_gemm_variants(cases);
+  add_attention_cases(cases);
   add_pool_cases(cases);
   add_norm_cases(cases);
   add_quantize_cases(cases);
