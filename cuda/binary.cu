@@ -6,7 +6,9 @@
 //   One side a single element, the other of Y's shape: same, in the full
 //   side's layout.
 //   One side 4-D of Y's shape, the other [C,1,1] or [1,C,1,1] (squeeze-excite
-//   scales, folded constants): per-channel, plain or nhwc.
+//   scales, folded constants): per-channel, plain or nhwc. One side of Y's
+//   shape, the other's extents one run of its axes (a bias along the last
+//   axis): the same walk, plain.
 //   Anything else: plain, Y's index decomposed against precomputed strides
 //   (rank <= 6, stride 0 along broadcast dims).
 // Pow with an exponent of another dtype takes it only as a constant,
@@ -14,6 +16,7 @@
 // (the dividend's sign), with fmod = 0 floor modulo (the divisor's sign, as
 // Python's %), for floats too, like the CPU. Integer division or modulo by
 // zero gives 0: a device kernel cannot stop the run to report it.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <type_traits>
@@ -101,12 +104,15 @@ struct SameIndex {
   __device__ void operator()(int64_t i, int64_t& ia, int64_t& ib) const { ia = ib = i; }
 };
 // The small side reads element (i / inner) % channels: a scalar has
-// channels 1, a per-channel vector on plain NCHW inner = H*W, on nhwc 1.
+// channels 1, a per-channel vector on plain NCHW inner = H*W, on nhwc 1, a
+// bias along the last axes inner 1. `narrow`: the index fits 32 bits, whose
+// division is several times cheaper than 64-bit on the GPU.
 struct ChannelIndex {
   int64_t inner, channels;
   bool a_small;
+  bool narrow;
   __device__ void operator()(int64_t i, int64_t& ia, int64_t& ib) const {
-    int64_t c = (i / inner) % channels;
+    int64_t c = narrow ? int64_t((uint32_t(i) / uint32_t(inner)) % uint32_t(channels)) : (i / inner) % channels;
     ia = a_small ? c : i;
     ib = a_small ? i : c;
   }
@@ -185,6 +191,28 @@ bool per_channel(const Shape& small, const Shape& full) {
   return s[0] == 1 && s[1] == full[1] && s[2] == 1 && s[3] == 1;
 }
 
+// A small side whose extents other than 1 are one run of the full side's
+// axes (a bias [N] against [M, N], [1, C, 1, 1] against NCHW): its element
+// for output i is (i / inner) % channels over plain buffers. False when
+// the small side is laid out otherwise.
+bool one_run(const Shape& small, const Shape& full, int64_t* inner, int64_t* channels) {
+  if (small.size() > full.size()) return false;
+  const Shape s = pad_rank(small, full.size());
+  size_t lo = s.size(), hi = 0;
+  for (size_t d = 0; d < s.size(); ++d)
+    if (s[d] != 1) lo = std::min(lo, d), hi = d + 1;
+  *channels = 1, *inner = 1;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (d >= lo && d < hi) {
+      if (s[d] != full[d]) return false;
+      *channels *= s[d];
+    } else if (d >= hi) {
+      *inner *= full[d];
+    }
+  }
+  return true;
+}
+
 Pattern choose(const OpDesc& op) {
   const TensorDesc &a = op.inputs[0], &b = op.inputs[1];
   const Shape& y = op.outputs[0].shape;
@@ -202,14 +230,18 @@ Pattern choose(const OpDesc& op) {
     if (!(a_small ? b_full : a_full)) continue;
     bool scalar = small.numel() == 1;
     bool channel = per_channel(small.shape, full.shape);
-    if ((!scalar && !channel) || !unpadded(full.layout)) continue;
-    p.kind = Pattern::channel;
     int64_t inner = 1, channels = 1;
-    if (!scalar) {
+    bool run = !scalar && full.layout == Layout::plain && one_run(small.shape, full.shape, &inner, &channels);
+    if ((!scalar && !channel && !run) || !unpadded(full.layout)) continue;
+    p.kind = Pattern::channel;
+    if (scalar) {
+      inner = channels = 1;
+    } else if (channel) {
       channels = full.shape[1];
       inner = full.layout == Layout::nhwc ? 1 : full.shape[2] * full.shape[3];
     }
-    p.channel_index = ChannelIndex{inner, channels, a_small};
+    const bool narrow = buffer_elements(full) <= INT32_MAX;
+    p.channel_index = ChannelIndex{inner, channels, a_small, narrow};
     (a_small ? p.layout_b : p.layout_a) = full.layout;
     p.layout_y = full.layout;
     p.n = buffer_elements(full);

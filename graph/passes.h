@@ -1,6 +1,7 @@
 #pragma once
 // Graph-to-graph passes, run by Session::compile in this order:
-//   bind_input_shapes -> infer_and_fold -> fuse_gelu -> fold_batchnorm -> fuse_conv_epilogues
+//   bind_input_shapes -> infer_and_fold -> fuse_gelu -> fuse_matmul_bias (GPU sessions)
+//   -> fold_batchnorm -> fuse_conv_epilogues
 //   -> fuse_attention (GPU sessions) -> infer_and_fold (refresh) -> compact
 #include <map>
 #include <string>
@@ -33,6 +34,10 @@ int fuse_conv_epilogues(Graph& g);
 // GELU written out as Div/Erf/Add/Mul/Mul (PyTorch's export before opset
 // 20) becomes one Gelu node (approximate "none"). Returns the count fused.
 int fuse_gelu(Graph& g);
+
+// MatMul(X, W [K, N]) + Add(constant [N] bias) becomes Gemm(X as [M, K],
+// W, bias) between views of X and the result. Returns the count fused.
+int fuse_matmul_bias(Graph& g);
 
 // MatMul -> [scalar Mul/Div] -> Softmax -> MatMul whose operands are head
 // views (Reshape/Transpose/Slice/Gather of other tensors) becomes one

@@ -64,7 +64,8 @@ struct SessionOptions {
 
 struct CompileReport {
   int nodes_before = 0, nodes_after = 0;
-  int batchnorms_folded = 0, epilogues_fused = 0, gelus_fused = 0, attentions_fused = 0;
+  int batchnorms_folded = 0, epilogues_fused = 0, gelus_fused = 0, matmul_biases_fused = 0,
+      attentions_fused = 0;
   PlanStats plan;
 };
 

@@ -173,6 +173,20 @@ void add_binary_cases(std::vector<OpCase>& cases) {
                         .in(uniform({1}, seed(), -2, 2))
                         .in(uniform({2, 3, 4, 5}, seed(), lo, hi))
                         .ref(binary_ref(o.f)));
+    // The small side's extents one run of the full side's axes: a bias
+    // along the last axis (either side), a middle run.
+    cases.push_back(OpCase(o.op, "bias-last-axis")
+                        .in(uniform({4, 7, 6}, seed(), -2, 2))
+                        .constant_in(uniform({6}, seed(), lo, hi))
+                        .ref(binary_ref(o.f)));
+    cases.push_back(OpCase(o.op, "bias-left")
+                        .in(uniform({1, 6}, seed(), -2, 2))
+                        .in(uniform({4, 7, 6}, seed(), lo, hi))
+                        .ref(binary_ref(o.f)));
+    cases.push_back(OpCase(o.op, "middle-run")
+                        .in(uniform({3, 5, 4}, seed(), -2, 2))
+                        .in(uniform({1, 5, 1}, seed(), lo, hi))
+                        .ref(binary_ref(o.f)));
     cases.push_back(OpCase(o.op, "same-shape")
                         .in(uniform({6, 7}, seed(), -2, 2))
                         .in(uniform({6, 7}, seed(), lo, hi))
