@@ -30,6 +30,7 @@ class AttentionKernel final : public Kernel {
           float s = 0.f;
           for (int64_t c = 0; c < p_.d; ++c) s += load<T>(in[0], at(p_.q, b, i, c)) * load<T>(in[1], at(p_.k, b, j, c));
           score[size_t(j)] = s * p_.scale;
+          if (p_.bias_period) score[size_t(j)] += load<T>(in[3], ((b % p_.bias_period) * p_.m + i) * p_.n + j);
           top = std::max(top, score[size_t(j)]);
         }
         float sum = 0.f;
@@ -50,8 +51,9 @@ class AttentionKernel final : public Kernel {
 };
 
 KernelPlan make_attention(const OpDesc& op) {
-  const ops::AttentionParams p = ops::attention_params(
-      op.attributes(), {op.inputs[0].numel(), op.inputs[1].numel(), op.inputs[2].numel()});
+  std::vector<int64_t> numel;
+  for (const TensorDesc& t : op.inputs) numel.push_back(t.numel());
+  const ops::AttentionParams p = ops::attention_params(op.attributes(), numel);
   KernelPlan plan;
   switch (op.inputs[0].dtype) {
     case DType::f32: plan.kernel = std::make_unique<AttentionKernel<float>>(p); break;
@@ -59,7 +61,7 @@ KernelPlan make_attention(const OpDesc& op) {
     case DType::bf16: plan.kernel = std::make_unique<AttentionKernel<BF16>>(p); break;
     default: throw Error::unsupported("CPU attention takes f32, f16 or bf16, not " + op.inputs[0].str(), op.context());
   }
-  plan.input_layouts.assign(3, Layout::plain);
+  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
   plan.output_layouts = {Layout::plain};
   return plan;
 }

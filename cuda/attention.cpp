@@ -1,14 +1,15 @@
 // tandem.Attention (ops/attention.h) as two strided batched cuBLASLt
 // products around a softmax: the scores S = scale * Q K^T land in the
 // executor's scratch ([batch, m, n], the operand dtype, as PyTorch keeps
-// them), are normalized in place, and P V is written straight into Y's
-// view. Q, K and V are read where they lie: a view whose rows or columns
+// them), take the bias and are normalized in place, and P V is written
+// straight into Y's view. Q, K and V are read where they lie: a view whose rows or columns
 // are contiguous is a cuBLASLt matrix with a leading dimension and a batch
 // stride (ops::strided_matrix), so no head is ever copied out. f32, f16,
 // bf16.
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cuda/float_types.h"
 #include "cuda/lt_matmul.h"
@@ -33,7 +34,9 @@ class AttentionKernel final : public Kernel {
     const size_t es = dtype_size(dtype_);
     auto at = [&](const void* base, int64_t offset) { return static_cast<const char*>(base) + size_t(offset) * es; };
     scores_.run(at(in[0], p_.q.offset), at(in[1], p_.k.offset), nullptr, rc.scratch);
-    launch_softmax_rows(c_, dtype_, rc.scratch, rc.scratch, p_.batch * p_.m, p_.n, where_);
+    ScoresBias bias;
+    if (p_.bias_period) bias = {in[3], p_.m, p_.bias_period};
+    launch_scores_softmax(c_, dtype_, rc.scratch, p_.batch * p_.m, p_.n, bias, where_);
     output_.run(rc.scratch, at(in[2], p_.v.offset), nullptr, out[0]);
   }
 
@@ -52,8 +55,9 @@ KernelPlan make_attention(const OpDesc& op, Context& c) {
   const ErrorContext where = op.context();
   check_supported(t == DType::f32 || is_16bit_float(t), "CUDA attention takes f32, f16 or bf16, not " + op.inputs[0].str(),
                   where);
-  const ops::AttentionParams p = ops::attention_params(
-      op.attributes(), {op.inputs[0].numel(), op.inputs[1].numel(), op.inputs[2].numel()});
+  std::vector<int64_t> numel;
+  for (const TensorDesc& t : op.inputs) numel.push_back(t.numel());
+  const ops::AttentionParams p = ops::attention_params(op.attributes(), numel);
   // cuBLASLt is promised 16-byte aligned matrices (cuda/lt_matmul.cpp);
   // the row-major results need Y's rows contiguous.
   check_supported(ops::attention_fits_blas(p),
@@ -81,7 +85,7 @@ KernelPlan make_attention(const OpDesc& op, Context& c) {
 
   KernelPlan plan;
   plan.kernel = std::make_unique<AttentionKernel>(c, t, p, s, o, where);
-  plan.input_layouts.assign(3, Layout::plain);
+  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
   plan.output_layouts = {Layout::plain};
   return plan;
 }

@@ -2,6 +2,7 @@
 // view; opset 13 semantics and the older coerced-2-D ones), f32, f16 and bf16,
 // plain layout. One block per row of `len` elements (stride `inner`): the
 // max, then the sum of exp(x - max), each a block reduction in float.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -34,6 +35,23 @@ __global__ void softmax_kernel(const T* x, T* y, int64_t len, int64_t inner) {
     float r = 1.f / s;
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) store(y, base + j * inner, expf(load(x, base + j * inner) - m) * r);
   }
+}
+
+// Attention's scores [batch, m, len] (+ bias[(b % period), i, :]) normalized
+// in place, the bias added in float.
+template <typename T>
+__global__ void biased_softmax_kernel(T* x, const T* bias, int64_t len, int64_t m, int64_t period) {
+  const int64_t row = blockIdx.x, base = row * len;
+  const int64_t bias_base = bias ? ((row / m) % period * m + row % m) * len : 0;
+  auto at = [&](int64_t j) { return load(x, base + j) + (bias ? load(bias, bias_base + j) : 0.f); };
+  float mx = -INFINITY;
+  for (int64_t j = threadIdx.x; j < len; j += blockDim.x) mx = fmaxf(mx, at(j));
+  mx = block_reduce(mx, MaxOp{}, -INFINITY);
+  float s = 0.f;
+  for (int64_t j = threadIdx.x; j < len; j += blockDim.x) s += expf(at(j) - mx);
+  s = block_reduce(s, SumOp{}, 0.f);
+  const float r = 1.f / s;
+  for (int64_t j = threadIdx.x; j < len; j += blockDim.x) store(x, base + j, expf(at(j) - mx) * r);
 }
 
 template <bool Log, typename T>
@@ -84,13 +102,18 @@ KernelPlan make_softmax(const OpDesc& op, Context& c) {
 
 }  // namespace
 
-void launch_softmax_rows(Context& c, DType t, const void* x, void* y, int64_t rows, int64_t len,
-                         const ErrorContext& where) {
+void launch_scores_softmax(Context& c, DType t, void* scores, int64_t rows, int64_t len, const ScoresBias& bias,
+                           const ErrorContext& where) {
   check_supported(rows <= INT32_MAX, "CUDA softmax over more than 2^31 rows", where);
-  ops::SoftmaxSplit s;
-  s.outer = rows;
-  s.len = len;
-  launch<false>(c, t, x, y, s, where);
+  if (rows == 0 || len == 0) return;
+  const int threads = int(std::min<int64_t>(256, std::max<int64_t>(32, (len + 31) / 32 * 32)));
+  with_float_type(t, "CUDA attention softmax", where, [&](auto v) {
+    using T = decltype(v);
+    biased_softmax_kernel<T><<<unsigned(rows), threads, 0, c.stream>>>(
+        static_cast<T*>(scores), static_cast<const T*>(bias.data), len, std::max<int64_t>(bias.rows, 1),
+        std::max<int64_t>(bias.period, 1));
+  });
+  check_launch("biased_softmax_kernel", where);
 }
 
 void register_softmax_kernels() {

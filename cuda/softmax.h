@@ -1,7 +1,8 @@
 #pragma once
-// Softmax over the last axis of a dense [rows, len] tensor, for kernels that
-// normalize their own intermediate (attention's scores). f32, f16, bf16;
-// x and y may be the same buffer.
+// Softmax over the last axis of attention's dense scores [batch * rows,
+// len], in place, after adding an optional bias [period, rows, len] whose
+// item b % period goes with batch item b. f32, f16, bf16 (bias of the
+// scores' dtype).
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -10,7 +11,11 @@
 
 namespace tandem::cuda {
 
-void launch_softmax_rows(Context& c, DType t, const void* x, void* y, int64_t rows, int64_t len,
-                         const ErrorContext& where);
+struct ScoresBias {
+  const void* data = nullptr;  // none when null
+  int64_t rows = 1, period = 1;
+};
+void launch_scores_softmax(Context& c, DType t, void* scores, int64_t rows, int64_t len, const ScoresBias& bias,
+                           const ErrorContext& where);
 
 }  // namespace tandem::cuda

@@ -1,5 +1,7 @@
 // Attention as exported: S = MatMul(Q, K^T), an optional scalar Mul/Div,
-// Softmax over S's last axis, MatMul(P, V), with the heads split and merged
+// constant biases added (Swin's, through reshapes of S; summed into one
+// table), Softmax over S's last axis, an inference Dropout, MatMul(P, V),
+// with the heads split and merged
 // around it by Reshape/Transpose (and, for a fused QKV projection,
 // Slice/Gather) nodes. Each operand is traced back through those view ops
 // to the tensor it is a strided view of, and the result forward to the
@@ -12,12 +14,14 @@
 // pieces over the current source's dense memory; stepping through a view op
 // re-expresses each piece over the op's input, splitting it where it
 // crosses that input's axes.
+#include <numeric>
 #include <optional>
 #include <utility>
 
 #include "graph/passes.h"
 #include "graph/rewrite_utils.h"
 #include "ops/attention.h"
+#include "ops/elementwise.h"
 #include "ops/shape_ops.h"
 
 namespace tandem {
@@ -251,6 +255,83 @@ std::optional<std::pair<View, ops::AttentionView>> farthest_operand(const std::v
   return std::nullopt;
 }
 
+// A constant added to the scores, and the shape the scores had there (a
+// reshape of them: the same elements in the same order).
+struct AddedBias {
+  const Tensor* value;
+  Shape at;
+};
+
+int64_t lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
+
+// Element f of the scores' dense memory, as the constant broadcast over `at` reads it.
+int64_t broadcast_index(const AddedBias& b, int64_t f) {
+  const Shape& s = b.at;
+  Shape c(s.size() - size_t(b.value->rank()), 1);
+  c.insert(c.end(), b.value->shape().begin(), b.value->shape().end());
+  int64_t index = 0, stride = 1;
+  for (size_t d = s.size(); d-- > 0;) {
+    const int64_t i = f % s[d];
+    f /= s[d];
+    if (c[d] != 1) index += i * stride;
+    stride *= c[d];
+  }
+  return index;
+}
+
+// The biases summed into one [P, m, n] table, item b % P for batch item b
+// of the scores (`mn` = m * n, `total` their element count); nullopt when a
+// bias does not broadcast to its shape or repeats with no such period.
+std::optional<Tensor> one_bias(const std::vector<AddedBias>& biases, int64_t mn, int64_t total) {
+  int64_t period = mn;
+  for (const AddedBias& b : biases) {
+    const Shape& s = b.at;
+    const int64_t rank = b.value->rank();
+    if (rank > int64_t(s.size())) return std::nullopt;
+    int64_t span = 1;  // the bias repeats every `span` elements of the scores
+    bool varies = false;
+    for (int64_t d = 0; d < int64_t(s.size()); ++d) {
+      const int64_t cd = d < int64_t(s.size()) - rank ? 1 : b.value->shape()[size_t(d - (int64_t(s.size()) - rank))];
+      if (cd != 1 && cd != s[size_t(d)]) return std::nullopt;
+      varies = varies || cd != 1;
+      if (varies) span *= s[size_t(d)];
+    }
+    period = lcm(period, span);
+    if (period > (int64_t(1) << 24) || total % period != 0) return std::nullopt;
+  }
+  Tensor t = Tensor::empty(DType::f32, {period / mn, mn});
+  float* out = t.data<float>();
+  for (int64_t f = 0; f < period; ++f) {
+    double sum = 0;
+    for (const AddedBias& b : biases) sum += b.value->data<float>()[broadcast_index(b, f)];
+    out[f] = float(sum);
+  }
+  return t;
+}
+
+// Dropout (as the inference kernels take it, ops::dropout_passes_through;
+// its mask unread) and Identity pass `x` through.
+bool inference_identity(const Graph& g, const Consumers& cons, const Node& n, ValueId x) {
+  if (n.inputs.empty() || n.inputs[0] != x) return false;
+  if (n.op_type == "Identity") return n.outputs.size() == 1;
+  if (n.op_type != "Dropout") return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i) {
+    const ValueId mask = n.outputs[i];
+    if (mask == kNoValue) continue;
+    if (is_graph_output(g, mask)) return false;
+    for (NodeId r : cons[size_t(mask)])
+      if (!g.nodes[size_t(r)].dead) return false;
+  }
+  auto constant = [&](size_t i) -> const Tensor* {
+    if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
+    const Value& v = g.value(n.inputs[i]);
+    return v.constant && v.constant->numel() == 1 ? &*v.constant : nullptr;
+  };
+  const bool computed = (n.inputs.size() > 1 && n.inputs[1] != kNoValue && !constant(1)) ||
+                        (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !constant(2));
+  return !computed && ops::dropout_passes_through(constant(1), constant(2));
+}
+
 bool softmax_over_last(const Graph& g, const Node& n, size_t rank) {
   if (n.op_type != "Softmax" || n.outputs.size() != 1) return false;
   const int64_t axis = n.attrs.get_int("axis", g.opset < 13 ? 1 : -1);
@@ -280,10 +361,34 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
     next = sole_consumer(g, cons, cur);
     if (next < 0) return false;
   }
-  if (!softmax_over_last(g, g.nodes[size_t(next)], rank)) return false;
+  std::vector<AddedBias> biases;
+  for (;; next = sole_consumer(g, cons, cur)) {  // constant biases, perhaps through reshapes of the scores
+    if (next < 0) return false;
+    const Node& n = g.nodes[size_t(next)];
+    if (n.outputs.size() != 1 || n.inputs.empty()) return false;
+    if (is_view_op(n.op_type) && n.inputs[0] == cur) {
+      chain.push_back(next);
+      cur = n.outputs[0];
+      continue;
+    }
+    if (n.op_type != "Add" || n.inputs.size() != 2) break;
+    const Tensor* c = constant_f32(g, n.inputs[0] == cur ? n.inputs[1] : n.inputs[0]);
+    const Shape& at = g.value(cur).shape;
+    if (!c || g.value(n.outputs[0]).shape != at) return false;
+    biases.push_back({c, at});
+    chain.push_back(next);
+    cur = n.outputs[0];
+  }
+  const Shape& scores = g.value(mm.outputs[0]).shape;
+  if (g.value(cur).shape != scores || !softmax_over_last(g, g.nodes[size_t(next)], rank)) return false;
   chain.push_back(next);
-  const ValueId probs = g.nodes[size_t(next)].outputs[0];
-  const NodeId out = sole_consumer(g, cons, probs);
+  ValueId probs = g.nodes[size_t(next)].outputs[0];
+  NodeId out = sole_consumer(g, cons, probs);
+  while (out >= 0 && inference_identity(g, cons, g.nodes[size_t(out)], probs)) {  // Dropout at inference
+    chain.push_back(out);
+    probs = g.nodes[size_t(out)].outputs[0];
+    out = sole_consumer(g, cons, probs);
+  }
   if (out < 0) return false;
   const Node& mm2 = g.nodes[size_t(out)];
   if (mm2.op_type != "MatMul" || mm2.inputs.size() != 2 || mm2.inputs[0] != probs || mm2.inputs[1] == probs)
@@ -303,12 +408,19 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
   p.q = q->second, p.k = kt->second, p.v = v->second, p.y = y->second;
   p.scale = float(scale * q->first.scale * kt->first.scale);
   p.output_shape = g.value(y->first.source).shape;
+  std::optional<Tensor> bias;
+  if (!biases.empty()) {
+    bias = one_bias(biases, p.m * p.n, shape_numel(scores));
+    if (!bias) return false;
+  }
   if (!ops::attention_fits_blas(p)) return false;
   try {
     Attributes a;
     ops::set_attention_attributes(a, p);
-    ops::attention_params(a, {shape_numel(g.value(q->first.source).shape), shape_numel(g.value(kt->first.source).shape),
-                              shape_numel(g.value(v->first.source).shape)});
+    std::vector<int64_t> numel{shape_numel(g.value(q->first.source).shape),
+                               shape_numel(g.value(kt->first.source).shape), shape_numel(g.value(v->first.source).shape)};
+    if (bias) numel.push_back(bias->numel());
+    ops::attention_params(a, numel);
   } catch (const Error&) {
     return false;
   }
@@ -323,6 +435,7 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
   fused.op_type = ops::kAttentionOp;
   fused.domain.clear();
   fused.inputs = {q->first.source, kt->first.source, v->first.source};
+  if (bias) fused.inputs.push_back(g.add_constant(fused.name + "/scores_bias", std::move(*bias)));
   fused.outputs = {y->first.source};
   fused.attrs = Attributes();
   ops::set_attention_attributes(fused.attrs, p);

@@ -55,14 +55,17 @@ std::vector<TensorDesc> infer_attention(const InferContext& c) {
   DType t = c.inputs[0].dtype;
   check(is_floating(t), "attention needs floating-point operands, got " + c.inputs[0].str());
   for (size_t i = 1; i < 3; ++i) check(c.inputs[i].dtype == t, "attention operand dtypes differ");
-  AttentionParams p = attention_params(c.attributes(), {shape_numel(c.shape(0)), shape_numel(c.shape(1)),
-                                                        shape_numel(c.shape(2))});
+  std::vector<int64_t> numel;
+  for (size_t i = 0; i < c.inputs.size(); ++i) numel.push_back(shape_numel(c.shape(i)));
+  if (c.inputs.size() > 3) check(c.inputs[3].dtype == t, "attention bias dtype differs from the operands'");
+  AttentionParams p = attention_params(c.attributes(), numel);
   return {TensorDesc{t, p.output_shape}};
 }
 
 }  // namespace
 
-AttentionParams attention_params(const Attributes& a, const std::array<int64_t, 3>& numel) {
+AttentionParams attention_params(const Attributes& a, const std::vector<int64_t>& numel) {
+  check(numel.size() == 3 || numel.size() == 4, "attention takes q, k, v and an optional bias");
   AttentionParams p;
   p.batch = a.get_int("batch", 1);
   p.m = a.get_int("m", 0);
@@ -84,6 +87,12 @@ AttentionParams attention_params(const Attributes& a, const std::array<int64_t, 
                                              std::to_string(p.batch) + " x " + std::to_string(p.m) + " x " +
                                              std::to_string(p.dv) + " results");
   check_inside("y", p.y, {p.batch, p.m, p.dv}, y_numel);
+  if (numel.size() == 4) {
+    check(numel[3] > 0 && numel[3] % (p.m * p.n) == 0, "attention bias of " + std::to_string(numel[3]) +
+                                                         " elements is no [P, m, n] for m = " + std::to_string(p.m) +
+                                                         ", n = " + std::to_string(p.n));
+    p.bias_period = numel[3] / (p.m * p.n);
+  }
   check(p.y.offset == 0 && one_to_one({p.batch, p.m, p.dv}, p.y.strides), "attention output view overlaps itself");
   return p;
 }
@@ -123,6 +132,6 @@ bool attention_fits_blas(const AttentionParams& p) {
          strided_matrix(p.n, p.dv, p.v.strides[1], p.v.strides[2]) && y && !y->transposed;
 }
 
-void register_attention_schemas() { register_schema({kAttentionOp, 3, 3, infer_attention}); }
+void register_attention_schemas() { register_schema({kAttentionOp, 3, 4, infer_attention}); }
 
 }  // namespace tandem::ops

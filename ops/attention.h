@@ -1,10 +1,14 @@
 #pragma once
-// tandem.Attention: Y = softmax(scale * Q K^T) V over a batch of heads, each
+// tandem.Attention: Y = softmax(scale * Q K^T + bias) V over a batch of heads, each
 // operand read, and Y written, through a strided view, so the head split and
 // merge an exported graph writes around attention (Reshape, Transpose,
 // Slice, Gather) are index arithmetic instead of copies.
 // graph/fuse_attention.cpp makes it from MatMul -> Softmax -> MatMul.
-//   inputs   q, k, v of any shape, one float dtype. Element (b, i, j) of
+//   inputs   q, k, v of any shape, one float dtype, and optionally a bias
+//            of P * m * n elements, [P, m, n] dense: batch item b adds its
+//            item b % P to its scores (Swin's relative-position bias, P =
+//            heads, plus its shifted-window mask, P = windows * heads).
+//            Element (b, i, j) of
 //            Q [batch, m, d], K [batch, n, d] and V [batch, n, dv] is input
 //            element offset + b * strides[0] + i * strides[1] + j * strides[2]
 //            (offsets and strides in elements).
@@ -14,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/attributes.h"
 #include "core/shape.h"
@@ -30,13 +35,15 @@ struct AttentionView {
 struct AttentionParams {
   int64_t batch = 1, m = 0, n = 0, d = 0, dv = 0;
   float scale = 1.f;
+  int64_t bias_period = 0;  // P; 0 without a bias
   AttentionView q, k, v, y;
   Shape output_shape;
 };
 
 // Reads and validates the attributes; throws Error on a malformed op.
-// `input_numel` bounds each input's view (q, k, v).
-AttentionParams attention_params(const Attributes& a, const std::array<int64_t, 3>& input_numel);
+// `input_numel` bounds each input's view (q, k, v) and, when there is a
+// fourth, sizes the bias.
+AttentionParams attention_params(const Attributes& a, const std::vector<int64_t>& input_numel);
 void set_attention_attributes(Attributes& a, const AttentionParams& p);
 
 // A [rows, cols] view as a BLAS takes it: row-major with leading dimension

@@ -94,15 +94,16 @@ bool gelu_uses_tanh(const Attributes& a) {
   return approx == "tanh";
 }
 
+bool dropout_passes_through(const Tensor* ratio, const Tensor* training_mode) {
+  return !training_mode || training_mode->scalar_at(0) == 0 || (ratio && ratio->scalar_at(0) == 0);
+}
+
 void check_inference_dropout(const OpDesc& op) {
   if (!op.has_input(2)) return;
   check_supported(op.constants[2] != nullptr, "Dropout with a run-time training_mode", op.context());
-  float ratio = 0.5f;
-  if (op.has_input(1)) {
+  if (op.has_input(1))
     check_supported(op.constants[1] != nullptr, "Dropout with a run-time ratio", op.context());
-    ratio = float(op.constants[1]->scalar_at(0));
-  }
-  check_supported(op.constants[2]->scalar_at(0) == 0 || ratio == 0,
+  check_supported(dropout_passes_through(op.has_input(1) ? op.constants[1] : nullptr, op.constants[2]),
                   "training-mode Dropout (random masks) is not supported", op.context());
 }
 

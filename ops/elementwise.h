@@ -21,6 +21,9 @@ bool gelu_uses_tanh(const Attributes& attrs);
 // (output 1) all true. Throws Error::unsupported for training-mode Dropout
 // (random masks) and for a ratio or training_mode only known at run time.
 void check_inference_dropout(const OpDesc& op);
+// Whether Dropout with these constant inputs (null: absent) passes its
+// input through: no training_mode, a false one, or a ratio of 0.
+bool dropout_passes_through(const Tensor* ratio, const Tensor* training_mode);
 
 // The activation a standalone op computes (Relu, LeakyRelu, Sigmoid, Tanh,
 // HardSwish, HardSigmoid, Elu, Softplus, Clip with its bounds as attributes

@@ -2,8 +2,10 @@
 // nn.MultiheadAttention, heads split by Slice/Reshape/Transpose (PyTorch 1)
 // or gathered from one copy of the projection (PyTorch 2), become one tandem.Attention reading its operands in place;
 // chains whose scores are read elsewhere or normalized over another axis
-// stay. The fused graph runs on the CPU kernel and is compared with
-// softmax(Q K^T / sqrt(d)) V in float64 (1e-5 x max|ref|).
+// stay; Swin's shifted-window form, biases added through a reshape of the
+// scores and an inference Dropout, fuses too. The fused graph runs on the
+// CPU kernel and is compared with softmax(Q K^T / sqrt(d) + bias) V in
+// float64 (1e-5 x max|ref|).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -90,6 +92,30 @@ Graph gathers_graph() {
   return b.g;
 }
 
+// Swin's shifted-window attention: q, k, v [images * windows, heads,
+// tokens, dim], a relative-position bias per head and a mask per window
+// added through a reshape of the scores, and a Dropout of ratio 0 kept
+// in training mode by the export; y [images * windows, heads, tokens, dim].
+constexpr int64_t kImages = 2, kWindows = 2, kTokens = 7;
+
+Graph windows_graph(const Tensor& bias, const Tensor& mask) {
+  GraphBuilder b;
+  const Shape s{kImages * kWindows, kHeads, kTokens, kDim};
+  ValueId q = b.node("Mul", {b.input("q", s), scalar(b, "scale", 1.f / std::sqrt(float(kDim)))});
+  ValueId kt = b.node("Transpose", {b.input("k", s)}, perm({0, 1, 3, 2}));
+  ValueId v = b.input("v", s);
+  ValueId scores = b.node("Add", {b.node("MatMul", {q, kt}), b.constant("bias", bias)});
+  ValueId per_image = b.node("Reshape", {scores, ints(b, "r5", {kImages, kWindows, kHeads, kTokens, kTokens})});
+  ValueId masked = b.node("Add", {per_image, b.constant("mask", mask)});
+  ValueId back = b.node("Reshape", {masked, ints(b, "r4", {kImages * kWindows, kHeads, kTokens, kTokens})});
+  ValueId p = b.node("Softmax", {back});
+  Tensor training = Tensor::empty(DType::boolean, {});
+  *static_cast<uint8_t*>(training.raw()) = 1;
+  ValueId kept = b.node("Dropout", {p, scalar(b, "ratio", 0.f), b.constant("training", training)});
+  b.output(b.node("MatMul", {kept, v}));
+  return b.g;
+}
+
 // softmax(q k^T / sqrt(d)) v per (batch, head), from x [seq, batch,
 // q | k | v] into y [seq, batch, heads * dim].
 Tensor reference(const Tensor& x) {
@@ -115,6 +141,32 @@ Tensor reference(const Tensor& x) {
           for (int64_t j = 0; j < kSeq; ++j) acc += p[size_t(j)] / sum * at(j, b, 2, h, c);
           int64_t row = i * kBatch + b;
           y.data<float>()[row * kEmbed + h * kDim + c] = float(acc);
+        }
+      }
+  return y;
+}
+
+Tensor windows_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& bias, const Tensor& mask) {
+  Tensor y = Tensor::empty(DType::f32, q.shape());
+  const int64_t hd = kTokens * kDim;
+  for (int64_t b = 0; b < kImages * kWindows; ++b)
+    for (int64_t h = 0; h < kHeads; ++h)
+      for (int64_t i = 0; i < kTokens; ++i) {
+        const int64_t base = (b * kHeads + h) * hd;
+        std::vector<double> p(kTokens);
+        double top = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < kTokens; ++j) {
+          double s = 0;
+          for (int64_t c = 0; c < kDim; ++c) s += double(q.scalar_at(base + i * kDim + c)) * k.scalar_at(base + j * kDim + c);
+          s = s / std::sqrt(double(kDim)) + bias.scalar_at((h * kTokens + i) * kTokens + j) +
+              mask.scalar_at(((b % kWindows) * kTokens + i) * kTokens + j);
+          top = std::max(top, p[size_t(j)] = s);
+        }
+        for (double& e : p) sum += (e = std::exp(e - top));
+        for (int64_t c = 0; c < kDim; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < kTokens; ++j) acc += p[size_t(j)] / sum * v.scalar_at(base + j * kDim + c);
+          y.data<float>()[base + i * kDim + c] = float(acc);
         }
       }
   return y;
@@ -151,4 +203,19 @@ TEST(FuseAttention, FusesTheExportedFormsOnly) {
     Tensor want = reference(x);
     EXPECT_LE(max_abs_diff(got, want), 1e-5 * max_abs(want)) << int(c.form);
   }
+}
+
+TEST(FuseAttention, TakesSwinsBiasesThroughAReshape) {
+  const Tensor bias = random_tensor({1, kHeads, kTokens, kTokens}, 21, -2.f, 2.f);
+  const Tensor mask = random_tensor({1, kWindows, 1, kTokens, kTokens}, 22, -3.f, 0.f);
+  Graph g = windows_graph(bias, mask);
+  infer_and_fold(g, cpu::cpu_backend());
+  ASSERT_EQ(fuse_attention(g), 1);
+  EXPECT_EQ(count(g, "Add") + count(g, "Dropout") + count(g, "Softmax"), 0);
+  const Shape s{kImages * kWindows, kHeads, kTokens, kDim};
+  const Tensor q = random_tensor(s, 23, -2.f, 2.f), k = random_tensor(s, 24, -2.f, 2.f), v = random_tensor(s, 25);
+  Session session(std::move(g));
+  const Tensor got = session.run({q, k, v})[0];
+  const Tensor want = windows_reference(q, k, v, bias, mask);
+  EXPECT_LE(max_abs_diff(got, want), 1e-5 * max_abs(want));
 }

@@ -416,7 +416,10 @@ void add_quantize_cases(std::vector<OpCase>& cases) {
 
 // softmax(scale * Q K^T) V read and written through the op's views.
 std::vector<Tensor> attention_ref(const Attributes& a, const std::vector<Tensor>& in) {
-  const ops::AttentionParams p = ops::attention_params(a, {in[0].numel(), in[1].numel(), in[2].numel()});
+  std::vector<int64_t> numel;
+  for (const Tensor& t : in) numel.push_back(t.numel());
+  const ops::AttentionParams p = ops::attention_params(a, numel);
+  const std::vector<double> bias = in.size() > 3 ? widen(in[3]) : std::vector<double>();
   std::vector<double> q = widen(in[0]), k = widen(in[1]), v = widen(in[2]);
   std::vector<double> y(size_t(shape_numel(p.output_shape)));
   auto at = [](const ops::AttentionView& w, int64_t b, int64_t i, int64_t j) {
@@ -429,7 +432,9 @@ std::vector<Tensor> attention_ref(const Attributes& a, const std::vector<Tensor>
       for (int64_t j = 0; j < p.n; ++j) {
         double s = 0;
         for (int64_t c = 0; c < p.d; ++c) s += q[at(p.q, b, i, c)] * k[at(p.k, b, j, c)];
-        top = std::max(top, e[size_t(j)] = s * p.scale);
+        if (p.bias_period) s = s * p.scale + bias[size_t(((b % p.bias_period) * p.m + i) * p.n + j)];
+        else s *= p.scale;
+        top = std::max(top, e[size_t(j)] = s);
       }
       for (double& x : e) sum += (x = std::exp(x - top));
       for (int64_t c = 0; c < p.dv; ++c) {
@@ -444,15 +449,17 @@ std::vector<Tensor> attention_ref(const Attributes& a, const std::vector<Tensor>
 // tandem.Attention over the views graph/fuse_attention.cpp makes: heads as
 // column blocks of [tokens, heads * dim] (PyTorch's [seq, batch, embed]),
 // K stored transposed, V at an offset into a shared projection, and a
-// query count unlike the key count.
+// query count unlike the key count; Swin's windows with a bias per window
+// and head.
 void add_attention_cases(std::vector<OpCase>& cases) {
   Seeds seed{3900};
   auto attention = [&](const std::string& label, const ops::AttentionParams& p, const Shape& qs, const Shape& ks,
-                       const Shape& vs) {
+                       const Shape& vs, int64_t bias_period = 0) {
     OpCase c(ops::kAttentionOp, label);
     ops::set_attention_attributes(c.attrs, p);
     Attributes a = c.attrs;
     c.in(uniform(qs, seed(), -2, 2)).in(uniform(ks, seed(), -2, 2)).in(uniform(vs, seed()));
+    if (bias_period) c.constant_in(uniform({bias_period, p.m, p.n}, seed(), -3, 3));
     c.ref([a](const std::vector<Tensor>& in) { return attention_ref(a, in); });
     cases.push_back(c);
   };
@@ -473,6 +480,14 @@ void add_attention_cases(std::vector<OpCase>& cases) {
     p.y.strides = {120, 24, 1};
     p.output_shape = {4, 5, 24};
     attention("k-transposed-v-offset", p, {4, 5, 8}, {4, 8, 11}, {11, 4, 48});
+  }
+  {  // Swin's windows: 2 images x 4 windows x 3 heads of 49 tokens, a bias
+     // per window and head (relative position + shift mask)
+    ops::AttentionParams p;
+    p.batch = 24, p.m = p.n = 49, p.d = p.dv = 8, p.scale = 0.35f;
+    p.q.strides = p.k.strides = p.v.strides = p.y.strides = {392, 8, 1};
+    p.output_shape = {8, 3, 49, 8};
+    attention("windows-biased", p, {8, 3, 49, 8}, {8, 3, 49, 8}, {8, 3, 49, 8}, 12);
   }
 }
 
