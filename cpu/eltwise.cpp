@@ -13,6 +13,7 @@
 #include "cpu/post_ops.h"
 #include "cpu/registry.h"
 #include "cpu/train_common.h"
+#include "ops/activation_math.h"
 #include "ops/dropout.h"
 #include "ops/elementwise.h"
 
@@ -227,6 +228,27 @@ void eltwise_forward(void* ctx, const ops::Activation& p, const Tensor& x, const
   });
 }
 
+namespace {
+
+// oneDNN's clip and hardswish backward put their lower kink on the other
+// side from PyTorch (clip: 0 at x = min; hardswish: 0 at x = -3): these
+// kinds take the derivative every CUDA kernel takes (ops/activation_math.h).
+bool pytorch_kinks(ops::ActivationKind k) {
+  return k == ops::ActivationKind::clip || k == ops::ActivationKind::hard_swish;
+}
+
+void shared_derivative(const ops::Activation& p, const Tensor& x, const Tensor& dy, const Tensor& dx) {
+  const float* xs = x.data<float>();
+  const float* ds = dy.data<float>();
+  float* out = dx.data<float>();
+  const int64_t n = x.numel();
+  ops::with_activation_kind(p.kind, [&](auto k) {
+    for (int64_t i = 0; i < n; ++i) out[i] = ds[i] * ops::activate_grad<decltype(k)::value>(p, xs[i]);
+  });
+}
+
+}  // namespace
+
 void eltwise_backward(void* ctx, const ops::Activation& p, const Tensor& x, const Tensor& dy, const GradOut& dx) {
   const char* op = "eltwise_backward";
   require_f32(op, {&x, &dy});
@@ -234,9 +256,13 @@ void eltwise_backward(void* ctx, const ops::Activation& p, const Tensor& x, cons
   if (!dx.wanted() || x.numel() == 0) return;
   guarded(op, x, [&] {
     GradTarget t(dx, x.shape(), op);
-    entry(context(ctx), p, x).bwd.execute(stream(), {{DNNL_ARG_SRC, flat(x)}, {DNNL_ARG_DIFF_DST, flat(dy)},
-                                                     {DNNL_ARG_DIFF_SRC, flat(t.tensor())}});
-    stream().wait();
+    if (pytorch_kinks(p.kind)) {
+      shared_derivative(p, x, dy, t.tensor());
+    } else {
+      entry(context(ctx), p, x).bwd.execute(stream(), {{DNNL_ARG_SRC, flat(x)}, {DNNL_ARG_DIFF_DST, flat(dy)},
+                                                       {DNNL_ARG_DIFF_SRC, flat(t.tensor())}});
+      stream().wait();
+    }
     t.commit();
   });
 }

@@ -5,7 +5,9 @@
 // training entries (forward and backward). A model trained on the GPU
 // therefore infers there bit for bit what its training forward computed.
 // (The CPU computes activations with oneDNN, cpu/post_ops.h, for inference
-// and training alike; tests/backend_ops holds both to the same reference.)
+// and training alike, but for the derivatives of clip and hard_swish, whose
+// lower kink oneDNN puts on the other side (cpu/eltwise.cpp);
+// tests/backend_ops holds both to the same reference.)
 //
 // Where ONNX leaves a choice, PyTorch's CPU kernels decide:
 //   relu(x) = x < 0 ? 0 : x: relu(NaN) = NaN, relu(-inf) = 0, relu(-0) = -0

@@ -487,6 +487,7 @@ std::vector<TrainCase> loss_cases() {
   d.name = "dropout/p0.3";
   d.entries = {"dropout_forward", "dropout_backward"};
   d.inputs = {act(uniform({2, 3, 4, 5}, 7810))};
+  d.plain_only = true;
   ops::DropoutParams dp;
   dp.p = 0.3f;
   dp.seed = 42;

@@ -45,6 +45,9 @@ struct TrainCase {
   bool finite_differences = true;
   // The outputs must equal the CPU table's exactly (fill, copies).
   bool exact = false;
+  // The result depends on the memory order (dropout's mask is drawn per
+  // element in it, as PyTorch's is): no plain reference for channels-last.
+  bool plain_only = false;
   // Scales the dtype's tolerances against the CPU table (not against finite
   // differences): convolutions sum up to C*KH*KW (dx) or N*OH*OW (dw)
   // products, which cuDNN and oneDNN order differently (100: a relative
