@@ -3,6 +3,9 @@
 // y = (x - zero_point) * scale in f32. Per tensor or along `axis` (default 1).
 #include "ops/quantize.h"
 
+#include <cmath>
+#include <string>
+
 #include "ops/all_ops.h"
 #include "ops/schema.h"
 
@@ -31,13 +34,31 @@ QuantAxis quant_axis(const Attributes& a, const Shape& x, const Shape& scale, co
 
 namespace {
 
+// A scale of zero, NaN or infinity maps every value to one level, or to
+// NaN: a damaged or hand-edited model, refused here rather than run.
+void check_constant_scale(const InferContext& c) {
+  const Tensor* scale = c.constants[1];
+  if (!scale) return;
+  for (int64_t i = 0; i < scale->numel(); ++i) {
+    const double v = scale->scalar_at(i);
+    check(std::isfinite(v) && v != 0, "scale[" + std::to_string(i) + "] is " + std::to_string(v) +
+                                          ": a scale must be finite and non-zero", c.context());
+  }
+}
+
 void check_qparams(const InferContext& c, bool quantize) {
   check(c.inputs[1].dtype == DType::f32, "the scale must be f32, got " + std::string(dtype_name(c.inputs[1].dtype)),
         c.context());
+  check_constant_scale(c);
   if (c.has_input(2)) {
     const DType z = c.inputs[2].dtype;
     check(z == DType::u8 || z == DType::i8 || (!quantize && z == DType::i32),
           "the zero point must be u8 or i8, got " + std::string(dtype_name(z)), c.context());
+    // ONNX: an int32 input (a bias) is dequantized with a zero point of 0.
+    if (const Tensor* zp = c.constants[2]; zp && z == DType::i32)
+      for (int64_t i = 0; i < zp->numel(); ++i)
+        check(zp->scalar_at(i) == 0, "an int32 zero point must be 0, zero_point[" + std::to_string(i) + "] is " +
+                                         std::to_string(int64_t(zp->scalar_at(i))), c.context());
   }
   if (shape_is_static(c.shape(0))) quant_axis(c.attributes(), c.shape(0), c.shape(1), c.has_input(2) ? &c.shape(2) : nullptr);
 }
