@@ -6,6 +6,8 @@
 // are contiguous is a cuBLASLt matrix with a leading dimension and a batch
 // stride (ops::strided_matrix), so no head is ever copied out. f32, f16,
 // bf16.
+#include "ops/attention.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,7 +17,6 @@
 #include "cuda/lt_matmul.h"
 #include "cuda/registry.h"
 #include "cuda/softmax.h"
-#include "ops/attention.h"
 
 namespace tandem::cuda {
 
@@ -25,14 +26,22 @@ class AttentionKernel final : public Kernel {
  public:
   AttentionKernel(Context& c, DType t, const ops::AttentionParams& p, const LtMatmulSpec& scores,
                   const LtMatmulSpec& output, ErrorContext where)
-      : c_(c), dtype_(t), p_(p), where_(std::move(where)), scores_(c, scores, where_), output_(c, output, where_) {}
+      : c_(c),
+        dtype_(t),
+        p_(p),
+        where_(std::move(where)),
+        scores_(c, scores, where_),
+        output_(c, output, where_) {}
 
   void run(const void* const* in, void* const* out, const RunContext& rc) override {
-    check(rc.scratch_bytes >= scratch_bytes(), "CUDA attention got " + std::to_string(rc.scratch_bytes) +
-                                                   " scratch bytes, needs " + std::to_string(scratch_bytes()),
+    check(rc.scratch_bytes >= scratch_bytes(),
+          "CUDA attention got " + std::to_string(rc.scratch_bytes) + " scratch bytes, needs " +
+              std::to_string(scratch_bytes()),
           where_);
     const size_t es = dtype_size(dtype_);
-    auto at = [&](const void* base, int64_t offset) { return static_cast<const char*>(base) + size_t(offset) * es; };
+    auto at = [&](const void* base, int64_t offset) {
+      return static_cast<const char*>(base) + size_t(offset) * es;
+    };
     scores_.run(at(in[0], p_.q.offset), at(in[1], p_.k.offset), nullptr, rc.scratch);
     ScoresBias bias;
     if (p_.bias_period) bias = {in[3], p_.m, p_.bias_period};
@@ -40,7 +49,9 @@ class AttentionKernel final : public Kernel {
     output_.run(rc.scratch, at(in[2], p_.v.offset), nullptr, out[0]);
   }
 
-  size_t scratch_bytes() const override { return size_t(p_.batch * p_.m * p_.n) * dtype_size(dtype_); }
+  size_t scratch_bytes() const override {
+    return size_t(p_.batch * p_.m * p_.n) * dtype_size(dtype_);
+  }
 
  private:
   Context& c_;
@@ -53,15 +64,16 @@ class AttentionKernel final : public Kernel {
 KernelPlan make_attention(const OpDesc& op, Context& c) {
   const DType t = op.inputs[0].dtype;
   const ErrorContext where = op.context();
-  check_supported(t == DType::f32 || is_16bit_float(t), "CUDA attention takes f32, f16 or bf16, not " + op.inputs[0].str(),
-                  where);
+  check_supported(t == DType::f32 || is_16bit_float(t),
+                  "CUDA attention takes f32, f16 or bf16, not " + op.inputs[0].str(), where);
   std::vector<int64_t> numel;
   for (const TensorDesc& t : op.inputs) numel.push_back(t.numel());
   const ops::AttentionParams p = ops::attention_params(op.attributes(), numel);
   // cuBLASLt is promised 16-byte aligned matrices (cuda/lt_matmul.cpp);
   // the row-major results need Y's rows contiguous.
   check_supported(ops::attention_fits_blas(p),
-                  "CUDA attention: an operand view is no strided matrix on a 16-byte boundary", where);
+                  "CUDA attention: an operand view is no strided matrix on a 16-byte boundary",
+                  where);
 
   LtMatmulSpec s;  // S = scale * Q [m, d] x K^T [d, n]
   s.dtype = t;

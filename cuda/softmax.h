@@ -15,7 +15,7 @@ struct ScoresBias {
   const void* data = nullptr;  // none when null
   int64_t rows = 1, period = 1;
 };
-void launch_scores_softmax(Context& c, DType t, void* scores, int64_t rows, int64_t len, const ScoresBias& bias,
-                           const ErrorContext& where);
+void launch_scores_softmax(Context& c, DType t, void* scores, int64_t rows, int64_t len,
+                           const ScoresBias& bias, const ErrorContext& where);
 
 }  // namespace tandem::cuda

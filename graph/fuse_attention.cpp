@@ -38,9 +38,9 @@ using Axis = std::vector<Piece>;  // outer piece first
 struct View {
   ValueId source = kNoValue;
   int64_t offset = 0;
-  std::vector<Axis> axes;      // one per axis of the traced value
-  double scale = 1;            // absorbed scalar factors
-  std::vector<NodeId> nodes;   // absorbed view and scaling nodes
+  std::vector<Axis> axes;     // one per axis of the traced value
+  double scale = 1;           // absorbed scalar factors
+  std::vector<NodeId> nodes;  // absorbed view and scaling nodes
 };
 
 View dense_view(const Graph& g, ValueId v) {
@@ -55,8 +55,8 @@ View dense_view(const Graph& g, ValueId v) {
 // Appends `p`, a walk over the dense memory of a tensor of shape `from`
 // (strides `cs`), as pieces that each stay within one axis of `from`, with
 // strides mapped through `to` (the new stride of each axis of `from`).
-bool split_piece(Piece p, const Shape& from, const std::vector<int64_t>& cs, const std::vector<int64_t>& to,
-                 Axis* out) {
+bool split_piece(Piece p, const Shape& from, const std::vector<int64_t>& cs,
+                 const std::vector<int64_t>& to, Axis* out) {
   if (p.extent == 1) return true;
   if (p.stride == 0) {
     out->push_back(p);
@@ -115,7 +115,8 @@ bool remap(View* w, const Shape& from, const std::vector<int64_t>& to, int64_t b
 }
 
 bool is_view_op(const std::string& op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Identity";
 }
 
 // Steps `w` from node n's output back to its data input. False when n is
@@ -181,7 +182,8 @@ bool step_back(const Graph& g, const Node& n, bool allow_scale, View* w) {
 
 // The views of `v` (read by `reader`) over each tensor it can be traced
 // back to through nodes only this chain reads, nearest (v itself) first.
-std::vector<View> trace_operand(const Graph& g, const Consumers& cons, ValueId v, NodeId reader, bool allow_scale) {
+std::vector<View> trace_operand(const Graph& g, const Consumers& cons, ValueId v, NodeId reader,
+                                bool allow_scale) {
   std::vector<View> steps{dense_view(g, v)};
   for (;;) {
     const View& w = steps.back();
@@ -234,12 +236,14 @@ std::optional<int64_t> stride_of(const View& w, size_t first, size_t last, int64
 // A traced [batch axes..., rows, cols] view as an attention operand, when
 // a BLAS can take it (ops::strided_matrix, 8-element aligned start).
 // `swap`: the value holds the operand transposed (K^T for K).
-std::optional<ops::AttentionView> as_operand(const View& w, int64_t batch, int64_t rows, int64_t cols, bool swap) {
+std::optional<ops::AttentionView> as_operand(const View& w, int64_t batch, int64_t rows,
+                                             int64_t cols, bool swap) {
   const size_t rank = w.axes.size(), r = rank - 2, c = rank - 1;
   std::optional<int64_t> b = stride_of(w, 0, r, batch);
   std::optional<int64_t> rs = swap ? stride_of(w, c, c + 1, rows) : stride_of(w, r, r + 1, rows);
   std::optional<int64_t> cs = swap ? stride_of(w, r, r + 1, cols) : stride_of(w, c, c + 1, cols);
-  if (!b || !rs || !cs || w.offset % 8 != 0 || !ops::strided_matrix(rows, cols, *rs, *cs)) return std::nullopt;
+  if (!b || !rs || !cs || w.offset % 8 != 0 || !ops::strided_matrix(rows, cols, *rs, *cs))
+    return std::nullopt;
   ops::AttentionView v;
   v.offset = w.offset;
   v.strides = {*b, *rs, *cs};
@@ -248,10 +252,12 @@ std::optional<ops::AttentionView> as_operand(const View& w, int64_t batch, int64
 
 // The farthest traced view that makes an operand; the nearest, v itself
 // dense, always does unless v's own rows are too short to align.
-std::optional<std::pair<View, ops::AttentionView>> farthest_operand(const std::vector<View>& steps, int64_t batch,
-                                                                    int64_t rows, int64_t cols, bool swap) {
+std::optional<std::pair<View, ops::AttentionView>> farthest_operand(const std::vector<View>& steps,
+                                                                    int64_t batch, int64_t rows,
+                                                                    int64_t cols, bool swap) {
   for (auto it = steps.rbegin(); it != steps.rend(); ++it)
-    if (std::optional<ops::AttentionView> v = as_operand(*it, batch, rows, cols, swap)) return std::pair{*it, *v};
+    if (std::optional<ops::AttentionView> v = as_operand(*it, batch, rows, cols, swap))
+      return std::pair{*it, *v};
   return std::nullopt;
 }
 
@@ -291,7 +297,9 @@ std::optional<Tensor> one_bias(const std::vector<AddedBias>& biases, int64_t mn,
     int64_t span = 1;  // the bias repeats every `span` elements of the scores
     bool varies = false;
     for (int64_t d = 0; d < int64_t(s.size()); ++d) {
-      const int64_t cd = d < int64_t(s.size()) - rank ? 1 : b.value->shape()[size_t(d - (int64_t(s.size()) - rank))];
+      const int64_t cd = d < int64_t(s.size()) - rank
+                             ? 1
+                             : b.value->shape()[size_t(d - (int64_t(s.size()) - rank))];
       if (cd != 1 && cd != s[size_t(d)]) return std::nullopt;
       varies = varies || cd != 1;
       if (varies) span *= s[size_t(d)];
@@ -362,7 +370,8 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
     if (next < 0) return false;
   }
   std::vector<AddedBias> biases;
-  for (;; next = sole_consumer(g, cons, cur)) {  // constant biases, perhaps through reshapes of the scores
+  for (;; next = sole_consumer(g, cons,
+                               cur)) {  // constant biases, perhaps through reshapes of the scores
     if (next < 0) return false;
     const Node& n = g.nodes[size_t(next)];
     if (n.outputs.size() != 1 || n.inputs.empty()) return false;
@@ -380,18 +389,21 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
     cur = n.outputs[0];
   }
   const Shape& scores = g.value(mm.outputs[0]).shape;
-  if (g.value(cur).shape != scores || !softmax_over_last(g, g.nodes[size_t(next)], rank)) return false;
+  if (g.value(cur).shape != scores || !softmax_over_last(g, g.nodes[size_t(next)], rank))
+    return false;
   chain.push_back(next);
   ValueId probs = g.nodes[size_t(next)].outputs[0];
   NodeId out = sole_consumer(g, cons, probs);
-  while (out >= 0 && inference_identity(g, cons, g.nodes[size_t(out)], probs)) {  // Dropout at inference
+  while (out >= 0 &&
+         inference_identity(g, cons, g.nodes[size_t(out)], probs)) {  // Dropout at inference
     chain.push_back(out);
     probs = g.nodes[size_t(out)].outputs[0];
     out = sole_consumer(g, cons, probs);
   }
   if (out < 0) return false;
   const Node& mm2 = g.nodes[size_t(out)];
-  if (mm2.op_type != "MatMul" || mm2.inputs.size() != 2 || mm2.inputs[0] != probs || mm2.inputs[1] == probs)
+  if (mm2.op_type != "MatMul" || mm2.inputs.size() != 2 || mm2.inputs[0] != probs ||
+      mm2.inputs[1] == probs)
     return false;
   const Shape& vs = g.value(mm2.inputs[1]).shape;
   if (vs.size() != rank || !std::equal(qs.begin(), qs.end() - 2, vs.begin())) return false;
@@ -400,9 +412,12 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
   ops::AttentionParams p;
   p.batch = shape_numel(Shape(qs.begin(), qs.end() - 2));
   p.m = qs[rank - 2], p.d = qs[rank - 1], p.n = ks[rank - 1], p.dv = vs[rank - 1];
-  const auto q = farthest_operand(trace_operand(g, cons, mm.inputs[0], s, true), p.batch, p.m, p.d, false);
-  const auto kt = farthest_operand(trace_operand(g, cons, mm.inputs[1], s, true), p.batch, p.n, p.d, true);
-  const auto v = farthest_operand(trace_operand(g, cons, mm2.inputs[1], out, false), p.batch, p.n, p.dv, false);
+  const auto q =
+      farthest_operand(trace_operand(g, cons, mm.inputs[0], s, true), p.batch, p.m, p.d, false);
+  const auto kt =
+      farthest_operand(trace_operand(g, cons, mm.inputs[1], s, true), p.batch, p.n, p.d, true);
+  const auto v = farthest_operand(trace_operand(g, cons, mm2.inputs[1], out, false), p.batch, p.n,
+                                  p.dv, false);
   const auto y = farthest_operand(trace_result(g, cons, mm2.outputs[0]), p.batch, p.m, p.dv, false);
   if (!q || !kt || !v || !y) return false;
   p.q = q->second, p.k = kt->second, p.v = v->second, p.y = y->second;
@@ -418,7 +433,8 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
     Attributes a;
     ops::set_attention_attributes(a, p);
     std::vector<int64_t> numel{shape_numel(g.value(q->first.source).shape),
-                               shape_numel(g.value(kt->first.source).shape), shape_numel(g.value(v->first.source).shape)};
+                               shape_numel(g.value(kt->first.source).shape),
+                               shape_numel(g.value(v->first.source).shape)};
     if (bias) numel.push_back(bias->numel());
     ops::attention_params(a, numel);
   } catch (const Error&) {

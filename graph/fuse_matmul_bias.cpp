@@ -20,12 +20,14 @@ namespace {
 // values along its last axis, all others 1, and no more axes than `rank`.
 const Tensor* bias_of(const Graph& g, ValueId v, int64_t n, size_t rank) {
   const Tensor* t = constant_f32(g, v);
-  if (!t || t->rank() == 0 || size_t(t->rank()) > rank || t->shape().back() != n || t->numel() != n) return nullptr;
+  if (!t || t->rank() == 0 || size_t(t->rank()) > rank || t->shape().back() != n || t->numel() != n)
+    return nullptr;
   return t;
 }
 
 ValueId add_shape(Graph& g, const std::string& name, const Shape& s) {
-  return g.add_constant(name, Tensor::from_vector<int64_t>(std::vector<int64_t>(s), {int64_t(s.size())}));
+  return g.add_constant(name,
+                        Tensor::from_vector<int64_t>(std::vector<int64_t>(s), {int64_t(s.size())}));
 }
 
 ValueId add_value(Graph& g, const std::string& name, const Shape& s) {
@@ -52,12 +54,15 @@ int fuse_matmul_bias(Graph& g) {
   int fused = 0;
   std::vector<std::pair<size_t, Node>> before;  // new nodes, each to go before node `first`
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].dead || g.nodes[i].op_type != "MatMul" || g.nodes[i].inputs.size() != 2) continue;
+    if (g.nodes[i].dead || g.nodes[i].op_type != "MatMul" || g.nodes[i].inputs.size() != 2)
+      continue;
     const ValueId x = g.nodes[i].inputs[0], w = g.nodes[i].inputs[1], y = g.nodes[i].outputs[0];
     const Shape xs = g.value(x).shape, ws = g.value(w).shape, ys = g.value(y).shape;
-    if (ws.size() != 2 || xs.size() < 2 || g.value(y).dtype != DType::f32 || shape_numel(ys) <= 0) continue;
+    if (ws.size() != 2 || xs.size() < 2 || g.value(y).dtype != DType::f32 || shape_numel(ys) <= 0)
+      continue;
     const NodeId a = sole_consumer(g, cons, y);
-    if (a < 0 || g.nodes[size_t(a)].op_type != "Add" || g.nodes[size_t(a)].inputs.size() != 2) continue;
+    if (a < 0 || g.nodes[size_t(a)].op_type != "Add" || g.nodes[size_t(a)].inputs.size() != 2)
+      continue;
     Node& add = g.nodes[size_t(a)];
     const ValueId other = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
     const int64_t k = ws[0], n = ws[1];
@@ -75,7 +80,8 @@ int fuse_matmul_bias(Graph& g) {
       add.dead = true;
     } else {
       const int64_t m = shape_numel(xs) / k;
-      const ValueId x2 = add_value(g, base + "/rows", {m, k}), y2 = add_value(g, base + "/gemm", {m, n});
+      const ValueId x2 = add_value(g, base + "/rows", {m, k}),
+                    y2 = add_value(g, base + "/gemm", {m, n});
       const ValueId to_rows = add_shape(g, base + "/rows_shape", {m, k});
       const ValueId to_y = add_shape(g, base + "/out_shape", ys);
       Node& gemm = g.nodes[i];
@@ -91,7 +97,8 @@ int fuse_matmul_bias(Graph& g) {
     std::vector<Node> nodes;
     size_t next = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
-      for (; next < before.size() && before[next].first == i; ++next) nodes.push_back(std::move(before[next].second));
+      for (; next < before.size() && before[next].first == i; ++next)
+        nodes.push_back(std::move(before[next].second));
       nodes.push_back(std::move(g.nodes[i]));
     }
     g.nodes = std::move(nodes);

@@ -41,14 +41,17 @@ bool one_to_one(const std::array<int64_t, 3>& extents, const std::array<int64_t,
 }
 
 // Throws unless every element of the view lies in [0, numel).
-void check_inside(const char* name, const AttentionView& v, const std::array<int64_t, 3>& extents, int64_t numel) {
+void check_inside(const char* name, const AttentionView& v, const std::array<int64_t, 3>& extents,
+                  int64_t numel) {
   int64_t last = v.offset;
   for (size_t i = 0; i < 3; ++i) {
-    check(extents[i] >= 1 && v.strides[i] >= 0, std::string("attention view ") + name + " has a negative stride or an empty axis");
+    check(extents[i] >= 1 && v.strides[i] >= 0,
+          std::string("attention view ") + name + " has a negative stride or an empty axis");
     last += v.strides[i] * (extents[i] - 1);
   }
-  check(v.offset >= 0 && last < numel, std::string("attention view ") + name + " reaches past its tensor (" +
-                                           std::to_string(numel) + " elements)");
+  check(v.offset >= 0 && last < numel, std::string("attention view ") + name +
+                                           " reaches past its tensor (" + std::to_string(numel) +
+                                           " elements)");
 }
 
 std::vector<TensorDesc> infer_attention(const InferContext& c) {
@@ -57,7 +60,8 @@ std::vector<TensorDesc> infer_attention(const InferContext& c) {
   for (size_t i = 1; i < 3; ++i) check(c.inputs[i].dtype == t, "attention operand dtypes differ");
   std::vector<int64_t> numel;
   for (size_t i = 0; i < c.inputs.size(); ++i) numel.push_back(shape_numel(c.shape(i)));
-  if (c.inputs.size() > 3) check(c.inputs[3].dtype == t, "attention bias dtype differs from the operands'");
+  if (c.inputs.size() > 3)
+    check(c.inputs[3].dtype == t, "attention bias dtype differs from the operands'");
   AttentionParams p = attention_params(c.attributes(), numel);
   return {TensorDesc{t, p.output_shape}};
 }
@@ -78,22 +82,25 @@ AttentionParams attention_params(const Attributes& a, const std::vector<int64_t>
   p.v = view_attr(a, "v");
   p.y = view_attr(a, "y");
   p.output_shape = a.get_ints("output_shape", {});
-  check(p.batch >= 1 && p.m >= 1 && p.n >= 1 && p.d >= 1 && p.dv >= 1, "attention extents must be positive");
+  check(p.batch >= 1 && p.m >= 1 && p.n >= 1 && p.d >= 1 && p.dv >= 1,
+        "attention extents must be positive");
   check_inside("q", p.q, {p.batch, p.m, p.d}, numel[0]);
   check_inside("k", p.k, {p.batch, p.n, p.d}, numel[1]);
   check_inside("v", p.v, {p.batch, p.n, p.dv}, numel[2]);
   const int64_t y_numel = shape_numel(p.output_shape);
-  check(y_numel == p.batch * p.m * p.dv, "attention output_shape " + shape_str(p.output_shape) + " does not hold " +
-                                             std::to_string(p.batch) + " x " + std::to_string(p.m) + " x " +
-                                             std::to_string(p.dv) + " results");
+  check(y_numel == p.batch * p.m * p.dv, "attention output_shape " + shape_str(p.output_shape) +
+                                             " does not hold " + std::to_string(p.batch) + " x " +
+                                             std::to_string(p.m) + " x " + std::to_string(p.dv) +
+                                             " results");
   check_inside("y", p.y, {p.batch, p.m, p.dv}, y_numel);
   if (numel.size() == 4) {
-    check(numel[3] > 0 && numel[3] % (p.m * p.n) == 0, "attention bias of " + std::to_string(numel[3]) +
-                                                         " elements is no [P, m, n] for m = " + std::to_string(p.m) +
-                                                         ", n = " + std::to_string(p.n));
+    check(numel[3] > 0 && numel[3] % (p.m * p.n) == 0,
+          "attention bias of " + std::to_string(numel[3]) + " elements is no [P, m, n] for m = " +
+              std::to_string(p.m) + ", n = " + std::to_string(p.n));
     p.bias_period = numel[3] / (p.m * p.n);
   }
-  check(p.y.offset == 0 && one_to_one({p.batch, p.m, p.dv}, p.y.strides), "attention output view overlaps itself");
+  check(p.y.offset == 0 && one_to_one({p.batch, p.m, p.dv}, p.y.strides),
+        "attention output view overlaps itself");
   return p;
 }
 
@@ -104,14 +111,19 @@ void set_attention_attributes(Attributes& a, const AttentionParams& p) {
   a.set("d", p.d);
   a.set("dv", p.dv);
   a.set("scale", p.scale);
-  for (auto [name, v] : {std::pair<const char*, const AttentionView*>{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"y", &p.y}}) {
+  for (auto [name, v] : {std::pair<const char*, const AttentionView*>{"q", &p.q},
+                         {"k", &p.k},
+                         {"v", &p.v},
+                         {"y", &p.y}}) {
     a.set(std::string(name) + "_offset", v->offset);
-    a.set(std::string(name) + "_strides", std::vector<int64_t>(v->strides.begin(), v->strides.end()));
+    a.set(std::string(name) + "_strides",
+          std::vector<int64_t>(v->strides.begin(), v->strides.end()));
   }
   a.set("output_shape", std::vector<int64_t>(p.output_shape));
 }
 
-std::optional<StridedMatrix> strided_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+std::optional<StridedMatrix> strided_matrix(int64_t rows, int64_t cols, int64_t row_stride,
+                                            int64_t col_stride) {
   if (cols == 1 || col_stride == 1) {
     int64_t ld = rows == 1 ? cols : row_stride;
     if (ld >= cols) return StridedMatrix{false, ld};

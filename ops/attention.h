@@ -54,7 +54,8 @@ struct StridedMatrix {
   bool transposed = false;
   int64_t ld = 0;
 };
-std::optional<StridedMatrix> strided_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
+std::optional<StridedMatrix> strided_matrix(int64_t rows, int64_t cols, int64_t row_stride,
+                                            int64_t col_stride);
 
 // True when the GPU kernel can take the op as it is: every operand a strided
 // matrix starting on a 16-byte boundary (8 elements cover any float dtype

@@ -1,11 +1,10 @@
 // fuse_attention (graph/passes.h): the attention chains PyTorch exports for
 // nn.MultiheadAttention, heads split by Slice/Reshape/Transpose (PyTorch 1)
-// or gathered from one copy of the projection (PyTorch 2), become one tandem.Attention reading its operands in place;
-// chains whose scores are read elsewhere or normalized over another axis
-// stay; Swin's shifted-window form, biases added through a reshape of the
-// scores and an inference Dropout, fuses too. The fused graph runs on the
-// CPU kernel and is compared with softmax(Q K^T / sqrt(d) + bias) V in
-// float64 (1e-5 x max|ref|).
+// or gathered from one copy of the projection (PyTorch 2), become one tandem.Attention reading its
+// operands in place; chains whose scores are read elsewhere or normalized over another axis stay;
+// Swin's shifted-window form, biases added through a reshape of the scores and an inference
+// Dropout, fuses too. The fused graph runs on the CPU kernel and is compared with softmax(Q K^T /
+// sqrt(d) + bias) V in float64 (1e-5 x max|ref|).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,18 +49,22 @@ Graph slices_graph(Form f) {
   ValueId x = b.input("x", {kSeq, kBatch, 3 * kEmbed});
   auto head_split = [&](int part, std::vector<int64_t> p) {
     ValueId s = b.node("Slice", {x, ints(b, "s" + std::to_string(part), {part * kEmbed}),
-                                 ints(b, "e" + std::to_string(part), {(part + 1) * kEmbed}), ints(b, "a" + std::to_string(part), {2})});
-    ValueId r = b.node("Reshape", {s, ints(b, "r" + std::to_string(part), {kSeq, kBatch * kHeads, kDim})});
+                                 ints(b, "e" + std::to_string(part), {(part + 1) * kEmbed}),
+                                 ints(b, "a" + std::to_string(part), {2})});
+    ValueId r =
+        b.node("Reshape", {s, ints(b, "r" + std::to_string(part), {kSeq, kBatch * kHeads, kDim})});
     return b.node("Transpose", {r}, perm(p));
   };
-  ValueId q = b.node("Div", {head_split(0, {1, 0, 2}), scalar(b, "sqrt_d", std::sqrt(float(kDim)))});
+  ValueId q =
+      b.node("Div", {head_split(0, {1, 0, 2}), scalar(b, "sqrt_d", std::sqrt(float(kDim)))});
   ValueId kt = head_split(1, {1, 2, 0});
   ValueId v = head_split(2, {1, 0, 2});
   ValueId s = b.node("MatMul", {q, kt});
   Attributes axis;
   axis.set("axis", int64_t(f == Form::softmax_other_axis ? 1 : -1));
   ValueId o = b.node("MatMul", {b.node("Softmax", {s}, axis), v});
-  ValueId y = b.node("Reshape", {b.node("Transpose", {o}, perm({1, 0, 2})), ints(b, "y", {kSeq, kBatch, kEmbed})});
+  ValueId y = b.node(
+      "Reshape", {b.node("Transpose", {o}, perm({1, 0, 2})), ints(b, "y", {kSeq, kBatch, kEmbed})});
   b.output(y);
   if (f == Form::scores_also_output) b.output(s);
   return b.g;
@@ -74,21 +77,29 @@ Graph slices_graph(Form f) {
 Graph gathers_graph() {
   GraphBuilder b;
   ValueId x = b.input("x", {kSeq, kBatch, 3 * kEmbed});
-  ValueId x5 = b.node("Unsqueeze", {b.node("Reshape", {x, ints(b, "r4", {kSeq, kBatch, 3, kEmbed})}), ints(b, "u", {0})});
-  ValueId t = b.node("Squeeze", {b.node("Transpose", {x5}, perm({3, 1, 2, 0, 4})), ints(b, "sq", {-2})});
+  ValueId x5 =
+      b.node("Unsqueeze",
+             {b.node("Reshape", {x, ints(b, "r4", {kSeq, kBatch, 3, kEmbed})}), ints(b, "u", {0})});
+  ValueId t =
+      b.node("Squeeze", {b.node("Transpose", {x5}, perm({3, 1, 2, 0, 4})), ints(b, "sq", {-2})});
   Attributes axis0;
   axis0.set("axis", int64_t(0));
   auto part = [&](int i) {
-    ValueId g = b.node("Gather", {t, b.constant("i" + std::to_string(i), Tensor::from_vector<int64_t>({i}, {}))}, axis0);
-    ValueId r = b.node("Reshape", {g, ints(b, "h" + std::to_string(i), {kSeq, kBatch * kHeads, kDim})});
+    ValueId g = b.node(
+        "Gather", {t, b.constant("i" + std::to_string(i), Tensor::from_vector<int64_t>({i}, {}))},
+        axis0);
+    ValueId r =
+        b.node("Reshape", {g, ints(b, "h" + std::to_string(i), {kSeq, kBatch * kHeads, kDim})});
     ValueId bh = b.node("Transpose", {r}, perm({1, 0, 2}));
     return b.node("Reshape", {bh, ints(b, "b" + std::to_string(i), {kBatch, kHeads, kSeq, kDim})});
   };
   const float root = std::pow(float(kDim), -0.25f);
   ValueId q = b.node("Mul", {part(0), scalar(b, "cq", root)});
-  ValueId kt = b.node("Mul", {b.node("Transpose", {part(1)}, perm({0, 1, 3, 2})), scalar(b, "ck", root)});
+  ValueId kt =
+      b.node("Mul", {b.node("Transpose", {part(1)}, perm({0, 1, 3, 2})), scalar(b, "ck", root)});
   ValueId o = b.node("MatMul", {b.node("Softmax", {b.node("MatMul", {q, kt})}), part(2)});
-  b.output(b.node("Reshape", {b.node("Transpose", {o}, perm({2, 0, 1, 3})), ints(b, "y", {kSeq, kBatch, kEmbed})}));
+  b.output(b.node("Reshape", {b.node("Transpose", {o}, perm({2, 0, 1, 3})),
+                              ints(b, "y", {kSeq, kBatch, kEmbed})}));
   return b.g;
 }
 
@@ -105,9 +116,11 @@ Graph windows_graph(const Tensor& bias, const Tensor& mask) {
   ValueId kt = b.node("Transpose", {b.input("k", s)}, perm({0, 1, 3, 2}));
   ValueId v = b.input("v", s);
   ValueId scores = b.node("Add", {b.node("MatMul", {q, kt}), b.constant("bias", bias)});
-  ValueId per_image = b.node("Reshape", {scores, ints(b, "r5", {kImages, kWindows, kHeads, kTokens, kTokens})});
+  ValueId per_image =
+      b.node("Reshape", {scores, ints(b, "r5", {kImages, kWindows, kHeads, kTokens, kTokens})});
   ValueId masked = b.node("Add", {per_image, b.constant("mask", mask)});
-  ValueId back = b.node("Reshape", {masked, ints(b, "r4", {kImages * kWindows, kHeads, kTokens, kTokens})});
+  ValueId back =
+      b.node("Reshape", {masked, ints(b, "r4", {kImages * kWindows, kHeads, kTokens, kTokens})});
   ValueId p = b.node("Softmax", {back});
   Tensor training = Tensor::empty(DType::boolean, {});
   *static_cast<uint8_t*>(training.raw()) = 1;
@@ -146,7 +159,8 @@ Tensor reference(const Tensor& x) {
   return y;
 }
 
-Tensor windows_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& bias, const Tensor& mask) {
+Tensor windows_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& bias,
+                         const Tensor& mask) {
   Tensor y = Tensor::empty(DType::f32, q.shape());
   const int64_t hd = kTokens * kDim;
   for (int64_t b = 0; b < kImages * kWindows; ++b)
@@ -157,7 +171,8 @@ Tensor windows_reference(const Tensor& q, const Tensor& k, const Tensor& v, cons
         double top = -INFINITY, sum = 0;
         for (int64_t j = 0; j < kTokens; ++j) {
           double s = 0;
-          for (int64_t c = 0; c < kDim; ++c) s += double(q.scalar_at(base + i * kDim + c)) * k.scalar_at(base + j * kDim + c);
+          for (int64_t c = 0; c < kDim; ++c)
+            s += double(q.scalar_at(base + i * kDim + c)) * k.scalar_at(base + j * kDim + c);
           s = s / std::sqrt(double(kDim)) + bias.scalar_at((h * kTokens + i) * kTokens + j) +
               mask.scalar_at(((b % kWindows) * kTokens + i) * kTokens + j);
           top = std::max(top, p[size_t(j)] = s);
@@ -165,7 +180,8 @@ Tensor windows_reference(const Tensor& q, const Tensor& k, const Tensor& v, cons
         for (double& e : p) sum += (e = std::exp(e - top));
         for (int64_t c = 0; c < kDim; ++c) {
           double acc = 0;
-          for (int64_t j = 0; j < kTokens; ++j) acc += p[size_t(j)] / sum * v.scalar_at(base + j * kDim + c);
+          for (int64_t j = 0; j < kTokens; ++j)
+            acc += p[size_t(j)] / sum * v.scalar_at(base + j * kDim + c);
           y.data<float>()[base + i * kDim + c] = float(acc);
         }
       }
@@ -185,7 +201,9 @@ TEST(FuseAttention, FusesTheExportedFormsOnly) {
     Form form;
     int fused;
     int transposes_left;
-  } cases[] = {{Form::slices, 1, 0}, {Form::gathers, 1, 1}, {Form::scores_also_output, 0, 4},
+  } cases[] = {{Form::slices, 1, 0},
+               {Form::gathers, 1, 1},
+               {Form::scores_also_output, 0, 4},
                {Form::softmax_other_axis, 0, 4}};
   for (const auto& c : cases) {
     Graph g = c.form == Form::gathers ? gathers_graph() : slices_graph(c.form);
@@ -213,7 +231,8 @@ TEST(FuseAttention, TakesSwinsBiasesThroughAReshape) {
   ASSERT_EQ(fuse_attention(g), 1);
   EXPECT_EQ(count(g, "Add") + count(g, "Dropout") + count(g, "Softmax"), 0);
   const Shape s{kImages * kWindows, kHeads, kTokens, kDim};
-  const Tensor q = random_tensor(s, 23, -2.f, 2.f), k = random_tensor(s, 24, -2.f, 2.f), v = random_tensor(s, 25);
+  const Tensor q = random_tensor(s, 23, -2.f, 2.f), k = random_tensor(s, 24, -2.f, 2.f),
+               v = random_tensor(s, 25);
   Session session(std::move(g));
   const Tensor got = session.run({q, k, v})[0];
   const Tensor want = windows_reference(q, k, v, bias, mask);

@@ -39,11 +39,15 @@ TEST(FuseMatmulBias, FusesABiasAlongTheLastAxisOnly) {
   const struct {
     Form form;
     int fused;
-  } cases[] = {{Form::rows, 1}, {Form::tokens, 1}, {Form::bias_first, 1}, {Form::bias_per_row, 0},
+  } cases[] = {{Form::rows, 1},
+               {Form::tokens, 1},
+               {Form::bias_first, 1},
+               {Form::bias_per_row, 0},
                {Form::product_also_output, 0}};
   const Tensor w = random_tensor({kK, kN}, 1);
   for (const auto& c : cases) {
-    const Tensor b = c.form == Form::bias_per_row ? random_tensor({5, kN}, 2) : random_tensor({1, kN}, 2);
+    const Tensor b =
+        c.form == Form::bias_per_row ? random_tensor({5, kN}, 2) : random_tensor({1, kN}, 2);
     const Tensor x = random_tensor(x_shape(c.form), 3);
     Graph g = matmul_add(c.form, w, b);
     infer_and_fold(g, cpu::cpu_backend());
@@ -58,7 +62,8 @@ TEST(FuseMatmulBias, FusesABiasAlongTheLastAxisOnly) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < kN; ++j) {
         double acc = b.scalar_at(c.form == Form::bias_per_row ? (i % 5) * kN + j : j);
-        for (int64_t k = 0; k < kK; ++k) acc += double(x.scalar_at(i * kK + k)) * w.scalar_at(k * kN + j);
+        for (int64_t k = 0; k < kK; ++k)
+          acc += double(x.scalar_at(i * kK + k)) * w.scalar_at(k * kN + j);
         want.data<float>()[i * kN + j] = float(acc);
       }
     EXPECT_LE(max_abs_diff(got, want), 1e-5 * max_abs(want)) << int(c.form);
