@@ -229,16 +229,16 @@ KernelPlan make_transpose(const OpDesc& op, Context& c) {
   }
   const TransposeShape ts = simplify_transpose(x.shape, perm, dtype_size(x.dtype));
   check_supported(ts.dims.size() <= size_t(kMaxRank),
-                  "CUDA Transpose moves up to 6 axes, got " + x.str() + " perm " + shape_str(Shape(perm)),
+                  "CUDA Transpose moves up to 6 axes, got " + x.str() + " perm " + shape_str(perm),
                   op.context());
   TransposeIndex t{};
   t.rank = int(ts.dims.size());
-  std::vector<int64_t> strides = contiguous_strides(Shape(ts.dims));
+  std::vector<int64_t> strides = contiguous_strides(ts.dims);
   for (size_t d = 0; d < ts.perm.size(); ++d) {
     t.out_dims[d] = ts.dims[size_t(ts.perm[d])];
     t.in_strides[d] = strides[size_t(ts.perm[d])];
   }
-  const int64_t words = shape_numel(Shape(ts.dims));
+  const int64_t words = shape_numel(ts.dims);
   auto make = [&](auto w) {
     return std::unique_ptr<Kernel>(std::make_unique<TransposeKernel<decltype(w)>>(c, words, t, op.context()));
   };

@@ -54,47 +54,44 @@ __global__ void biased_softmax_kernel(T* x, const T* bias, int64_t len, int64_t 
   for (int64_t j = threadIdx.x; j < len; j += blockDim.x) store(x, base + j, expf(at(j) - mx) * r);
 }
 
+// One block per row: short rows waste no idle warps; long ones get 256
+// threads.
+int threads_for(int64_t len) { return int(std::min<int64_t>(256, std::max<int64_t>(32, (len + 31) / 32 * 32))); }
+
 template <bool Log, typename T>
-void launch_typed(Context& c, const void* x, void* y, const ops::SoftmaxSplit& s, const ErrorContext& where) {
-  const int64_t rows = s.outer * s.inner;
-  if (rows == 0 || s.len == 0) return;
-  // Short rows waste no idle warps; long ones get 256 threads.
-  const int threads = int(std::min<int64_t>(256, std::max<int64_t>(32, (s.len + 31) / 32 * 32)));
-  softmax_kernel<Log, T><<<unsigned(rows), threads, 0, c.stream>>>(static_cast<const T*>(x), static_cast<T*>(y),
-                                                                   s.len, s.inner);
-  check_launch("softmax_kernel", where);
-}
-
-template <bool Log>
-void launch(Context& c, DType t, const void* x, void* y, const ops::SoftmaxSplit& s, const ErrorContext& where) {
-  with_float_type(t, "CUDA softmax", where, [&](auto v) { launch_typed<Log, decltype(v)>(c, x, y, s, where); });
-}
-
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(Context& c, DType t, bool log, ops::SoftmaxSplit s, ErrorContext where)
-      : c_(c), t_(t), log_(log), s_(s), where_(std::move(where)) {}
+  SoftmaxKernel(Context& c, ops::SoftmaxSplit s, ErrorContext where)
+      : c_(c), s_(s), threads_(threads_for(s.len)), where_(std::move(where)) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
-    if (log_) launch<true>(c_, t_, in[0], out[0], s_, where_);
-    else launch<false>(c_, t_, in[0], out[0], s_, where_);
+    int64_t rows = s_.outer * s_.inner;
+    if (rows == 0 || s_.len == 0) return;
+    softmax_kernel<Log, T><<<unsigned(rows), threads_, 0, c_.stream>>>(static_cast<const T*>(in[0]),
+                                                                        static_cast<T*>(out[0]), s_.len, s_.inner);
+    check_launch("softmax_kernel", where_);
   }
 
  private:
   Context& c_;
-  DType t_;
-  bool log_;
   ops::SoftmaxSplit s_;
+  int threads_;
   ErrorContext where_;
 };
+
+template <bool Log>
+std::unique_ptr<Kernel> make_typed(DType t, Context& c, ops::SoftmaxSplit s, const ErrorContext& w) {
+  return with_float_type(t, "CUDA softmax", w, [&](auto v) {
+    return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel<Log, decltype(v)>>(c, s, w));
+  });
+}
 
 KernelPlan make_softmax(const OpDesc& op, Context& c) {
   const TensorDesc& x = op.inputs[0];
   ops::SoftmaxSplit s = ops::softmax_split(op.attributes(), op.opset, x.shape);
   check_supported(s.outer * s.inner <= INT32_MAX, "CUDA softmax over more than 2^31 rows", op.context());
-  check_supported(x.dtype == DType::f32 || is_16bit_float(x.dtype), "CUDA softmax takes f32, f16 or bf16, not " + x.str(),
-                  op.context());
   KernelPlan plan;
-  plan.kernel = std::make_unique<SoftmaxKernel>(c, x.dtype, op.op_type == "LogSoftmax", s, op.context());
+  bool log = op.op_type == "LogSoftmax";
+  plan.kernel = log ? make_typed<true>(x.dtype, c, s, op.context()) : make_typed<false>(x.dtype, c, s, op.context());
   plan.input_layouts = {Layout::plain};
   plan.output_layouts = {Layout::plain};
   return plan;
@@ -106,7 +103,7 @@ void launch_scores_softmax(Context& c, DType t, void* scores, int64_t rows, int6
                            const ErrorContext& where) {
   check_supported(rows <= INT32_MAX, "CUDA softmax over more than 2^31 rows", where);
   if (rows == 0 || len == 0) return;
-  const int threads = int(std::min<int64_t>(256, std::max<int64_t>(32, (len + 31) / 32 * 32)));
+  const int threads = threads_for(len);
   with_float_type(t, "CUDA attention softmax", where, [&](auto v) {
     using T = decltype(v);
     biased_softmax_kernel<T><<<unsigned(rows), threads, 0, c.stream>>>(

@@ -268,17 +268,20 @@ struct AddedBias {
   Shape at;
 };
 
-int64_t lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
-
-// Element f of the scores' dense memory, as the constant broadcast over `at` reads it.
-int64_t broadcast_index(const AddedBias& b, int64_t f) {
-  const Shape& s = b.at;
-  Shape c(s.size() - size_t(b.value->rank()), 1);
+// A bias's shape with 1s in front, to the rank of the scores where it is added.
+Shape padded_shape(const AddedBias& b) {
+  Shape c(b.at.size() - size_t(b.value->rank()), 1);
   c.insert(c.end(), b.value->shape().begin(), b.value->shape().end());
+  return c;
+}
+
+// Element f of the scores' dense memory (of shape `at`), as a constant of
+// padded shape `c` broadcast over it reads it.
+int64_t broadcast_index(const Shape& at, const Shape& c, int64_t f) {
   int64_t index = 0, stride = 1;
-  for (size_t d = s.size(); d-- > 0;) {
-    const int64_t i = f % s[d];
-    f /= s[d];
+  for (size_t d = at.size(); d-- > 0;) {
+    const int64_t i = f % at[d];
+    f /= at[d];
     if (c[d] != 1) index += i * stride;
     stride *= c[d];
   }
@@ -290,28 +293,28 @@ int64_t broadcast_index(const AddedBias& b, int64_t f) {
 // bias does not broadcast to its shape or repeats with no such period.
 std::optional<Tensor> one_bias(const std::vector<AddedBias>& biases, int64_t mn, int64_t total) {
   int64_t period = mn;
+  std::vector<Shape> shapes;  // each bias's, padded
   for (const AddedBias& b : biases) {
-    const Shape& s = b.at;
-    const int64_t rank = b.value->rank();
-    if (rank > int64_t(s.size())) return std::nullopt;
+    const Shape& at = b.at;
+    if (size_t(b.value->rank()) > at.size()) return std::nullopt;
+    const Shape c = padded_shape(b);
     int64_t span = 1;  // the bias repeats every `span` elements of the scores
     bool varies = false;
-    for (int64_t d = 0; d < int64_t(s.size()); ++d) {
-      const int64_t cd = d < int64_t(s.size()) - rank
-                             ? 1
-                             : b.value->shape()[size_t(d - (int64_t(s.size()) - rank))];
-      if (cd != 1 && cd != s[size_t(d)]) return std::nullopt;
-      varies = varies || cd != 1;
-      if (varies) span *= s[size_t(d)];
+    for (size_t d = 0; d < at.size(); ++d) {
+      if (c[d] != 1 && c[d] != at[d]) return std::nullopt;
+      varies = varies || c[d] != 1;
+      if (varies) span *= at[d];
     }
-    period = lcm(period, span);
+    period = std::lcm(period, span);
     if (period > (int64_t(1) << 24) || total % period != 0) return std::nullopt;
+    shapes.push_back(c);
   }
   Tensor t = Tensor::empty(DType::f32, {period / mn, mn});
   float* out = t.data<float>();
   for (int64_t f = 0; f < period; ++f) {
     double sum = 0;
-    for (const AddedBias& b : biases) sum += b.value->data<float>()[broadcast_index(b, f)];
+    for (size_t k = 0; k < biases.size(); ++k)
+      sum += biases[k].value->data<float>()[broadcast_index(biases[k].at, shapes[k], f)];
     out[f] = float(sum);
   }
   return t;
@@ -370,8 +373,8 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
     if (next < 0) return false;
   }
   std::vector<AddedBias> biases;
-  for (;; next = sole_consumer(g, cons,
-                               cur)) {  // constant biases, perhaps through reshapes of the scores
+  // Constant biases, perhaps through reshapes of the scores.
+  for (;; next = sole_consumer(g, cons, cur)) {
     if (next < 0) return false;
     const Node& n = g.nodes[size_t(next)];
     if (n.outputs.size() != 1 || n.inputs.empty()) return false;
@@ -394,8 +397,8 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
   chain.push_back(next);
   ValueId probs = g.nodes[size_t(next)].outputs[0];
   NodeId out = sole_consumer(g, cons, probs);
-  while (out >= 0 &&
-         inference_identity(g, cons, g.nodes[size_t(out)], probs)) {  // Dropout at inference
+  // Dropout at inference.
+  while (out >= 0 && inference_identity(g, cons, g.nodes[size_t(out)], probs)) {
     chain.push_back(out);
     probs = g.nodes[size_t(out)].outputs[0];
     out = sole_consumer(g, cons, probs);
@@ -462,9 +465,11 @@ bool fuse_at(Graph& g, const Consumers& cons, NodeId s) {
 
 int fuse_attention(Graph& g) {
   int fused = 0;
+  Consumers cons = g.consumers();
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (g.nodes[n].dead || g.nodes[n].op_type != "MatMul") continue;
-    if (fuse_at(g, g.consumers(), NodeId(n))) ++fused;
+    if (g.nodes[n].dead || g.nodes[n].op_type != "MatMul" || !fuse_at(g, cons, NodeId(n))) continue;
+    ++fused;
+    cons = g.consumers();  // the fused node now reads what the chain read through views
   }
   g.compact();
   return fused;

@@ -16,8 +16,8 @@ namespace tandem {
 
 namespace {
 
-// The bias as a 1-D [N] constant when `v` is a float32 constant holding N
-// values along its last axis, all others 1, and no more axes than `rank`.
+// The constant behind `v` when it is a float32 bias of N values along its
+// last axis, all others 1, with no more axes than `rank`; else nullptr.
 const Tensor* bias_of(const Graph& g, ValueId v, int64_t n, size_t rank) {
   const Tensor* t = constant_f32(g, v);
   if (!t || t->rank() == 0 || size_t(t->rank()) > rank || t->shape().back() != n || t->numel() != n)
