@@ -33,6 +33,7 @@ int run_selected(CLI::App& app) { return run_innermost(app).value_or(2); }
 
 // Each cmd_*.cpp defines one of these.
 void add_ops_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_classify_command(CLI::App& app);
@@ -63,6 +64,7 @@ void add_all_commands(CLI::App& app) {
   add_status_command(app);
   add_models_command(app);
   add_ops_command(app);
+  add_quantize_command(app);
   add_profile_diff_command(app);
 }
 

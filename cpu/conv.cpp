@@ -22,6 +22,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cpu/dnnl_conv.h"
 #include "cpu/dnnl_utils.h"
 #include "cpu/post_ops.h"
 #include "cpu/registry.h"
@@ -33,67 +34,6 @@ namespace tandem::cpu {
 using dnnl::memory;
 
 namespace {
-
-// The one oneDNN convolution setup both uses share.
-struct DnnlConv {
-  DnnlWindow window;
-  // [M, C/G, K...], seen by oneDNN as [G, M/G, C/G, K...] when grouped: the
-  // same bytes, so a plain weight tensor is read as it is.
-  memory::dims weights;
-  int64_t out_channels = 0;
-
-  // An imported Conv (1-3 spatial dims) with weights `w` [M, C/G, K...].
-  static DnnlConv of(const ops::ConvGeometry& g, const Shape& w) {
-    DnnlConv c{dnnl_window(g.window), memory::dims(w.begin(), w.end()), g.out_channels};
-    if (g.group > 1) {
-      c.weights[0] = w[0] / g.group;
-      c.weights.insert(c.weights.begin(), g.group);
-    }
-    return c;
-  }
-  // Training's 2-D conv with weights `w` [M, C/G, KH, KW].
-  static DnnlConv of(const ops::Conv2dParams& p, const Shape& w) {
-    ops::ConvGeometry g;
-    g.out_channels = w[0];
-    g.group = p.groups;
-    DnnlConv c = of(g, w);
-    const int64_t kernel[2] = {w[2], w[3]};
-    c.window = dnnl_window_2d(kernel, p.stride, p.padding, p.dilation);
-    return c;
-  }
-
-  // The weights in the layout the primitive chooses (format_tag::any), or
-  // plain (row-major in the grouped view).
-  memory::desc weights_md(memory::data_type t, bool any) const {
-    if (any) return memory::desc(weights, t, memory::format_tag::any);
-    memory::dims strides(weights.size(), 1);
-    for (size_t i = weights.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * weights[i];
-    return memory::desc(weights, t, strides);
-  }
-  memory::desc bias_md(memory::data_type t) const { return memory::desc({out_channels}, t, memory::format_tag::x); }
-
-  // A zero `bias` descriptor: no bias.
-  dnnl::convolution_forward::desc forward(dnnl::prop_kind prop, dnnl::algorithm alg, const memory::desc& src,
-                                          const memory::desc& wei, const memory::desc& bias,
-                                          const memory::desc& dst) const {
-    const DnnlWindow& w = window;
-    if (bias) return {prop, alg, src, wei, bias, dst, w.strides, w.dilates, w.pad_l, w.pad_r};
-    return {prop, alg, src, wei, dst, w.strides, w.dilates, w.pad_l, w.pad_r};
-  }
-  dnnl::convolution_backward_data::desc backward_data(dnnl::algorithm alg, const memory::desc& diff_src,
-                                                      const memory::desc& wei, const memory::desc& diff_dst) const {
-    const DnnlWindow& w = window;
-    return {alg, diff_src, wei, diff_dst, w.strides, w.dilates, w.pad_l, w.pad_r};
-  }
-  dnnl::convolution_backward_weights::desc backward_weights(dnnl::algorithm alg, const memory::desc& src,
-                                                            const memory::desc& diff_wei,
-                                                            const memory::desc& diff_bias,
-                                                            const memory::desc& diff_dst) const {
-    const DnnlWindow& w = window;
-    if (diff_bias) return {alg, src, diff_wei, diff_bias, diff_dst, w.strides, w.dilates, w.pad_l, w.pad_r};
-    return {alg, src, diff_wei, diff_dst, w.strides, w.dilates, w.pad_l, w.pad_r};
-  }
-};
 
 using conv_pd = dnnl::convolution_forward::primitive_desc;
 

@@ -122,8 +122,13 @@ KernelPlan make_reference_avg(const OpDesc& op, const ops::Window& w, const Shap
 KernelPlan make_pool(const OpDesc& op) {
   check_supported(op.outputs.size() == 1, "MaxPool's Indices output is not supported on the CPU backend");
   const TensorDesc& x = op.inputs[0];
-  check_supported(x.dtype == DType::f32 || x.dtype == DType::bf16, "CPU pooling supports f32 and bf16, got " + x.str());
   ops::PoolParams p = ops::pool_params(op.op_type, op.attributes(), x.shape);
+  // Integers only for max: the maximum of quantized values is the quantized
+  // maximum (a QDQ model's quantize moves above it, graph/fuse_qdq.cpp), an
+  // average is not.
+  const bool int8 = (x.dtype == DType::u8 || x.dtype == DType::i8) && p.kind == ops::PoolKind::max;
+  check_supported(x.dtype == DType::f32 || x.dtype == DType::bf16 || int8,
+                  "CPU pooling supports f32 and bf16 (and u8/i8 for max), got " + x.str());
   const ops::Window& w = p.window;
   Shape in(x.shape.begin() + 2, x.shape.end());
   bool include_pad = p.kind == ops::PoolKind::average && p.count_include_pad;

@@ -43,25 +43,28 @@ void quantize(const ops::QuantAxis& q, const float* x, const float* scale, const
 
 class QuantizeKernel : public Kernel {
  public:
-  QuantizeKernel(ops::QuantAxis q, DType to) : q_(q), to_(to) {}
+  QuantizeKernel(ops::QuantAxis q, DType to, bool zero_point) : q_(q), to_(to), zero_point_(zero_point) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
     const float* x = static_cast<const float*>(in[0]);
     const float* scale = static_cast<const float*>(in[1]);
+    const void* zp = zero_point_ ? in[2] : nullptr;
     if (to_ == DType::i8)
-      quantize(q_, x, scale, in[2], static_cast<int8_t*>(out[0]));
+      quantize(q_, x, scale, zp, static_cast<int8_t*>(out[0]));
     else
-      quantize(q_, x, scale, in[2], static_cast<uint8_t*>(out[0]));
+      quantize(q_, x, scale, zp, static_cast<uint8_t*>(out[0]));
   }
 
  private:
   ops::QuantAxis q_;
   DType to_;
+  bool zero_point_;  // the optional input given (else 0, and in[2] absent)
 };
 
 class DequantizeKernel : public Kernel {
  public:
-  DequantizeKernel(ops::QuantAxis q, DType from) : q_(q), from_(from) {}
+  DequantizeKernel(ops::QuantAxis q, DType from, bool zero_point) : q_(q), from_(from), zero_point_(zero_point) {}
   void run(const void* const* in, void* const* out, const RunContext&) override {
+    const void* zp = zero_point_ ? in[2] : nullptr;
     visit_dtype(from_, [&](auto t) {
       using T = typename decltype(t)::type;
       if constexpr (std::is_integral_v<T>) {
@@ -72,7 +75,7 @@ class DequantizeKernel : public Kernel {
         for (int64_t o = 0; o < q_.outer; ++o)
           for (int64_t c = 0; c < q_.channels; ++c) {
             const float s = scale[c];
-            const int64_t z = zero_point_at<T>(in[2], c);
+            const int64_t z = zero_point_at<T>(zp, c);
             const int64_t base = (o * q_.channels + c) * q_.inner;
             for (int64_t i = base; i < base + q_.inner; ++i) y[i] = float(int64_t(x[i]) - z) * s;
           }
@@ -83,6 +86,7 @@ class DequantizeKernel : public Kernel {
  private:
   ops::QuantAxis q_;
   DType from_;
+  bool zero_point_;
 };
 
 ops::QuantAxis axis_of(const OpDesc& op) {
@@ -91,11 +95,11 @@ ops::QuantAxis axis_of(const OpDesc& op) {
 }
 
 KernelPlan make_quantize(const OpDesc& op) {
-  return plain_plan(op, std::make_unique<QuantizeKernel>(axis_of(op), op.outputs[0].dtype));
+  return plain_plan(op, std::make_unique<QuantizeKernel>(axis_of(op), op.outputs[0].dtype, op.has_input(2)));
 }
 
 KernelPlan make_dequantize(const OpDesc& op) {
-  return plain_plan(op, std::make_unique<DequantizeKernel>(axis_of(op), op.inputs[0].dtype));
+  return plain_plan(op, std::make_unique<DequantizeKernel>(axis_of(op), op.inputs[0].dtype, op.has_input(2)));
 }
 
 }  // namespace

@@ -42,6 +42,13 @@ bool fold_one_batchnorm(Graph& g, Node& conv, Node& bn) {
   return true;
 }
 
+// Float weights, or integer ones dequantized (fuse_qdq takes those next).
+bool constant_weights(const Graph& g, ValueId w) {
+  if (constant_f32(g, w)) return true;
+  auto q = dequantize_of(g, w);
+  return q && g.value(q->integer).is_constant();
+}
+
 // Activation ops a fused epilogue can apply, with their parameters.
 bool activation_of(const Graph& g, const Node& n, std::string* name, std::vector<float>* params) {
   const std::string& t = n.op_type;
@@ -177,7 +184,7 @@ int fuse_conv_epilogues(Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
     if (n.dead || n.outputs.size() != 1) continue;
-    if (n.op_type == "Conv" && constant_f32(g, n.inputs[1])) {
+    if (n.op_type == "Conv" && constant_weights(g, n.inputs[1])) {
       make_fused_conv(g, n);
       auto cons = g.consumers();
       NodeId at = absorb_residual(g, cons, NodeId(i));

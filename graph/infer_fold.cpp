@@ -99,7 +99,7 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
   }
 }
 
-void infer_and_fold(Graph& g, Backend& cpu) {
+void infer_and_fold(Graph& g, Backend& cpu, bool keep_dequantize) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
     if (n.dead) continue;
@@ -112,7 +112,8 @@ void infer_and_fold(Graph& g, Backend& cpu) {
         v.shape = outs[k].shape;
       }
       bool shape_only = n.op_type == "Shape" && shape_is_static(g.value(n.inputs[0]).shape);
-      if (!never_fold(n.op_type) && (shape_only || (all_inputs_constant(g, n) && small_enough_to_fold(outs))))
+      const bool kept = keep_dequantize && n.op_type == "DequantizeLinear";
+      if (!never_fold(n.op_type) && !kept && (shape_only || (all_inputs_constant(g, n) && small_enough_to_fold(outs))))
         fold_node(g, n, cpu);
     } catch (const Error& e) {
       throw e.with_context(g.context(NodeId(i)));

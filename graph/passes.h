@@ -1,7 +1,7 @@
 #pragma once
 // Graph-to-graph passes, run by Session::compile in this order:
 //   bind_input_shapes -> infer_and_fold -> fuse_gelu -> fuse_matmul_bias (GPU sessions)
-//   -> fold_batchnorm -> fuse_conv_epilogues
+//   -> fold_batchnorm -> fuse_conv_epilogues -> fuse_qdq (CPU sessions)
 //   -> fuse_attention (GPU sessions) -> infer_and_fold (refresh) -> compact
 #include <map>
 #include <string>
@@ -18,8 +18,10 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes);
 // Walks nodes in order, infers every output's dtype and shape (ops/), and
 // evaluates nodes whose inputs are all constant on `backend` (the CPU), turning
 // their outputs into constants. `Shape` of a statically shaped value folds too,
-// so exporter chains like Shape->Gather->Concat->Reshape collapse.
-void infer_and_fold(Graph& g, Backend& cpu);
+// so exporter chains like Shape->Gather->Concat->Reshape collapse. With
+// keep_dequantize, DequantizeLinear nodes stay (and what only they feed
+// stays unfolded) for fuse_qdq to find the integers behind them.
+void infer_and_fold(Graph& g, Backend& cpu, bool keep_dequantize = false);
 
 // Conv(W,B) -> BatchNormalization(scale,B,mean,var) with constant BN inputs
 // becomes one Conv with rescaled weights and bias. Returns the count folded.
@@ -44,6 +46,13 @@ int fuse_matmul_bias(Graph& g);
 // tandem.Attention reading those tensors in place (ops/attention.h). Only
 // chains the GPU kernel takes as they are fuse. Returns the count fused.
 int fuse_attention(Graph& g);
+
+// A QDQ model's DequantizeLinear -> FusedConv [-> QuantizeLinear] becomes
+// tandem.QConv on the integers (ops/qconv.h), and a per-tensor
+// QuantizeLinear after a max pooling moves above it. Needs the
+// DequantizeLinear nodes of constants unfolded (infer_and_fold's
+// keep_dequantize). Returns the count of convolutions made integer.
+int fuse_qdq(Graph& g);
 
 // Makes a float32 graph compute in `to` (f16 or bf16): inputs cast down,
 // float constants converted (shape arguments excepted), outputs cast back to

@@ -51,3 +51,52 @@ ops::InferContext infer_context_of(const Graph& g, const Node& n) {
 }
 
 }  // namespace tandem
+
+namespace tandem {
+
+namespace {
+
+// The scale and zero point inputs of a Quantize/DequantizeLinear node n,
+// read from constants; `integer` and `dtype` are the caller's to set.
+std::optional<LinearQuantization> linear_params(const Graph& g, NodeId id) {
+  const Node& n = g.nodes[size_t(id)];
+  if (n.dead || n.inputs.size() < 2) return std::nullopt;
+  const Tensor* s = constant_f32(g, n.inputs[1]);
+  if (!s || s->rank() > 1 || s->numel() < 1) return std::nullopt;
+  LinearQuantization q;
+  q.node = id;
+  q.scales.assign(s->data<float>(), s->data<float>() + s->numel());
+  q.axis = n.attrs.get_int("axis", 1);
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+    const Value& z = g.value(n.inputs[2]);
+    if (!z.constant || z.constant->numel() != s->numel()) return std::nullopt;
+    for (int64_t i = 0; i < z.constant->numel(); ++i) q.zero_points.push_back(int64_t(z.constant->scalar_at(i)));
+  } else {
+    q.zero_points.assign(q.scales.size(), 0);
+  }
+  return q;
+}
+
+}  // namespace
+
+std::optional<LinearQuantization> dequantize_of(const Graph& g, ValueId v) {
+  if (v == kNoValue) return std::nullopt;
+  NodeId p = g.value(v).producer;
+  if (p < 0 || g.nodes[size_t(p)].op_type != "DequantizeLinear") return std::nullopt;
+  auto q = linear_params(g, p);
+  if (!q) return std::nullopt;
+  q->integer = g.nodes[size_t(p)].inputs[0];
+  q->dtype = g.value(q->integer).dtype;
+  return q;
+}
+
+std::optional<LinearQuantization> quantize_params(const Graph& g, NodeId n) {
+  if (g.nodes[size_t(n)].op_type != "QuantizeLinear") return std::nullopt;
+  auto q = linear_params(g, n);
+  if (!q) return std::nullopt;
+  q->integer = g.nodes[size_t(n)].outputs[0];
+  q->dtype = g.value(q->integer).dtype;
+  return q;
+}
+
+}  // namespace tandem

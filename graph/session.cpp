@@ -137,9 +137,9 @@ std::vector<TensorDesc> Session::input_descs() const {
 }
 
 // Shapes and types inferred, constant subgraphs evaluated on the host.
-static void fold(Graph& g) {
+static void fold(Graph& g, bool keep_dequantize = false) {
   TANDEM_ZONE_CAT("infer shapes + fold constants", "graph");
-  infer_and_fold(g, cpu::cpu_backend());
+  infer_and_fold(g, cpu::cpu_backend(), keep_dequantize);
   g.compact();
 }
 
@@ -161,7 +161,10 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
   bind_input_shapes(g, named);
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].defined()) g.value(g.inputs[i]).constant = values[i].clone();
-  fold(g);
+  // Integer convolutions on the CPU only so far: elsewhere a QDQ model's
+  // dequantized weights fold to floats at once.
+  const bool integer = options_.optimize && backend_->device().is_cpu();
+  fold(g, integer);
   if (options_.optimize) {
     TANDEM_ZONE_CAT("fold batchnorm + fuse epilogues", "graph");
     rep.gelus_fused = fuse_gelu(g);
@@ -171,6 +174,7 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
     if (!backend_->device().is_cpu()) rep.matmul_biases_fused = fuse_matmul_bias(g);
     rep.batchnorms_folded = fold_batchnorm(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
+    if (integer) rep.convs_quantized = fuse_qdq(g);
     // On the CPU oneDNN's matmuls with the head copies beat the fused op's
     // loops (cpu/attention.cpp); on the GPU the copies are the cost.
     if (!backend_->device().is_cpu()) rep.attentions_fused = fuse_attention(g);

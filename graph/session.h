@@ -65,7 +65,7 @@ struct SessionOptions {
 struct CompileReport {
   int nodes_before = 0, nodes_after = 0;
   int batchnorms_folded = 0, epilogues_fused = 0, gelus_fused = 0, matmul_biases_fused = 0,
-      attentions_fused = 0;
+      attentions_fused = 0, convs_quantized = 0;
   PlanStats plan;
 };
 

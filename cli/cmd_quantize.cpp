@@ -1,0 +1,153 @@
+// `tandem quantize MODEL --calibrate DIR|FILE.npy --out MODEL.int8.onnx`:
+// post-training quantization (graph/post_training.h). Calibration images
+// go through the preprocessing `tag` gives the model (a classifier's
+// resize, crop and normalization; the detector's stretch), so the ranges
+// are those of the inputs it will see; a .npy file is the network's input
+// itself, [N, ...].
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "formats/load_model.h"
+#include "formats/onnx/onnx_exporter.h"
+#include "formats/tensor_file.h"
+#include "graph/post_training.h"
+#include "image/decode.h"
+#include "pipeline/model_store.h"
+#include "pipeline/tag_model.h"
+#include "pipeline/walk.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct QuantizeOptions {
+  std::string model, calibrate, out;
+  std::string method = "entropy";
+  double percentile = 99.99;
+  int samples = 64, batch = 8, float_layers = -1, threads = 0;
+};
+
+// Rows [begin, end) of t along dim 0.
+Tensor rows(const Tensor& t, int64_t begin, int64_t end) {
+  Shape s = t.shape();
+  const int64_t row = t.numel() / std::max<int64_t>(1, s[0]);
+  s[0] = end - begin;
+  Tensor r = Tensor::empty(t.dtype(), s);
+  const size_t bytes = size_t(row) * dtype_size(t.dtype());
+  std::memcpy(r.raw(), static_cast<const char*>(t.raw()) + size_t(begin) * bytes,
+              size_t(end - begin) * bytes);
+  return r;
+}
+
+std::vector<Tensor> npy_batches(const QuantizeOptions& o) {
+  Tensor all = read_tensor_file(o.calibrate);
+  check(all.rank() >= 1 && all.dim(0) > 0,
+        "no samples in " + o.calibrate + " (" + all.desc().str() + ")");
+  const int64_t n = std::min<int64_t>(all.dim(0), o.samples);
+  std::vector<Tensor> b;
+  for (int64_t i = 0; i < n; i += o.batch)
+    b.push_back(rows(all, i, std::min<int64_t>(n, i + o.batch)));
+  // Equal shapes keep one compiled plan: the last partial batch goes.
+  if (b.size() > 1 && b.back().dim(0) != b.front().dim(0)) b.pop_back();
+  return b;
+}
+
+// Up to o.samples images under the folder, through the model's own
+// preprocessing; a file that fails to decode is named and skipped.
+std::vector<Tensor> image_batches(const QuantizeOptions& o) {
+  pipeline::TagModelOptions to;
+  to.model = o.model;
+  to.threads = o.threads;
+  std::unique_ptr<pipeline::TagModel> m = pipeline::load_tag_model(to);
+  pipeline::WalkResult w = pipeline::walk({o.calibrate});
+  std::vector<std::string> paths;
+  for (const pipeline::WalkedFile& f : w.files)
+    if (f.is_image()) paths.push_back(f.path);
+  std::sort(paths.begin(), paths.end());
+  std::unique_ptr<pipeline::SlotWriter> writer = m->make_writer();
+  std::vector<Tensor> batches;
+  Tensor cur;
+  int64_t filled = 0, used = 0;
+  for (const std::string& p : paths) {
+    if (used >= o.samples) break;
+    image::Image img;
+    try {
+      img = image::decode_image_file(p, m->decode_min_width(), m->decode_min_height());
+    } catch (const Error& e) {
+      fmt::print(stderr, "tandem: {}: skipped: {}\n", p, e.what());
+      continue;
+    }
+    if (filled == 0) cur = Tensor::empty(DType::f32, m->batch_shape(o.batch));
+    writer->write(img, cur.data<float>() + size_t(filled) * m->slot_floats());
+    ++used;
+    if (++filled == o.batch) batches.push_back(std::move(cur)), filled = 0;
+  }
+  if (filled > 0 && batches.empty()) batches.push_back(rows(cur, 0, filled));
+  check(!batches.empty(), "no readable image under " + o.calibrate + " to calibrate with");
+  return batches;
+}
+
+int quantize_command(const QuantizeOptions& o) {
+  const std::string model = pipeline::resolve_model(o.model);
+  check(!o.out.empty(), "--out is required");
+  const bool npy = std::filesystem::path(o.calibrate).extension() == ".npy";
+  QuantizeOptions opts = o;
+  opts.model = model;
+  std::vector<Tensor> batches = npy ? npy_batches(opts) : image_batches(opts);
+  int64_t samples = 0;
+  for (const Tensor& b : batches) samples += b.dim(0);
+  fmt::print("calibrating on {} samples ({} batches of {})\n", samples, batches.size(),
+             batches[0].dim(0));
+  PtqOptions p;
+  p.method = parse_calibration_method(o.method);
+  p.percentile = o.percentile;
+  p.float_layers = o.float_layers;
+  p.threads = o.threads;
+  PtqReport r;
+  Graph q = quantize_post_training(load_model(model), batches, p, &r);
+  for (const PtqLayer& l : r.layers)
+    if (l.kept_float)
+      fmt::print("kept in float: {} (alone it moves the outputs by {:.3g})\n", l.node, l.error);
+  fmt::print(
+      "{} of {} convolutions in int8; outputs move by {:.3g} (relative L2) on the first batch\n",
+      r.quantized, r.layers.size(), r.error);
+  OnnxExportOptions e;
+  e.doc_string = "QDQ int8 from " + std::filesystem::path(model).filename().string() +
+                 " by tandem quantize (" + o.method + " calibration, " + std::to_string(samples) +
+                 " samples)";
+  save_onnx(q, o.out, e);
+  fmt::print("wrote {}\n", o.out);
+  return 0;
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app) {
+  auto o = std::make_shared<QuantizeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "quantize", "Quantize a model to int8 (QDQ ONNX) by calibrating on sample data");
+  sub->add_option("model", o->model, "Model: .onnx, TF.js model.json, or an installed model's name")
+      ->required();
+  sub->add_option("--calibrate", o->calibrate,
+                  "Folder of photos (through the model's preprocessing) or a .npy input")
+      ->required();
+  sub->add_option("--out,-o", o->out, "QDQ ONNX file to write")->required();
+  sub->add_option("--method", o->method, "Activation ranges: minmax, percentile or entropy")
+      ->check(CLI::IsMember({"minmax", "percentile", "entropy"}));
+  sub->add_option("--percentile", o->percentile, "Percentile for --method percentile")
+      ->check(CLI::Range(50.0, 100.0));
+  sub->add_option("--samples", o->samples, "Calibration samples at most")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--batch", o->batch, "Calibration batch size")->check(CLI::PositiveNumber);
+  sub->add_option("--float-layers", o->float_layers,
+                  "Convolutions kept in float, the ones that lose most (-1: chosen by measurement)")
+      ->check(CLI::Range(-1, 1 << 20));
+  sub->add_option("--threads", o->threads, "CPU threads (0: all cores)");
+  on_run(sub, [o] { return quantize_command(*o); });
+}
+
+}  // namespace tandem::cli

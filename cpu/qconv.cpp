@@ -1,0 +1,173 @@
+// tandem.QConv (ops/qconv.h) on oneDNN's integer convolution.
+//
+// oneDNN 2.x computes, per output element,
+//   acc = sum((x - x_zero_point) * w) + bias        (bias in acc's units)
+//   v   = output_scale[oc] * acc, then the post-ops, then + dst_zero_point,
+//         rounded and saturated to the destination type.
+// So the output scale is x_scale * w_scale (v in real units), the bias is
+// divided by the same, the residual and activation post-ops run on real
+// values, and a last linear post-op divides by y_scale before the zero
+// point is added: any activation works, not only the ones that commute
+// with scaling.
+//
+// Layout: integer activations are channels-last. On AVX-512 VNNI (and AMX)
+// oneDNN's integer kernels (brgconv) take nhwc; nChw16c and plain get only
+// its reference loops.
+//
+// A quantized residual is a sum post-op, which reads the destination
+// buffer: when the residual's buffer cannot become the output (another node
+// still reads it), the kernel copies it there first.
+#include "ops/qconv.h"
+
+#include <cstring>
+#include <optional>
+
+#include "cpu/dnnl_conv.h"
+#include "cpu/post_ops.h"
+#include "cpu/registry.h"
+
+namespace tandem::cpu {
+
+namespace {
+
+using dnnl::memory;
+using conv_pd = dnnl::convolution_forward::primitive_desc;
+
+struct QConvProblem {
+  ops::ConvGeometry g;
+  ops::QConvParams q;
+  TensorDesc x, y;
+  DType r_dtype = DType::f32;
+  DnnlConv conv;
+  bool residual_in_place = false;
+};
+
+QConvProblem describe(const OpDesc& op) {
+  QConvProblem p;
+  p.x = op.inputs[0];
+  p.y = op.outputs[0];
+  p.q = ops::qconv_params(op.attributes());
+  check(op.constants.size() > 2 && op.constants[1] && op.constants[2],
+        "tandem.QConv needs constant weights and bias on the CPU");
+  p.g = ops::conv_geometry(op.attributes(), p.x.shape, op.inputs[1].shape);
+  p.conv = DnnlConv::of(p.g, op.inputs[1].shape);
+  if (p.q.residual != ops::QResidual::none) p.r_dtype = op.inputs[3].dtype;
+  p.residual_in_place = p.q.residual == ops::QResidual::quantized && op.is_reusable(3);
+  return p;
+}
+
+// x_scale * w_scale per output channel (or one for all).
+std::vector<float> real_scales(const ops::QConvParams& q) {
+  std::vector<float> s(q.w_scales);
+  for (float& v : s) v *= q.x_scale;
+  return s;
+}
+
+conv_pd make_pd(const QConvProblem& p, Layout layout) {
+  TensorDesc x = p.x, y = p.y;
+  x.layout = y.layout = layout;
+  const memory::desc src = md(x), dst = md(y);
+  const ops::QConvParams& q = p.q;
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  std::vector<float> scales = real_scales(q);
+  attr.set_output_scales(scales.size() > 1 ? 1 << 1 : 0, scales);
+  if (q.x_zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {int32_t(q.x_zero_point)});
+  dnnl::post_ops po;
+  // A real residual is f32 in the output's layout, whatever the output's type.
+  if (q.residual == ops::QResidual::real)
+    po.append_binary(dnnl::algorithm::binary_add, md(DType::f32, p.y.shape, layout));
+  if (q.residual == ops::QResidual::quantized)
+    po.append_sum(q.r_scale, int32_t(q.r_zero_point), to_dnnl(p.r_dtype));
+  append_activation(po, q.activation);
+  if (q.y_dtype != DType::f32) {
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / q.y_scale, 0.f);
+    if (q.y_zero_point != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {int32_t(q.y_zero_point)});
+  }
+  attr.set_post_ops(po);
+  memory::desc wei = p.conv.weights_md(memory::data_type::s8, true);
+  auto d = p.conv.forward(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          src, wei, p.conv.bias_md(memory::data_type::f32), dst);
+  return conv_pd(d, attr, engine());
+}
+
+struct QConvChoice {
+  conv_pd pd;
+  Layout layout = Layout::plain;
+};
+
+// nhwc where oneDNN has a JIT kernel for it, else whatever layout it has one
+// for, else its reference loops in plain.
+QConvChoice choose(const QConvProblem& p) {
+  std::vector<Layout> layouts{Layout::plain};
+  if (p.x.shape.size() == 4) layouts = {Layout::nhwc, Layout::blocked16, Layout::plain};
+  std::optional<QConvChoice> fallback;
+  for (Layout l : layouts) {
+    try {
+      QConvChoice c{make_pd(p, l), l};
+      if (!is_reference(c.pd.impl_info_str())) return c;
+      if (!fallback) fallback = c;
+    } catch (const dnnl::error&) {
+      // no implementation for this layout; try the next
+    }
+  }
+  check(fallback.has_value(),
+        "oneDNN has no integer convolution for " + p.x.str() + " -> " + p.y.str());
+  return *fallback;
+}
+
+// The bias in the accumulator's units: oneDNN adds it before the output
+// scale.
+Tensor accumulator_bias(const Tensor& bias, const ops::QConvParams& q) {
+  std::vector<float> s = real_scales(q);
+  Tensor b = bias.clone();
+  float* v = b.data<float>();
+  for (int64_t i = 0; i < b.numel(); ++i) v[i] /= s[s.size() > 1 ? size_t(i) : 0];
+  return b;
+}
+
+// The primitive, after copying a quantized residual into the output buffer
+// when the executor could not hand over the residual's own.
+class QConvKernel : public Kernel {
+ public:
+  QConvKernel(std::unique_ptr<PrimitiveKernel> prim, size_t residual_bytes)
+      : prim_(std::move(prim)), residual_bytes_(residual_bytes) {}
+  void run(const void* const* in, void* const* out, const RunContext& ctx) override {
+    if (residual_bytes_ > 0 && in[3] != out[0]) std::memcpy(out[0], in[3], residual_bytes_);
+    prim_->run(in, out, ctx);
+  }
+  size_t scratch_bytes() const override { return prim_->scratch_bytes(); }
+
+ private:
+  std::unique_ptr<PrimitiveKernel> prim_;
+  size_t residual_bytes_;
+};
+
+KernelPlan make_qconv(const OpDesc& op) {
+  QConvProblem p = describe(op);
+  QConvChoice c = choose(p);
+  const conv_pd& pd = c.pd;
+  auto k = std::make_unique<PrimitiveKernel>(dnnl::convolution_forward(pd), pd.scratchpad_desc());
+  k->bind_input(DNNL_ARG_SRC, 0, pd.src_desc());
+  k->bind_constant(DNNL_ARG_WEIGHTS, constant_memory(*op.constants[1], pd.weights_desc()));
+  k->bind_constant(DNNL_ARG_BIAS,
+                   constant_memory(accumulator_bias(*op.constants[2], p.q), pd.bias_desc()));
+  if (p.q.residual == ops::QResidual::real)
+    k->bind_input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 3,
+                  md(DType::f32, p.y.shape, c.layout));
+  k->bind_output(DNNL_ARG_DST, 0, pd.dst_desc());
+  const size_t copy = p.q.residual == ops::QResidual::quantized ? pd.dst_desc().get_size() : 0;
+  KernelPlan plan;
+  plan.kernel = std::make_unique<QConvKernel>(std::move(k), copy);
+  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
+  plan.input_layouts[0] = c.layout;
+  if (p.q.residual != ops::QResidual::none) plan.input_layouts[3] = c.layout;
+  if (p.residual_in_place) plan.inplace_input = 3;
+  plan.output_layouts = {c.layout};
+  return plan;
+}
+
+}  // namespace
+
+void register_qconv_kernels() { register_kernel(ops::kQConvOp, make_qconv); }
+
+}  // namespace tandem::cpu

@@ -1,0 +1,156 @@
+// Folds a QDQ model's quantize/dequantize pairs into integer convolutions
+// (tandem.QConv, ops/qconv.h). Runs after fuse_conv_epilogues, so a
+// convolution arrives with its residual add and activation already
+// gathered into one tandem.FusedConv whose operands are DequantizeLinear
+// outputs:
+//   DQ(xq) -> FusedConv(DQ(wq), b [, r]) [-> QuantizeLinear -> yq]
+// becomes QConv(xq, wq, b [, rq or r]) -> yq (or a float output when no
+// QuantizeLinear follows). The dequantized copies that no one reads any
+// more go, so the integers flow from one convolution to the next.
+#include "graph/passes.h"
+#include "graph/rewrite_utils.h"
+#include "ops/conv.h"
+#include "ops/qconv.h"
+
+namespace tandem {
+
+namespace {
+
+bool is_int8(DType t) { return t == DType::u8 || t == DType::i8; }
+
+bool per_tensor_int8(const std::optional<LinearQuantization>& q) {
+  return q && q->per_tensor() && is_int8(q->dtype);
+}
+
+// Moves a per-tensor QuantizeLinear above the max pooling it reads:
+// quantizing is monotone, so the maximum of the quantized values is the
+// quantized maximum, and the pooling then moves a quarter of the bytes and
+// the convolution before it can write integers. Returns the count moved.
+int hoist_quantize_above_max_pool(Graph& g) {
+  auto cons = g.consumers();
+  int moved = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].dead || !per_tensor_int8(quantize_params(g, NodeId(i)))) continue;
+    const ValueId pooled = g.nodes[i].inputs[0];
+    const NodeId p = g.value(pooled).producer;
+    if (p < 0) continue;
+    Node& pool = g.nodes[size_t(p)];
+    if (pool.dead || (pool.op_type != "MaxPool" && pool.op_type != "GlobalMaxPool") ||
+        pool.outputs.size() != 1 || sole_consumer(g, cons, pooled) != NodeId(i))
+      continue;
+    Value q = g.value(pool.inputs[0]);
+    q.name += "_quantized";
+    q.dtype = g.value(g.nodes[i].outputs[0]).dtype;
+    q.constant.reset();
+    q.producer = NodeId(i);
+    const ValueId qv = g.add_value(q);
+    Node& quant = g.nodes[i];
+    Node& pl = g.nodes[size_t(p)];
+    const ValueId out = quant.outputs[0];
+    quant.inputs[0] = pl.inputs[0];
+    quant.outputs[0] = qv;
+    pl.inputs[0] = qv;
+    pl.outputs[0] = out;
+    g.value(out).producer = p;
+    g.value(pooled).producer = -1;
+    ++moved;
+  }
+  if (moved) {
+    g.compact();
+    g.topo_sort();
+  }
+  return moved;
+}
+
+// Weights as the integer convolution takes them: i8 constants, symmetric,
+// one scale or one per output channel (ONNX's axis 0).
+bool integer_weights(const Graph& g, const std::optional<LinearQuantization>& w,
+                     int64_t out_channels) {
+  if (!w || w->dtype != DType::i8 || !g.value(w->integer).is_constant()) return false;
+  for (int64_t z : w->zero_points)
+    if (z != 0) return false;
+  return w->per_tensor() || (w->axis == 0 && int64_t(w->scales.size()) == out_channels);
+}
+
+// The bias as an f32 constant: as it is, or a dequantized integer constant
+// (ONNX Runtime's int32 bias) multiplied out. kNoValue when it is neither.
+ValueId real_bias(Graph& g, ValueId b, const std::string& name) {
+  if (constant_f32(g, b)) return b;
+  auto q = dequantize_of(g, b);
+  if (!q || !g.value(q->integer).is_constant()) return kNoValue;
+  const Tensor& t = *g.value(q->integer).constant;
+  if (!q->per_tensor() && int64_t(q->scales.size()) != t.numel()) return kNoValue;
+  Tensor r = Tensor::empty(DType::f32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const size_t c = q->per_tensor() ? 0 : size_t(i);
+    r.data<float>()[i] = float((t.scalar_at(i) - double(q->zero_points[c])) * q->scales[c]);
+  }
+  return g.add_constant(name + "_bias_real", std::move(r));
+}
+
+// Turns one FusedConv with dequantized operands into a QConv. Returns false
+// (the graph untouched) when its operands are not integers it can take.
+bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeId id) {
+  const Node& conv = g.nodes[size_t(id)];
+  auto x = dequantize_of(g, conv.inputs[0]);
+  auto w = dequantize_of(g, conv.inputs[1]);
+  const int64_t m = g.value(conv.inputs[1]).shape.at(0);
+  if (!per_tensor_int8(x) || !integer_weights(g, w, m)) return false;
+  const ValueId bias = real_bias(g, g.nodes[size_t(id)].inputs[2], conv.name);
+  if (bias == kNoValue) return false;
+  Node q = g.nodes[size_t(id)];
+  ops::QConvParams p;
+  p.x_scale = x->scales[0];
+  p.x_zero_point = x->zero_points[0];
+  p.w_scales = w->scales;
+  const NodeId requant = sole_consumer(g, cons, q.outputs[0]);
+  std::optional<LinearQuantization> y;
+  if (requant >= 0) y = quantize_params(g, requant);
+  if (per_tensor_int8(y)) {
+    p.y_dtype = y->dtype;
+    p.y_scale = y->scales[0];
+    p.y_zero_point = y->zero_points[0];
+    q.outputs[0] = y->integer;
+    g.nodes[size_t(requant)].dead = true;
+  }
+  q.inputs = {x->integer, w->integer, bias};
+  if (q.attrs.get_int("has_residual", 0) == 1) {
+    const ValueId r = g.nodes[size_t(id)].inputs[3];
+    auto rq = dequantize_of(g, r);
+    // A sum post-op reads the residual's integers in the output's buffer:
+    // only when the output is 8-bit too.
+    if (per_tensor_int8(rq) && p.y_dtype != DType::f32) {
+      p.residual = ops::QResidual::quantized;
+      p.r_scale = rq->scales[0];
+      p.r_zero_point = rq->zero_points[0];
+      q.inputs.push_back(rq->integer);
+    } else {
+      p.residual = ops::QResidual::real;
+      q.inputs.push_back(r);
+    }
+  }
+  q.op_type = ops::kQConvOp;
+  set_qconv_params(q.attrs, p);
+  g.nodes[size_t(id)] = std::move(q);
+  if (p.y_dtype != DType::f32) g.value(g.nodes[size_t(id)].outputs[0]).producer = id;
+  return true;
+}
+
+}  // namespace
+
+int fuse_qdq(Graph& g) {
+  hoist_quantize_above_max_pool(g);
+  int folded = 0;
+  auto cons = g.consumers();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].dead || g.nodes[i].op_type != ops::kFusedConvOp) continue;
+    if (quantize_conv(g, cons, NodeId(i))) {
+      ++folded;
+      cons = g.consumers();
+    }
+  }
+  if (folded) g.remove_unused_nodes();
+  return folded;
+}
+
+}  // namespace tandem

@@ -1,0 +1,145 @@
+#include "graph/post_training.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "cpu/cpu_backend.h"
+#include "graph/passes.h"
+#include "graph/quantize_graph.h"
+#include "graph/session.h"
+
+namespace tandem {
+
+namespace {
+
+SessionOptions cpu_options(int threads) {
+  SessionOptions o;
+  o.device = Device::cpu();
+  o.threads = threads;
+  return o;
+}
+
+bool is_input(const Graph& g, ValueId v) {
+  return std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
+}
+
+// Each watched value's statistics over the batches: a span pass, then a
+// histogram pass. A watched graph input is read from the batch itself.
+std::vector<RangeCollector> collect(const Graph& g, const std::vector<ValueId>& watch,
+                                    const std::vector<Tensor>& batches, int threads) {
+  Graph w = g;
+  for (ValueId v : watch)
+    if (!is_input(g, v)) w.outputs.push_back(v);
+  Session s(std::move(w), cpu_options(threads));
+  std::vector<RangeCollector> c(watch.size());
+  for (int pass = 0; pass < 2; ++pass)
+    for (const Tensor& b : batches) {
+      std::vector<Tensor> out = s.run({b});
+      size_t k = g.outputs.size();
+      for (size_t i = 0; i < watch.size(); ++i) {
+        const Tensor& t = is_input(g, watch[i]) ? b : out[k++];
+        pass == 0 ? c[i].add_span(t) : c[i].add_histogram(t);
+      }
+    }
+  return c;
+}
+
+// ||got - want|| / ||want|| over every output together.
+double relative_error(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  double num = 0, den = 0;
+  for (size_t o = 0; o < want.size(); ++o) {
+    if (want[o].dtype() != DType::f32) continue;
+    const float *a = got[o].data<float>(), *b = want[o].data<float>();
+    for (int64_t i = 0; i < want[o].numel(); ++i) {
+      const double d = double(a[i]) - double(b[i]);
+      num += d * d;
+      den += double(b[i]) * double(b[i]);
+    }
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// The QDQ graph with `convs` quantized.
+Graph with_quantized(const Graph& g, const std::vector<QuantizableConv>& convs,
+                     const std::map<ValueId, QuantizationParams>& params) {
+  Graph q = g;
+  std::map<ValueId, QuantizationParams> used;
+  for (const QuantizableConv& c : convs) used[c.activation] = params.at(c.activation);
+  insert_qdq(q, convs, used);
+  return q;
+}
+
+double error_of(const Graph& q, const Tensor& batch, const std::vector<Tensor>& want, int threads) {
+  Session s(q, cpu_options(threads));
+  return relative_error(s.run({batch}), want);
+}
+
+// Indices of the convolutions to keep in float, the worst first.
+std::vector<size_t> choose_float(const std::vector<PtqLayer>& layers, int requested) {
+  std::vector<size_t> order(layers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return layers[a].error > layers[b].error; });
+  if (requested >= 0) {
+    order.resize(std::min(order.size(), size_t(requested)));
+    return order;
+  }
+  std::vector<double> e;
+  for (const PtqLayer& l : layers) e.push_back(l.error);
+  std::nth_element(e.begin(), e.begin() + e.size() / 2, e.end());
+  const double median = e[e.size() / 2];
+  const size_t cap = std::max<size_t>(1, layers.size() / 10);
+  std::vector<size_t> keep;
+  for (size_t i : order)
+    if (keep.size() < cap && layers[i].error > 3.0 * median) keep.push_back(i);
+  return keep;
+}
+
+}  // namespace
+
+Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const PtqOptions& o,
+                             PtqReport* report) {
+  const ErrorContext where{g.source, "", "", ""};
+  check(!batches.empty(), "calibration needs at least one sample", where);
+  check(g.inputs.size() == 1,
+        "calibration feeds models with one input, this one has " + std::to_string(g.inputs.size()),
+        where);
+  infer_and_fold(g, cpu::cpu_backend());
+  g.compact();
+  fold_batchnorm(g);
+  const std::vector<QuantizableConv> convs = quantizable_convs(g);
+  check(!convs.empty(), "the model has no convolution with constant float weights to quantize",
+        where);
+
+  std::vector<ValueId> watch;
+  for (const QuantizableConv& c : convs)
+    if (std::find(watch.begin(), watch.end(), c.activation) == watch.end())
+      watch.push_back(c.activation);
+  std::vector<RangeCollector> stats = collect(g, watch, batches, o.threads);
+  std::map<ValueId, QuantizationParams> params;
+  for (size_t i = 0; i < watch.size(); ++i)
+    params[watch[i]] = u8_params(stats[i].range(o.method, o.percentile));
+
+  const std::vector<Tensor> want = Session(g, cpu_options(o.threads)).run({batches[0]});
+  PtqReport r;
+  for (const QuantizableConv& c : convs)
+    r.layers.push_back({g.nodes[size_t(c.node)].name, 0.0, false});
+  if (o.float_layers != 0)
+    for (size_t i = 0; i < convs.size(); ++i)
+      r.layers[i].error =
+          error_of(with_quantized(g, {convs[i]}, params), batches[0], want, o.threads);
+  std::vector<QuantizableConv> chosen;
+  std::vector<size_t> kept =
+      o.float_layers == 0 ? std::vector<size_t>{} : choose_float(r.layers, o.float_layers);
+  for (size_t i : kept) r.layers[i].kept_float = true;
+  for (size_t i = 0; i < convs.size(); ++i)
+    if (!r.layers[i].kept_float) chosen.push_back(convs[i]);
+  Graph q = with_quantized(g, chosen, params);
+  r.quantized = int(chosen.size());
+  r.error = error_of(q, batches[0], want, o.threads);
+  if (report) *report = std::move(r);
+  return q;
+}
+
+}  // namespace tandem

@@ -1,0 +1,183 @@
+// QDQ models run on integers: DequantizeLinear -> Conv [-> Add] [-> Relu]
+// [-> QuantizeLinear] becomes one tandem.QConv on the CPU. The reference is
+// the same model run unoptimized, as ONNX defines it: every
+// Quantize/DequantizeLinear a float op and the convolution oneDNN's float
+// one. The integer result may differ from it where a value sits on a
+// rounding boundary, so each output is allowed one quantization step and
+// nearly all must agree exactly.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/session.h"
+#include "tests/graph_builder.h"
+#include "tests/op_harness.h"
+
+using namespace tandem;
+using namespace tandem::testing;
+
+namespace {
+
+Tensor scalar(float v) { return Tensor::from_vector<float>({v}, {}); }
+
+template <class T>
+Tensor zero_point(T v) {
+  return Tensor::from_vector<T>({v}, {});
+}
+
+// x -> QuantizeLinear -> DequantizeLinear with scale s and zero point z.
+template <class T>
+ValueId fake_quantized(GraphBuilder& b, ValueId x, float s, T z, const std::string& name) {
+  ValueId sv = b.constant(name + "_s", scalar(s)), zv = b.constant(name + "_z", zero_point<T>(z));
+  return b.node("DequantizeLinear", {b.node("QuantizeLinear", {x, sv, zv}), sv, zv});
+}
+
+// Integer weights [M, C/group, k, k] with one scale per output channel (or
+// one for all), dequantized.
+ValueId dequantized_weights(GraphBuilder& b, Shape shape, bool per_channel, uint64_t seed) {
+  const int64_t m = shape[0];
+  Tensor w = Tensor::empty(DType::i8, shape);
+  Tensor r = random_tensor(shape, seed);
+  for (int64_t i = 0; i < w.numel(); ++i)
+    w.data<int8_t>()[i] = int8_t(std::lround(r.data<float>()[i] * 127.f));
+  std::vector<float> scales(per_channel ? size_t(m) : 1);
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.004f + 0.001f * float(i % 5);
+  Attributes a;
+  a.set("axis", int64_t(0));
+  const int64_t n = int64_t(scales.size());
+  ValueId s =
+      b.constant("w_scale", Tensor::from_vector<float>(scales, per_channel ? Shape{n} : Shape{}));
+  return b.node("DequantizeLinear", {b.constant("w_q", std::move(w)), s}, a);
+}
+
+Attributes conv_attrs(int64_t group = 1) {
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  a.set("group", group);
+  return a;
+}
+
+struct Built {
+  Graph g;
+  float step;  // the output's quantization step (0: a float output)
+};
+
+// x -> q/dq -> Conv(dq(w), b) [+ q/dq(r)] -> Relu -> [q/dq] -> output.
+Built conv_model(bool per_channel, bool residual, bool requantize, int64_t group = 1,
+                 bool real_residual = false) {
+  GraphBuilder b;
+  const int64_t c = 8, m = group > 1 ? c : 16;
+  ValueId x = b.input("x", {2, c, 9, 9});
+  ValueId xq = fake_quantized<uint8_t>(b, x, 0.02f, 100, "x");
+  ValueId w = dequantized_weights(b, {m, c / group, 3, 3}, per_channel, 7);
+  ValueId bias = b.constant("b", random_tensor({m}, 11));
+  ValueId y = b.node("Conv", {xq, w, bias}, conv_attrs(group));
+  if (residual) {
+    ValueId r = b.input("r", {2, m, 9, 9});
+    y = b.node("Add", {y, real_residual ? r : fake_quantized<uint8_t>(b, r, 0.03f, 90, "r")});
+  }
+  y = b.node("Relu", {y});
+  const float step = requantize ? 0.05f : 0.f;
+  if (requantize) y = fake_quantized<uint8_t>(b, y, step, 3, "y");
+  b.output(y);
+  return {std::move(b.g), step};
+}
+
+std::vector<Tensor> run(const Graph& g, bool optimize, const std::vector<Tensor>& in,
+                        int* quantized = nullptr) {
+  SessionOptions o;
+  o.optimize = optimize;
+  Session s(g, o);
+  std::vector<Tensor> out = s.run(in);
+  if (quantized) *quantized = s.last_compile().convs_quantized;
+  return out;
+}
+
+// Every element within one step of the reference, and at least 98% equal
+// (to float rounding where the output is float).
+void expect_integer_close(const Tensor& got, const Tensor& want, float step) {
+  ASSERT_EQ(got.shape(), want.shape());
+  int64_t equal = 0;
+  float worst = 0;
+  const float tol = step > 0 ? step * 1.001f : 0.f;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const float d = std::fabs(got.data<float>()[i] - want.data<float>()[i]);
+    worst = std::max(worst, d);
+    equal += d <= (step > 0 ? 1e-6f : 1e-4f * (1.f + std::fabs(want.data<float>()[i])));
+    if (step > 0) EXPECT_LE(d, tol) << "at " << i;
+  }
+  EXPECT_GE(double(equal), 0.98 * double(got.numel())) << "worst difference " << worst;
+}
+
+void check(const Built& m, bool residual) {
+  std::vector<Tensor> in{random_tensor({2, 8, 9, 9}, 3)};
+  if (residual) in.push_back(random_tensor(m.g.value(m.g.inputs[1]).shape, 5));
+  int quantized = 0;
+  std::vector<Tensor> got = run(m.g, true, in, &quantized), want = run(m.g, false, in);
+  EXPECT_EQ(quantized, 1);
+  expect_integer_close(got[0], want[0], m.step);
+}
+
+}  // namespace
+
+TEST(FuseQdq, ConvPerChannelRequantized) { check(conv_model(true, false, true), false); }
+
+TEST(FuseQdq, ConvPerTensorFloatOutput) { check(conv_model(false, false, false), false); }
+
+TEST(FuseQdq, ConvWithQuantizedResidual) { check(conv_model(true, true, true), true); }
+
+TEST(FuseQdq, ConvWithResidualFloatOutput) { check(conv_model(true, true, false), true); }
+
+// A residual that is no dequantized tensor (a downsampling branch's float
+// output) joins in f32 before the output is quantized.
+TEST(FuseQdq, ConvWithFloatResidualRequantized) {
+  check(conv_model(true, true, true, 1, true), true);
+}
+
+TEST(FuseQdq, DepthwiseConv) { check(conv_model(true, false, true, 8), false); }
+
+// Conv -> Relu -> MaxPool -> q/dq -> Conv: the quantize moves above the
+// pooling, both convolutions run on integers and the pooling on u8.
+TEST(FuseQdq, QuantizeMovesAboveMaxPool) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 8, 12, 12});
+  ValueId y = b.node(
+      "Conv",
+      {fake_quantized<uint8_t>(b, x, 0.02f, 128, "x"),
+       dequantized_weights(b, {8, 8, 3, 3}, true, 1), b.constant("b1", random_tensor({8}, 2))},
+      conv_attrs());
+  y = b.node("Relu", {y});
+  Attributes pool;
+  pool.set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool.set("strides", std::vector<int64_t>{2, 2});
+  y = b.node("MaxPool", {y}, pool);
+  y = b.node(
+      "Conv",
+      {fake_quantized<uint8_t>(b, y, 0.04f, 0, "p"), dequantized_weights(b, {4, 8, 3, 3}, true, 3),
+       b.constant("b2", random_tensor({4}, 4))},
+      conv_attrs());
+  b.output(y);
+  std::vector<Tensor> in{random_tensor({1, 8, 12, 12}, 9)};
+  int quantized = 0;
+  std::vector<Tensor> got = run(b.g, true, in, &quantized), want = run(b.g, false, in);
+  EXPECT_EQ(quantized, 2);
+  expect_integer_close(got[0], want[0], 0.f);
+}
+
+// Weights quantized to u8 (with a zero point) are not what the integer
+// convolution takes: the model runs in float, as before.
+TEST(FuseQdq, UnsignedWeightsStayFloat) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 4, 6, 6});
+  Tensor w = Tensor::empty(DType::u8, {4, 4, 3, 3});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<uint8_t>()[i] = uint8_t((i * 37) % 256);
+  ValueId wd =
+      b.node("DequantizeLinear", {b.constant("w", std::move(w)), b.constant("ws", scalar(0.01f)),
+                                  b.constant("wz", zero_point<uint8_t>(128))});
+  b.output(b.node("Conv", {fake_quantized<uint8_t>(b, x, 0.02f, 128, "x"), wd}, conv_attrs()));
+  std::vector<Tensor> in{random_tensor({1, 4, 6, 6}, 1)};
+  int quantized = -1;
+  std::vector<Tensor> got = run(b.g, true, in, &quantized), want = run(b.g, false, in);
+  EXPECT_EQ(quantized, 0);
+  expect_integer_close(got[0], want[0], 0.f);
+}
