@@ -16,6 +16,7 @@
 #include "formats/tensor_file.h"
 #include "graph/post_training.h"
 #include "image/decode.h"
+#include "pipeline/detector.h"
 #include "pipeline/model_store.h"
 #include "pipeline/tag_model.h"
 #include "pipeline/walk.h"
@@ -26,7 +27,7 @@ namespace {
 
 struct QuantizeOptions {
   std::string model, calibrate, out;
-  std::string method = "entropy";
+  std::string method = "auto";
   double percentile = 99.99;
   int samples = 64, batch = 8, float_layers = -1, threads = 0;
 };
@@ -65,8 +66,12 @@ std::vector<Tensor> image_batches(const QuantizeOptions& o) {
   std::unique_ptr<pipeline::TagModel> m = pipeline::load_tag_model(to);
   pipeline::WalkResult w = pipeline::walk({o.calibrate});
   std::vector<std::string> paths;
-  for (const pipeline::WalkedFile& f : w.files)
+  for (const pipeline::WalkedFile& f : w.files) {
     if (f.is_image()) paths.push_back(f.path);
+    else if (pipeline::has_photo_extension(f.path))
+      fmt::print(stderr, "tandem: {}: skipped: named like a photo, but its content is no image tandem reads\n", f.path);
+  }
+  for (const pipeline::WalkProblem& p : w.problems) fmt::print(stderr, "tandem: {}: skipped: {}\n", p.path, p.reason);
   std::sort(paths.begin(), paths.end());
   std::unique_ptr<pipeline::SlotWriter> writer = m->make_writer();
   std::vector<Tensor> batches;
@@ -91,6 +96,17 @@ std::vector<Tensor> image_batches(const QuantizeOptions& o) {
   return batches;
 }
 
+// A TF.js model is the detector: quantized up to the heads `tag` reads (its
+// peak ranking and box decoding stay in float), with the batch left free.
+ModelLoadOptions heads_of(const std::string& model) {
+  ModelLoadOptions lo;
+  if (std::filesystem::path(model).extension() != ".json") return lo;
+  pipeline::DetectorOptions d;
+  lo.tfjs.outputs = {d.peaks_output, d.size_output};
+  lo.tfjs.dynamic_batch = true;
+  return lo;
+}
+
 int quantize_command(const QuantizeOptions& o) {
   const std::string model = pipeline::resolve_model(o.model);
   check(!o.out.empty(), "--out is required");
@@ -103,12 +119,20 @@ int quantize_command(const QuantizeOptions& o) {
   fmt::print("calibrating on {} samples ({} batches of {})\n", samples, batches.size(),
              batches[0].dim(0));
   PtqOptions p;
-  p.method = parse_calibration_method(o.method);
+  if (o.method != "auto") p.method = parse_calibration_method(o.method);
   p.percentile = o.percentile;
   p.float_layers = o.float_layers;
   p.threads = o.threads;
   PtqReport r;
-  Graph q = quantize_post_training(load_model(model), batches, p, &r);
+  Graph q = quantize_post_training(load_model(model, heads_of(model)), batches, p, &r);
+  for (const auto& [m, e] : r.method_errors)
+    fmt::print("{:>10} calibration: outputs move by {:.3g}\n", calibration_method_name(m), e);
+  fmt::print("activation ranges by {}\n", calibration_method_name(r.method));
+  std::vector<PtqLayer> worst = r.layers;
+  std::sort(worst.begin(), worst.end(), [](const PtqLayer& a, const PtqLayer& b) { return a.error > b.error; });
+  worst.resize(std::min<size_t>(worst.size(), 5));
+  for (const PtqLayer& l : worst)
+    if (l.error > 0) fmt::print("sensitive: {} alone moves the outputs by {:.3g}\n", l.node, l.error);
   for (const PtqLayer& l : r.layers)
     if (l.kept_float)
       fmt::print("kept in float: {} (alone it moves the outputs by {:.3g})\n", l.node, l.error);
@@ -117,7 +141,7 @@ int quantize_command(const QuantizeOptions& o) {
       r.quantized, r.layers.size(), r.error);
   OnnxExportOptions e;
   e.doc_string = "QDQ int8 from " + std::filesystem::path(model).filename().string() +
-                 " by tandem quantize (" + o.method + " calibration, " + std::to_string(samples) +
+                 " by tandem quantize (" + calibration_method_name(r.method) + " calibration, " + std::to_string(samples) +
                  " samples)";
   save_onnx(q, o.out, e);
   fmt::print("wrote {}\n", o.out);
@@ -136,8 +160,9 @@ void add_quantize_command(CLI::App& app) {
                   "Folder of photos (through the model's preprocessing) or a .npy input")
       ->required();
   sub->add_option("--out,-o", o->out, "QDQ ONNX file to write")->required();
-  sub->add_option("--method", o->method, "Activation ranges: minmax, percentile or entropy")
-      ->check(CLI::IsMember({"minmax", "percentile", "entropy"}));
+  sub->add_option("--method", o->method,
+                  "Activation ranges: minmax, percentile, entropy, or auto (the one that moves the outputs least)")
+      ->check(CLI::IsMember({"auto", "minmax", "percentile", "entropy"}));
   sub->add_option("--percentile", o->percentile, "Percentile for --method percentile")
       ->check(CLI::Range(50.0, 100.0));
   sub->add_option("--samples", o->samples, "Calibration samples at most")

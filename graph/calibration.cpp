@@ -15,6 +15,15 @@ CalibrationMethod parse_calibration_method(const std::string& s) {
   throw Error("unknown calibration method '" + s + "' (minmax, percentile or entropy)");
 }
 
+const char* calibration_method_name(CalibrationMethod m) {
+  switch (m) {
+    case CalibrationMethod::minmax: return "minmax";
+    case CalibrationMethod::percentile: return "percentile";
+    case CalibrationMethod::entropy: return "entropy";
+  }
+  return "?";
+}
+
 namespace {
 
 const float* floats(const Tensor& t) {
@@ -45,6 +54,13 @@ void RangeCollector::add_histogram(const Tensor& t) {
   const double inv = 1.0 / bin_width();
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (!std::isfinite(v[i])) continue;
+    // Exact zeros (half of a ReLU's output) quantize exactly at any scale:
+    // in the histogram they would only pull the entropy choice towards
+    // the narrowest range, whose first level holds them alone.
+    if (v[i] == 0.f) {
+      zeros_ += 1;
+      continue;
+    }
     const int b = std::min(kBins - 1, int(std::fabs(double(v[i])) * inv));
     hist_[size_t(b)] += 1;
   }
@@ -53,7 +69,7 @@ void RangeCollector::add_histogram(const Tensor& t) {
 
 float RangeCollector::percentile_magnitude(double p) const {
   const double want = total_ * p / 100.0;
-  double seen = 0;
+  double seen = zeros_;
   for (int b = 0; b < kBins; ++b) {
     seen += hist_[size_t(b)];
     if (seen >= want) return float((b + 1) * bin_width());
@@ -63,9 +79,31 @@ float RangeCollector::percentile_magnitude(double p) const {
 
 // For each candidate threshold (bin i), the reference distribution P is
 // the histogram's first i bins with everything beyond folded into the last;
-// Q is P merged into `levels` quantization levels and spread back over the
-// nonzero bins of each level. The threshold with the least KL(P || Q)
+// Q is those i bins without the fold, merged into `levels` quantization
+// levels and spread back over the nonzero bins of each level (built from P
+// itself, Q would equal P at i = levels and the narrowest range would
+// always win). The threshold with the least KL(P || Q)
 // wins: it trades clipping the tail against coarse steps in the body.
+namespace {
+
+// Normalizes d and lends its empty bins a sliver of mass taken evenly from
+// the others, so that a bin P has and Q lacks (the folded tail) costs a
+// finite amount instead of ruling the threshold out. False when d is empty.
+bool smooth(std::vector<double>& d) {
+  constexpr double kEps = 1e-4;
+  double sum = 0;
+  size_t zeros = 0;
+  for (double v : d) sum += v, zeros += v <= 0;
+  if (sum <= 0 || zeros == d.size()) return false;
+  const double take = kEps * double(zeros) / double(d.size() - zeros);
+  for (double& v : d) v = v <= 0 ? kEps : v / sum - take;
+  for (double v : d)
+    if (v <= 0) return false;  // too few filled bins to lend from
+  return true;
+}
+
+}  // namespace
+
 float RangeCollector::entropy_magnitude(int levels) const {
   double best = std::numeric_limits<double>::infinity();
   int best_i = kBins;
@@ -80,20 +118,14 @@ float RangeCollector::entropy_magnitude(int levels) const {
                 end = std::max(start + 1, int(std::floor((l + 1) * per)));
       double sum = 0;
       int nonzero = 0;
-      for (int b = start; b < end && b < i; ++b) sum += p[size_t(b)], nonzero += p[size_t(b)] > 0;
+      for (int b = start; b < end && b < i; ++b) sum += hist_[size_t(b)], nonzero += hist_[size_t(b)] > 0;
       for (int b = start; b < end && b < i; ++b)
-        if (p[size_t(b)] > 0) q[size_t(b)] = sum / nonzero;
+        if (hist_[size_t(b)] > 0) q[size_t(b)] = sum / nonzero;
     }
-    double ps = 0, qs = 0;
-    for (int b = 0; b < i; ++b) ps += p[size_t(b)], qs += q[size_t(b)];
-    if (ps <= 0 || qs <= 0) continue;
+    if (!smooth(p) || !smooth(q)) continue;
     double kl = 0;
-    for (int b = 0; b < i; ++b) {
-      if (p[size_t(b)] <= 0) continue;
-      const double pb = p[size_t(b)] / ps, qb = q[size_t(b)] / qs;
-      // A bin P has and Q lost (the folded tail) costs as if Q had a sliver.
-      kl += pb * std::log(pb / std::max(qb, 1e-12));
-    }
+    for (int b = 0; b < i; ++b)
+      if (p[size_t(b)] > 0) kl += p[size_t(b)] * std::log(p[size_t(b)] / q[size_t(b)]);
     if (kl < best) best = kl, best_i = i;
   }
   return float((best_i + 0.5) * bin_width());

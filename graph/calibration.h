@@ -18,6 +18,7 @@ namespace tandem {
 
 enum class CalibrationMethod { minmax, percentile, entropy };
 CalibrationMethod parse_calibration_method(const std::string& s);
+const char* calibration_method_name(CalibrationMethod m);
 
 struct ActivationRange {
   float lo = 0.f, hi = 0.f;
@@ -37,7 +38,7 @@ class RangeCollector {
   bool seen_ = false;
   // Magnitudes |x| over [0, max(|lo|, |hi|)], kBins bins.
   std::vector<double> hist_ = std::vector<double>(kBins, 0.0);
-  double total_ = 0;
+  double total_ = 0, zeros_ = 0;  // every value seen; exact zeros (not in hist_)
   double bin_width() const;
   float percentile_magnitude(double p) const;
   float entropy_magnitude(int levels) const;

@@ -117,12 +117,25 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
     if (std::find(watch.begin(), watch.end(), c.activation) == watch.end())
       watch.push_back(c.activation);
   std::vector<RangeCollector> stats = collect(g, watch, batches, o.threads);
-  std::map<ValueId, QuantizationParams> params;
-  for (size_t i = 0; i < watch.size(); ++i)
-    params[watch[i]] = u8_params(stats[i].range(o.method, o.percentile));
-
   const std::vector<Tensor> want = Session(g, cpu_options(o.threads)).run({batches[0]});
   PtqReport r;
+  auto params_of = [&](CalibrationMethod m) {
+    std::map<ValueId, QuantizationParams> p;
+    for (size_t i = 0; i < watch.size(); ++i) p[watch[i]] = u8_params(stats[i].range(m, o.percentile));
+    return p;
+  };
+  // Which rule suits a model's activations is measured, not assumed: the
+  // one whose fully quantized model moves the outputs least.
+  r.method = o.method.value_or(CalibrationMethod::minmax);
+  if (!o.method) {
+    double best = -1;
+    for (CalibrationMethod m : {CalibrationMethod::minmax, CalibrationMethod::percentile, CalibrationMethod::entropy}) {
+      const double e = error_of(with_quantized(g, convs, params_of(m)), batches[0], want, o.threads);
+      r.method_errors.push_back({m, e});
+      if (best < 0 || e < best) best = e, r.method = m;
+    }
+  }
+  const std::map<ValueId, QuantizationParams> params = params_of(r.method);
   for (const QuantizableConv& c : convs)
     r.layers.push_back({g.nodes[size_t(c.node)].name, 0.0, false});
   if (o.float_layers != 0)

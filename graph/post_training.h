@@ -4,7 +4,9 @@
 // convolution alone loses when quantized, keep the worst in float, and
 // return the QDQ graph (graph/quantize_graph.h) a Session runs on integers
 // and any ONNX runtime can read.
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/calibration.h"
@@ -13,7 +15,9 @@
 namespace tandem {
 
 struct PtqOptions {
-  CalibrationMethod method = CalibrationMethod::entropy;
+  // None: each method is tried and the one whose quantized model moves the
+  // outputs least is kept.
+  std::optional<CalibrationMethod> method;
   double percentile = 99.99;  // for CalibrationMethod::percentile
   // Convolutions left in float: -1 chooses by measurement (those losing
   // more than three times the median, at most a tenth of them), else this
@@ -29,6 +33,9 @@ struct PtqLayer {
 };
 
 struct PtqReport {
+  CalibrationMethod method = CalibrationMethod::minmax;  // the one used
+  // When the method was chosen: each one's error, everything quantized.
+  std::vector<std::pair<CalibrationMethod, double>> method_errors;
   std::vector<PtqLayer> layers;  // in graph order
   int quantized = 0;
   double error = 0;  // relative L2 error of the outputs, everything chosen quantized

@@ -1,0 +1,166 @@
+// Post-training quantization: the calibration rules on distributions whose
+// right answer is known, and a float network quantized, written as QDQ
+// ONNX, read back and run on integers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "formats/load_model.h"
+#include "formats/onnx/onnx_exporter.h"
+#include "graph/post_training.h"
+#include "graph/session.h"
+#include "tests/graph_builder.h"
+#include "tests/op_harness.h"
+#include "tests/temp_dir.h"
+
+using namespace tandem;
+using namespace tandem::testing;
+
+namespace {
+
+RangeCollector collected(const Tensor& t) {
+  RangeCollector c;
+  c.add_span(t);
+  c.add_histogram(t);
+  return c;
+}
+
+Tensor from(const std::vector<float>& v) { return Tensor::from_vector<float>(v, {int64_t(v.size())}); }
+
+// |N(0, 1)| samples.
+std::vector<float> half_normal(int n) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = std::fabs(d(rng));
+  return v;
+}
+
+}  // namespace
+
+TEST(Calibration, MinmaxIsTheSpanSeen) {
+  RangeCollector c = collected(from({-0.5f, 3.f, 0.f, 1.25f}));
+  ActivationRange r = c.range(CalibrationMethod::minmax);
+  EXPECT_EQ(r.lo, -0.5f);
+  EXPECT_EQ(r.hi, 3.f);
+}
+
+// The percentile of the magnitudes, to one histogram bin, against a sort.
+TEST(Calibration, PercentileMatchesSortedValues) {
+  std::vector<float> v = half_normal(200000);
+  RangeCollector c = collected(from(v));
+  std::sort(v.begin(), v.end());
+  const float want = v[size_t(0.999 * double(v.size()))];
+  const float bin = v.back() / RangeCollector::kBins;
+  EXPECT_NEAR(c.range(CalibrationMethod::percentile, 99.9).hi, want, 2 * bin);
+}
+
+// Entropy keeps a uniform distribution whole (clipping only loses) and
+// clips the sparse tail of an exponential one, whose far values would
+// otherwise coarsen every step, but not into its body.
+TEST(Calibration, EntropyClipsSparseTailsNotTheBody) {
+  std::vector<float> u(100000);
+  for (size_t i = 0; i < u.size(); ++i) u[i] = float(i + 1) / float(u.size());
+  EXPECT_GT(collected(from(u)).range(CalibrationMethod::entropy).hi, 0.9f);
+  std::mt19937 rng(7);
+  std::exponential_distribution<float> d;
+  std::vector<float> e(200000);
+  for (float& x : e) x = d(rng);
+  const float t = collected(from(e)).range(CalibrationMethod::entropy).hi;
+  std::sort(e.begin(), e.end());
+  EXPECT_LT(t, 0.8f * e.back());
+  EXPECT_GT(t, e[size_t(0.99 * double(e.size()))]);  // ln(100) = 4.6: the body stays
+}
+
+TEST(Calibration, U8ParamsPutZeroOnAnInteger) {
+  QuantizationParams relu = u8_params({0.f, 2.55f});
+  EXPECT_FLOAT_EQ(relu.scale, 0.01f);
+  EXPECT_EQ(relu.zero_point, 0);
+  QuantizationParams both = u8_params({-1.f, 1.f});
+  EXPECT_NEAR(both.zero_point, 127.5, 0.5);
+  EXPECT_NEAR(-1.f + float(both.zero_point) * both.scale, 0.f, both.scale / 2);
+  QuantizationParams positive = u8_params({0.5f, 2.f});  // widened to hold 0
+  EXPECT_EQ(positive.zero_point, 0);
+  EXPECT_FLOAT_EQ(positive.scale, 2.f / 255.f);
+}
+
+namespace {
+
+Attributes padded() {
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  return a;
+}
+
+// x -> Conv -> Relu -> Conv -> Add(x') -> Relu, x' = Conv 1x1 of x.
+Graph float_net() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {-1, 4, 10, 10});
+  ValueId y = b.node("Conv", {x, b.constant("w1", random_tensor({8, 4, 3, 3}, 1, -0.3f, 0.3f)),
+                              b.constant("b1", random_tensor({8}, 2))},
+                     padded());
+  y = b.node("Relu", {y});
+  y = b.node("Conv", {y, b.constant("w2", random_tensor({8, 8, 3, 3}, 3, -0.2f, 0.2f)),
+                      b.constant("b2", random_tensor({8}, 4))},
+             padded());
+  ValueId s = b.node("Conv", {x, b.constant("w3", random_tensor({8, 4, 1, 1}, 5)), b.constant("b3", random_tensor({8}, 6))});
+  b.output(b.node("Relu", {b.node("Add", {y, s})}));
+  b.g.value(b.g.outputs[0]).shape = {-1, 8, 10, 10};
+  return b.g;
+}
+
+double relative_error(const Tensor& a, const Tensor& b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double d = double(a.data<float>()[i]) - double(b.data<float>()[i]);
+    num += d * d;
+    den += double(b.data<float>()[i]) * double(b.data<float>()[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+}  // namespace
+
+// The QDQ model written and read back runs every convolution on integers
+// and stays within a few percent of the float network on unseen inputs.
+TEST(PostTraining, QdqModelRoundTripsAndRunsOnIntegers) {
+  std::vector<Tensor> batches{random_tensor({4, 4, 10, 10}, 10), random_tensor({4, 4, 10, 10}, 11)};
+  PtqOptions o;
+  o.float_layers = 0;
+  PtqReport r;
+  Graph q = quantize_post_training(float_net(), batches, o, &r);
+  EXPECT_EQ(r.quantized, 3);
+  EXPECT_EQ(r.method_errors.size(), 3u);
+  TempDir dir("ptq");
+  const std::string path = dir.file("net.int8.onnx");
+  save_onnx(q, path);
+  Session s(load_model(path));
+  const Tensor x = random_tensor({2, 4, 10, 10}, 12);
+  const Tensor got = s.run({x})[0];
+  EXPECT_EQ(s.last_compile().convs_quantized, 3);
+  const Tensor want = Session(float_net()).run({x})[0];
+  EXPECT_LT(relative_error(got, want), 0.05);
+}
+
+// Asked to keep one layer in float, it keeps the one that alone moves the
+// outputs most.
+TEST(PostTraining, KeepsTheMostSensitiveLayerInFloat) {
+  std::vector<Tensor> batches{random_tensor({2, 4, 10, 10}, 20)};
+  PtqOptions o;
+  o.float_layers = 1;
+  o.method = CalibrationMethod::minmax;
+  PtqReport r;
+  quantize_post_training(float_net(), batches, o, &r);
+  ASSERT_EQ(r.layers.size(), 3u);
+  EXPECT_EQ(r.quantized, 2);
+  const auto worst = std::max_element(r.layers.begin(), r.layers.end(),
+                                      [](const PtqLayer& a, const PtqLayer& b) { return a.error < b.error; });
+  EXPECT_TRUE(worst->kept_float);
+  for (const PtqLayer& l : r.layers) EXPECT_GT(l.error, 0.0) << l.node;
+}
+
+TEST(PostTraining, NoSampleIsAnError) {
+  EXPECT_THROW(quantize_post_training(float_net(), {}, PtqOptions{}), Error);
+}
