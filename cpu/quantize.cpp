@@ -1,12 +1,19 @@
-// QuantizeLinear / DequantizeLinear on plain layouts (ops/quantize.h), the
-// scale and zero point read at run time; training's fake quantization
-// follows. Quantizing divides by the scale and
-// rounds half to even (nearbyint), as ONNX specifies.
+// QuantizeLinear / DequantizeLinear (ops/quantize.h); training's fake
+// quantization follows. Quantizing divides by the scale and rounds half to
+// even (nearbyint), as ONNX specifies.
+// A per-tensor scale and zero point that are constants (every QDQ model's
+// activations) make the op one oneDNN reorder: threaded, vectorized, and
+// from whatever layout the producer wrote into the channels-last one the
+// integer convolutions read (or back), so no separate layout change runs.
+// Otherwise (per-axis, or parameters fed at run time) plain loops on plain
+// layouts, the parameters read at run time.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
+#include "cpu/dnnl_utils.h"
 #include "cpu/index_copy.h"
 #include "cpu/registry.h"
 #include "cpu/train_common.h"
@@ -94,12 +101,53 @@ ops::QuantAxis axis_of(const OpDesc& op) {
                          op.has_input(2) ? &op.inputs[2].shape : nullptr);
 }
 
+// The constant per-tensor scale and zero point, when that is what op has.
+struct ConstantQuantization {
+  float scale = 1.f;
+  int32_t zero_point = 0;
+};
+std::optional<ConstantQuantization> constant_per_tensor(const OpDesc& op) {
+  const Tensor* s = op.constants.size() > 1 ? op.constants[1] : nullptr;
+  if (!s || s->numel() != 1 || s->dtype() != DType::f32) return std::nullopt;
+  ConstantQuantization q{s->data<float>()[0], 0};
+  if (op.has_input(2)) {
+    const Tensor* z = op.constants[2];
+    if (!z || z->numel() != 1) return std::nullopt;
+    q.zero_point = int32_t(z->scalar_at(0));
+  }
+  return q;
+}
+
+// y = saturate(round(x / scale) + zero_point) (quantize) or
+// y = (x - zero_point) * scale (dequantize) as a reorder: 4-D integers are
+// written (quantize) in channels-last, floats (dequantize) in the layout the
+// integers came in.
+KernelPlan reorder_plan(const OpDesc& op, const ConstantQuantization& q, bool quantize) {
+  const TensorDesc& x = op.inputs[0];
+  TensorDesc y = op.outputs[0];
+  y.layout = x.shape.size() == 4 ? (quantize ? Layout::nhwc : x.layout) : Layout::plain;
+  TensorDesc in = x;
+  in.layout = x.shape.size() == 4 ? x.layout : Layout::plain;
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  attr.set_output_scales(0, {quantize ? 1.f / q.scale : q.scale});
+  if (q.zero_point != 0) attr.set_zero_points(quantize ? DNNL_ARG_DST : DNNL_ARG_SRC, 0, {q.zero_point});
+  const dnnl::memory::desc src = md(in), dst = md(y);
+  dnnl::reorder::primitive_desc pd(engine(), src, engine(), dst, attr);
+  return single_primitive_plan(dnnl::reorder(pd), pd.scratchpad_desc(), src, in.layout, dst, y.layout,
+                               op.inputs.size(), DNNL_ARG_FROM, DNNL_ARG_TO);
+}
+
 KernelPlan make_quantize(const OpDesc& op) {
-  return plain_plan(op, std::make_unique<QuantizeKernel>(axis_of(op), op.outputs[0].dtype, op.has_input(2)));
+  const ops::QuantAxis axis = axis_of(op);  // checks the parameters against x
+  if (auto q = constant_per_tensor(op)) return reorder_plan(op, *q, true);
+  return plain_plan(op, std::make_unique<QuantizeKernel>(axis, op.outputs[0].dtype, op.has_input(2)));
 }
 
 KernelPlan make_dequantize(const OpDesc& op) {
-  return plain_plan(op, std::make_unique<DequantizeKernel>(axis_of(op), op.inputs[0].dtype, op.has_input(2)));
+  const ops::QuantAxis axis = axis_of(op);
+  const DType t = op.inputs[0].dtype;
+  if (auto q = constant_per_tensor(op); q && (t == DType::u8 || t == DType::i8)) return reorder_plan(op, *q, false);
+  return plain_plan(op, std::make_unique<DequantizeKernel>(axis, t, op.has_input(2)));
 }
 
 }  // namespace

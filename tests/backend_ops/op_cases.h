@@ -78,6 +78,7 @@ struct OpCase {
 // The case tables, by op group.
 void add_math_cases(std::vector<OpCase>& cases);    // element-wise, binary, comparisons, reductions
 void add_nn_cases(std::vector<OpCase>& cases);      // conv, gemm, pooling, norms, softmax, quantize
+void add_qconv_cases(std::vector<OpCase>& cases);   // tandem.QConv (integer convolution)
 void add_topk_cases(std::vector<OpCase>& cases);    // TopK
 void add_resize_cases(std::vector<OpCase>& cases);  // Resize, Upsample
 void add_data_cases(std::vector<OpCase>& cases);    // shapes, copies, indexing, casts, constants

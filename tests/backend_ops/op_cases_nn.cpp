@@ -501,6 +501,7 @@ void add_nn_cases(std::vector<OpCase>& cases) {
   add_pool_cases(cases);
   add_norm_cases(cases);
   add_quantize_cases(cases);
+  add_qconv_cases(cases);
 }
 
 }  // namespace tandem::backend_ops
