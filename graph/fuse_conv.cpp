@@ -11,31 +11,92 @@ namespace tandem {
 
 namespace {
 
-// W' = W * s, B' = (B - mean) * s + beta with s = scale / sqrt(var + eps),
-// per output channel m of W [M, C/groups, k...].
-bool fold_one_batchnorm(Graph& g, Node& conv, Node& bn) {
-  const Tensor* w = constant_f32(g, conv.inputs[1]);
-  const Tensor* b = conv.inputs.size() > 2 ? constant_f32(g, conv.inputs[2]) : nullptr;
-  if (!w || w->rank() < 3 || bn.inputs.size() < 5 || bn.outputs.size() != 1) return false;
-  if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue && !b) return false;
-  const Tensor *scale = constant_f32(g, bn.inputs[1]), *beta = constant_f32(g, bn.inputs[2]),
-               *mean = constant_f32(g, bn.inputs[3]), *var = constant_f32(g, bn.inputs[4]);
-  int64_t m = w->dim(0);
-  for (const Tensor* t : {scale, beta, mean, var})
-    if (!t || t->numel() != m) return false;
-  if (b && b->numel() != m) return false;
-  float eps = bn.attrs.get_float("epsilon", 1e-5f);
-  Tensor nw = w->clone(), nb = Tensor::empty(DType::f32, {m});
-  int64_t per = w->numel() / m;
-  for (int64_t o = 0; o < m; ++o) {
-    double s = scale->data<float>()[o] / std::sqrt(double(var->data<float>()[o]) + eps);
-    float* row = nw.data<float>() + o * per;
-    for (int64_t k = 0; k < per; ++k) row[k] = float(row[k] * s);
-    double bias = b ? b->data<float>()[o] : 0.0;
-    nb.data<float>()[o] = float((bias - mean->data<float>()[o]) * s + beta->data<float>()[o]);
+// Per output channel m: s = scale / sqrt(var + eps), B' = (B - mean) * s +
+// beta. Empty when the BatchNormalization's parameters are not constants
+// of M values.
+std::vector<double> batchnorm_factors(const Graph& g, const Node& bn, int64_t m) {
+  if (bn.inputs.size() < 5 || bn.outputs.size() != 1) return {};
+  const Tensor *scale = constant_f32(g, bn.inputs[1]), *var = constant_f32(g, bn.inputs[4]);
+  for (ValueId v : {bn.inputs[1], bn.inputs[2], bn.inputs[3], bn.inputs[4]}) {
+    const Tensor* t = constant_f32(g, v);
+    if (!t || t->numel() != m) return {};
   }
-  conv.inputs.resize(3);
+  const float eps = bn.attrs.get_float("epsilon", 1e-5f);
+  std::vector<double> s(static_cast<size_t>(m));
+  for (int64_t o = 0; o < m; ++o) s[size_t(o)] = scale->data<float>()[o] / std::sqrt(double(var->data<float>()[o]) + eps);
+  return s;
+}
+
+Tensor folded_bias(const Graph& g, const Node& bn, const Tensor* b, const std::vector<double>& s) {
+  const Tensor *beta = constant_f32(g, bn.inputs[2]), *mean = constant_f32(g, bn.inputs[3]);
+  Tensor nb = Tensor::empty(DType::f32, {int64_t(s.size())});
+  for (size_t o = 0; o < s.size(); ++o) {
+    const double bias = b ? b->data<float>()[o] : 0.0;
+    nb.data<float>()[o] = float((bias - mean->data<float>()[o]) * s[o] + beta->data<float>()[o]);
+  }
+  return nb;
+}
+
+// W' = W * s for float weights.
+bool scale_float_weights(Graph& g, Node& conv, const std::vector<double>& s) {
+  const Tensor* w = constant_f32(g, conv.inputs[1]);
+  if (!w || w->rank() < 3 || w->dim(0) != int64_t(s.size())) return false;
+  Tensor nw = w->clone();
+  const int64_t per = w->numel() / w->dim(0);
+  for (size_t o = 0; o < s.size(); ++o) {
+    float* row = nw.data<float>() + int64_t(o) * per;
+    for (int64_t k = 0; k < per; ++k) row[k] = float(row[k] * s[o]);
+  }
   conv.inputs[1] = g.add_constant(conv.name + "_W_bnfolded", std::move(nw));
+  return true;
+}
+
+// Dequantized i8 weights (a QAT export's): the factor goes into each
+// channel's scale, the integers stay; a negative factor negates the
+// channel's integers (not possible for one holding -128). The
+// DequantizeLinear is rewritten in place, so only when this conv alone
+// reads it.
+bool scale_integer_weights(Graph& g, const std::vector<std::vector<NodeId>>& cons, Node& conv,
+                           const std::vector<double>& s) {
+  auto q = dequantize_of(g, conv.inputs[1]);
+  if (!q || q->dtype != DType::i8 || !g.value(q->integer).is_constant()) return false;
+  const NodeId dq = g.value(conv.inputs[1]).producer;
+  const int64_t m = int64_t(s.size());
+  if (sole_consumer(g, cons, conv.inputs[1]) < 0 || (!q->per_tensor() && (q->axis != 0 || int64_t(q->scales.size()) != m)))
+    return false;
+  for (int64_t z : q->zero_points)
+    if (z != 0) return false;
+  Tensor ints = g.value(q->integer).constant->clone();
+  if (ints.rank() < 1 || ints.dim(0) != m) return false;
+  const int64_t per = ints.numel() / m;
+  std::vector<float> scales(static_cast<size_t>(m));
+  for (int64_t o = 0; o < m; ++o) {
+    int8_t* row = ints.data<int8_t>() + o * per;
+    if (s[size_t(o)] < 0) {
+      for (int64_t k = 0; k < per; ++k)
+        if (row[k] == -128) return false;
+      for (int64_t k = 0; k < per; ++k) row[k] = int8_t(-row[k]);
+    }
+    scales[size_t(o)] = float(q->scales[q->per_tensor() ? 0 : size_t(o)] * std::fabs(s[size_t(o)]));
+  }
+  Node& d = g.nodes[size_t(dq)];
+  const ValueId iv = g.add_constant(conv.name + "_W_int8_bnfolded", std::move(ints));
+  const ValueId sv = g.add_constant(conv.name + "_W_scale_bnfolded", Tensor::from_vector<float>(scales, {m}));
+  d.inputs = {iv, sv};
+  d.attrs.set("axis", int64_t(0));
+  return true;
+}
+
+bool fold_one_batchnorm(Graph& g, const std::vector<std::vector<NodeId>>& cons, Node& conv, Node& bn) {
+  const Tensor* b = conv.inputs.size() > 2 ? constant_f32(g, conv.inputs[2]) : nullptr;
+  if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue && !b) return false;
+  const Shape& ws = g.value(conv.inputs[1]).shape;
+  if (ws.size() < 3 || ws[0] <= 0) return false;
+  const std::vector<double> s = batchnorm_factors(g, bn, ws[0]);
+  if (s.empty() || (b && b->numel() != ws[0])) return false;
+  Tensor nb = folded_bias(g, bn, b, s);
+  if (!scale_float_weights(g, conv, s) && !scale_integer_weights(g, cons, conv, s)) return false;
+  conv.inputs.resize(3);
   conv.inputs[2] = g.add_constant(conv.name + "_B_bnfolded", std::move(nb));
   conv.outputs[0] = bn.outputs[0];
   bn.dead = true;
@@ -173,7 +234,7 @@ int fold_batchnorm(Graph& g) {
     if (n.dead || n.op_type != "Conv" || n.outputs.size() != 1) continue;
     NodeId c = sole_consumer(g, cons, n.outputs[0]);
     if (c < 0 || g.nodes[size_t(c)].op_type != "BatchNormalization") continue;
-    if (fold_one_batchnorm(g, n, g.nodes[size_t(c)])) ++folded;
+    if (fold_one_batchnorm(g, cons, n, g.nodes[size_t(c)])) ++folded;
   }
   g.compact();
   return folded;

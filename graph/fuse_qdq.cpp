@@ -62,6 +62,43 @@ int hoist_quantize_above_max_pool(Graph& g) {
   return moved;
 }
 
+// The mirror image: a per-tensor DequantizeLinear read only by a max
+// pooling moves below it (a QAT export's Relu -> Q -> DQ -> MaxPool ->
+// Conv), so the pooling runs on the integers and the convolution after it
+// finds a dequantized input. Returns the count moved.
+int sink_dequantize_below_max_pool(Graph& g) {
+  auto cons = g.consumers();
+  int moved = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& pool = g.nodes[i];
+    if (pool.dead || (pool.op_type != "MaxPool" && pool.op_type != "GlobalMaxPool") || pool.outputs.size() != 1)
+      continue;
+    auto dq = dequantize_of(g, pool.inputs[0]);
+    if (!per_tensor_int8(dq) || sole_consumer(g, cons, pool.inputs[0]) != NodeId(i)) continue;
+    const ValueId real = pool.inputs[0], out = pool.outputs[0];
+    Value q = g.value(out);
+    q.name += "_integers";
+    q.dtype = dq->dtype;
+    q.constant.reset();
+    q.producer = NodeId(i);
+    const ValueId qv = g.add_value(q);
+    Node& pl = g.nodes[i];
+    Node& d = g.nodes[size_t(dq->node)];
+    pl.inputs[0] = dq->integer;
+    pl.outputs[0] = qv;
+    d.inputs[0] = qv;
+    d.outputs[0] = out;
+    g.value(out).producer = dq->node;
+    g.value(real).producer = -1;
+    ++moved;
+  }
+  if (moved) {
+    g.compact();
+    g.topo_sort();
+  }
+  return moved;
+}
+
 // Weights as the integer convolution takes them: i8 constants, symmetric,
 // one scale or one per output channel (ONNX's axis 0).
 bool integer_weights(const Graph& g, const std::optional<LinearQuantization>& w,
@@ -140,6 +177,7 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
 
 int fuse_qdq(Graph& g) {
   hoist_quantize_above_max_pool(g);
+  sink_dequantize_below_max_pool(g);
   int folded = 0;
   auto cons = g.consumers();
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -48,8 +48,9 @@ int fuse_matmul_bias(Graph& g);
 int fuse_attention(Graph& g);
 
 // A QDQ model's DequantizeLinear -> FusedConv [-> QuantizeLinear] becomes
-// tandem.QConv on the integers (ops/qconv.h), and a per-tensor
-// QuantizeLinear after a max pooling moves above it. Needs the
+// tandem.QConv on the integers (ops/qconv.h), a per-tensor
+// QuantizeLinear after a max pooling moves above it and a DequantizeLinear
+// before one below it. Needs the
 // DequantizeLinear nodes of constants unfolded (infer_and_fold's
 // keep_dequantize). Returns the count of convolutions made integer.
 int fuse_qdq(Graph& g);

@@ -181,3 +181,31 @@ TEST(FuseQdq, UnsignedWeightsStayFloat) {
   EXPECT_EQ(quantized, 0);
   expect_integer_close(got[0], want[0], 0.f);
 }
+
+// The form tandem's (and PyTorch's) QAT export writes: Conv -> BatchNorm ->
+// Relu -> q/dq -> MaxPool -> Conv, the batch norm not folded by the
+// exporter. The batch norm folds into the integer weights' scales (a
+// negative factor negates the channel's integers), the dequantize moves
+// below the pooling, and both convolutions run on integers.
+TEST(FuseQdq, QatExportWithBatchNormAndPoolingRunsOnIntegers) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 4, 12, 12});
+  ValueId y = b.node("Conv", {fake_quantized<uint8_t>(b, x, 0.02f, 128, "x"), dequantized_weights(b, {8, 4, 3, 3}, true, 1)},
+                     conv_attrs());
+  Tensor gamma = random_tensor({8}, 30, 0.5f, 1.5f);
+  gamma.data<float>()[3] = -0.7f;  // a negative factor
+  y = b.node("BatchNormalization", {y, b.constant("gamma", gamma), b.constant("beta", random_tensor({8}, 31)),
+                                    b.constant("mean", random_tensor({8}, 32)),
+                                    b.constant("var", random_tensor({8}, 33, 0.5f, 2.f))});
+  y = fake_quantized<uint8_t>(b, b.node("Relu", {y}), 0.03f, 0, "r");
+  Attributes pool;
+  pool.set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool.set("strides", std::vector<int64_t>{2, 2});
+  y = b.node("MaxPool", {y}, pool);
+  b.output(b.node("Conv", {y, dequantized_weights(b, {6, 8, 3, 3}, true, 2)}, conv_attrs()));
+  std::vector<Tensor> in{random_tensor({2, 4, 12, 12}, 34)};
+  int quantized = 0;
+  std::vector<Tensor> got = run(b.g, true, in, &quantized), want = run(b.g, false, in);
+  EXPECT_EQ(quantized, 2);
+  expect_integer_close(got[0], want[0], 0.f);
+}
