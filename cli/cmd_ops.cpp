@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/backend.h"
+#include "cpu/cpu_backend.h"
 #include "cpu/registry.h"
 #include "ops/schema.h"
 #include "pipeline/model_store.h"
@@ -32,6 +33,7 @@ bool device_has(const Device& d, const std::string& op) {
 }
 
 void list_all_ops() {
+  fmt::print("cpu: {}\n", cpu::instruction_set());
   fmt::print("{:<28} {:<4} {}\n", "op", "cpu", "cuda");
   for (const std::string& op : ops::registered_ops())
     fmt::print("{:<28} {:<4} {}\n", op, cpu::find_kernel(op) ? "cpu" : "-", cuda_has(op) ? "cuda" : "-");

@@ -1,5 +1,6 @@
 #include "cpu/cpu_backend.h"
 
+#include <dnnl.hpp>
 #include <omp.h>
 
 #include <cstdlib>
@@ -53,5 +54,21 @@ void set_num_threads(int n) {
 }
 
 int num_threads() { return omp_get_max_threads(); }
+
+std::string instruction_set() {
+  using isa = dnnl::cpu_isa;
+  const dnnl_version_t* v = dnnl_version();
+  std::string r = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                  std::to_string(v->patch) + ", ";
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::avx512_core_amx: return r + "avx512_core_amx (int8 and bf16 on AMX tiles)";
+    case isa::avx512_core_bf16: return r + "avx512_core_bf16 (int8 on VNNI)";
+    case isa::avx512_core_vnni: return r + "avx512_core_vnni (int8 on VNNI)";
+    case isa::avx2_vnni: return r + "avx2_vnni (int8 on VNNI)";
+    case isa::avx512_core: return r + "avx512_core (int8 without VNNI)";
+    case isa::avx2: return r + "avx2 (int8 without VNNI)";
+    default: return r + "its portable kernels (no x86 vector extensions found)";
+  }
+}
 
 }  // namespace tandem::cpu

@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 #include <memory>
 
 #include "core/backend.h"
@@ -23,5 +24,8 @@ CpuBackend& cpu_backend();
 // Sets the number of compute threads (0 = all cores).
 void set_num_threads(int n);
 int num_threads();
+// oneDNN's version and the instruction set its kernels use here, with what
+// that means for int8 ("avx512_core_vnni (int8 on VNNI)").
+std::string instruction_set();
 
 }  // namespace tandem::cpu
