@@ -17,11 +17,16 @@ Steps, in this order:
   3. For each batch: `tandem bench` on the fp32 and the int8 file, then
      ONNX Runtime (npm onnxruntime-node, CPU EP, bench/ort_bench.js) on the
      same two files, each in its own process, T intra-op threads.
-  4. A table and the ratios the targets name: tandem int8 / tandem fp32
+  4. Top-5 agreement on photos the calibration never saw (darknet's, and
+     one picture of each plasma-workspace-wallpapers folder): `tandem
+     classify --json -k 5` with each file; the share of photos whose fp32
+     top-1 class is in the int8 top 5, and whose top-5 sets are equal.
+  5. A table and the ratios the targets name: tandem int8 / tandem fp32
      and tandem int8 / ORT int8 per batch, then one JSON line.
 """
 
 import argparse
+import glob
 import json
 import os
 import subprocess
@@ -56,6 +61,36 @@ def ort_bench(a, node_path, model, batch):
     if p.returncode != 0:
         return None
     return json.loads(p.stdout.strip().splitlines()[-1])["img_per_s"]
+
+
+def eval_photos():
+    photos = sorted(glob.glob("/usr/share/darknet/data/*.jpg"))
+    for folder in sorted(glob.glob("/usr/share/wallpapers/*/contents/images")):
+        pictures = sorted(glob.glob(os.path.join(folder, "*.jpg")) + glob.glob(os.path.join(folder, "*.png")))
+        if pictures:
+            photos.append(pictures[0])
+    return photos
+
+
+def top5(a, model, photos, labels):
+    cmd = [os.path.join(a.build, "cli", "tandem"), "classify", "-m", model, "--json", "-k", "5", "--labels", labels,
+           "--device", "cpu", "--threads", str(a.threads), *photos]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    return {r["path"]: [t["index"] for t in r["top"]] for r in rows}
+
+
+def agreement(a, fp32, int8, folder):
+    labels = os.path.join(folder, "class_numbers.txt")
+    with open(labels, "w") as f:
+        f.write("".join(f"class{i}\n" for i in range(1000)))
+    photos = eval_photos()
+    want, got = top5(a, fp32, photos, labels), top5(a, int8, photos, labels)
+    n = len(want)
+    top1_in_top5 = sum(want[p][0] in got.get(p, []) for p in want) / n
+    same_top1 = sum(want[p][0] == got.get(p, [-1])[0] for p in want) / n
+    same_sets = sum(set(want[p]) == set(got.get(p, [])) for p in want) / n
+    return {"photos": n, "top1_in_int8_top5": top1_in_top5, "same_top1": same_top1, "same_top5": same_sets}
 
 
 def main():
@@ -95,7 +130,11 @@ def main():
         print(f"| {r['batch']} | {r['tandem_fp32']:.1f} | {r['tandem_int8']:.1f} | {r.get('ort_fp32') or 0:.1f} | "
               f"{ort8 or 0:.1f} | {r['tandem_int8'] / r['tandem_fp32']:.2f} | "
               f"{(r['tandem_int8'] / ort8) if ort8 else float('nan'):.2f} |")
-    print(json.dumps({"threads": a.threads, "rows": rows}))
+    agree = agreement(a, fp32, int8, folder)
+    print(f"top-5 agreement over {agree['photos']} photos: fp32 top-1 in the int8 top 5 "
+          f"{100 * agree['top1_in_int8_top5']:.1f}%, the same top-1 {100 * agree['same_top1']:.1f}%, "
+          f"the same five classes {100 * agree['same_top5']:.1f}%")
+    print(json.dumps({"threads": a.threads, "rows": rows, "agreement": agree}))
 
 
 if __name__ == "__main__":
