@@ -96,6 +96,24 @@ std::vector<size_t> choose_float(const std::vector<PtqLayer>& layers, int reques
   return keep;
 }
 
+// ONNX wants every value named once; an importer may reuse a name (TF.js
+// output aliases). The graph's inputs and outputs keep theirs (callers
+// ask for them by name), other values that clash get a suffix.
+void unique_value_names(Graph& g) {
+  std::set<ValueId> io(g.inputs.begin(), g.inputs.end());
+  io.insert(g.outputs.begin(), g.outputs.end());
+  std::set<std::string> seen;
+  for (ValueId v : io) seen.insert(g.value(v).name);
+  for (size_t i = 0; i < g.values.size(); ++i) {
+    Value& v = g.values[i];
+    if (v.name.empty() || io.count(ValueId(i))) continue;
+    std::string name = v.name;
+    for (int k = 1; seen.count(name); ++k) name = v.name + "_" + std::to_string(k);
+    v.name = name;
+    seen.insert(name);
+  }
+}
+
 }  // namespace
 
 Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const PtqOptions& o,
@@ -151,6 +169,7 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   Graph q = with_quantized(g, chosen, params);
   r.quantized = int(chosen.size());
   r.error = error_of(q, batches[0], want, o.threads);
+  unique_value_names(q);
   if (report) *report = std::move(r);
   return q;
 }
