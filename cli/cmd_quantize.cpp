@@ -67,11 +67,16 @@ std::vector<Tensor> image_batches(const QuantizeOptions& o) {
   pipeline::WalkResult w = pipeline::walk({o.calibrate});
   std::vector<std::string> paths;
   for (const pipeline::WalkedFile& f : w.files) {
-    if (f.is_image()) paths.push_back(f.path);
+    if (f.is_image())
+      paths.push_back(f.path);
     else if (pipeline::has_photo_extension(f.path))
-      fmt::print(stderr, "tandem: {}: skipped: named like a photo, but its content is no image tandem reads\n", f.path);
+      fmt::print(
+          stderr,
+          "tandem: {}: skipped: named like a photo, but its content is no image tandem reads\n",
+          f.path);
   }
-  for (const pipeline::WalkProblem& p : w.problems) fmt::print(stderr, "tandem: {}: skipped: {}\n", p.path, p.reason);
+  for (const pipeline::WalkProblem& p : w.problems)
+    fmt::print(stderr, "tandem: {}: skipped: {}\n", p.path, p.reason);
   std::sort(paths.begin(), paths.end());
   std::unique_ptr<pipeline::SlotWriter> writer = m->make_writer();
   std::vector<Tensor> batches;
@@ -129,10 +134,12 @@ int quantize_command(const QuantizeOptions& o) {
     fmt::print("{:>10} calibration: outputs move by {:.3g}\n", calibration_method_name(m), e);
   fmt::print("activation ranges by {}\n", calibration_method_name(r.method));
   std::vector<PtqLayer> worst = r.layers;
-  std::sort(worst.begin(), worst.end(), [](const PtqLayer& a, const PtqLayer& b) { return a.error > b.error; });
+  std::sort(worst.begin(), worst.end(),
+            [](const PtqLayer& a, const PtqLayer& b) { return a.error > b.error; });
   worst.resize(std::min<size_t>(worst.size(), 5));
   for (const PtqLayer& l : worst)
-    if (l.error > 0) fmt::print("sensitive: {} alone moves the outputs by {:.3g}\n", l.node, l.error);
+    if (l.error > 0)
+      fmt::print("sensitive: {} alone moves the outputs by {:.3g}\n", l.node, l.error);
   for (const PtqLayer& l : r.layers)
     if (l.kept_float)
       fmt::print("kept in float: {} (alone it moves the outputs by {:.3g})\n", l.node, l.error);
@@ -141,8 +148,8 @@ int quantize_command(const QuantizeOptions& o) {
       r.quantized, r.layers.size(), r.error);
   OnnxExportOptions e;
   e.doc_string = "QDQ int8 from " + std::filesystem::path(model).filename().string() +
-                 " by tandem quantize (" + calibration_method_name(r.method) + " calibration, " + std::to_string(samples) +
-                 " samples)";
+                 " by tandem quantize (" + calibration_method_name(r.method) + " calibration, " +
+                 std::to_string(samples) + " samples)";
   save_onnx(q, o.out, e);
   fmt::print("wrote {}\n", o.out);
   return 0;
@@ -161,7 +168,8 @@ void add_quantize_command(CLI::App& app) {
       ->required();
   sub->add_option("--out,-o", o->out, "QDQ ONNX file to write")->required();
   sub->add_option("--method", o->method,
-                  "Activation ranges: minmax, percentile, entropy, or auto (the one that moves the outputs least)")
+                  "Activation ranges: minmax, percentile, entropy, or auto (the one that moves the "
+                  "outputs least)")
       ->check(CLI::IsMember({"auto", "minmax", "percentile", "entropy"}));
   sub->add_option("--percentile", o->percentile, "Percentile for --method percentile")
       ->check(CLI::Range(50.0, 100.0));

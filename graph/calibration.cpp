@@ -17,9 +17,12 @@ CalibrationMethod parse_calibration_method(const std::string& s) {
 
 const char* calibration_method_name(CalibrationMethod m) {
   switch (m) {
-    case CalibrationMethod::minmax: return "minmax";
-    case CalibrationMethod::percentile: return "percentile";
-    case CalibrationMethod::entropy: return "entropy";
+    case CalibrationMethod::minmax:
+      return "minmax";
+    case CalibrationMethod::percentile:
+      return "percentile";
+    case CalibrationMethod::entropy:
+      return "entropy";
   }
   return "?";
 }
@@ -118,7 +121,8 @@ float RangeCollector::entropy_magnitude(int levels) const {
                 end = std::max(start + 1, int(std::floor((l + 1) * per)));
       double sum = 0;
       int nonzero = 0;
-      for (int b = start; b < end && b < i; ++b) sum += hist_[size_t(b)], nonzero += hist_[size_t(b)] > 0;
+      for (int b = start; b < end && b < i; ++b)
+        sum += hist_[size_t(b)], nonzero += hist_[size_t(b)] > 0;
       for (int b = start; b < end && b < i; ++b)
         if (hist_[size_t(b)] > 0) q[size_t(b)] = sum / nonzero;
     }

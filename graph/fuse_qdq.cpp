@@ -71,7 +71,8 @@ int sink_dequantize_below_max_pool(Graph& g) {
   int moved = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& pool = g.nodes[i];
-    if (pool.dead || (pool.op_type != "MaxPool" && pool.op_type != "GlobalMaxPool") || pool.outputs.size() != 1)
+    if (pool.dead || (pool.op_type != "MaxPool" && pool.op_type != "GlobalMaxPool") ||
+        pool.outputs.size() != 1)
       continue;
     auto dq = dequantize_of(g, pool.inputs[0]);
     if (!per_tensor_int8(dq) || sole_consumer(g, cons, pool.inputs[0]) != NodeId(i)) continue;

@@ -139,7 +139,8 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   PtqReport r;
   auto params_of = [&](CalibrationMethod m) {
     std::map<ValueId, QuantizationParams> p;
-    for (size_t i = 0; i < watch.size(); ++i) p[watch[i]] = u8_params(stats[i].range(m, o.percentile));
+    for (size_t i = 0; i < watch.size(); ++i)
+      p[watch[i]] = u8_params(stats[i].range(m, o.percentile));
     return p;
   };
   // Which rule suits a model's activations is measured, not assumed: the
@@ -147,8 +148,10 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   r.method = o.method.value_or(CalibrationMethod::minmax);
   if (!o.method) {
     double best = -1;
-    for (CalibrationMethod m : {CalibrationMethod::minmax, CalibrationMethod::percentile, CalibrationMethod::entropy}) {
-      const double e = error_of(with_quantized(g, convs, params_of(m)), batches[0], want, o.threads);
+    for (CalibrationMethod m :
+         {CalibrationMethod::minmax, CalibrationMethod::percentile, CalibrationMethod::entropy}) {
+      const double e =
+          error_of(with_quantized(g, convs, params_of(m)), batches[0], want, o.threads);
       r.method_errors.push_back({m, e});
       if (best < 0 || e < best) best = e, r.method = m;
     }

@@ -190,13 +190,16 @@ TEST(FuseQdq, UnsignedWeightsStayFloat) {
 TEST(FuseQdq, QatExportWithBatchNormAndPoolingRunsOnIntegers) {
   GraphBuilder b;
   ValueId x = b.input("x", {2, 4, 12, 12});
-  ValueId y = b.node("Conv", {fake_quantized<uint8_t>(b, x, 0.02f, 128, "x"), dequantized_weights(b, {8, 4, 3, 3}, true, 1)},
+  ValueId y = b.node("Conv",
+                     {fake_quantized<uint8_t>(b, x, 0.02f, 128, "x"),
+                      dequantized_weights(b, {8, 4, 3, 3}, true, 1)},
                      conv_attrs());
   Tensor gamma = random_tensor({8}, 30, 0.5f, 1.5f);
   gamma.data<float>()[3] = -0.7f;  // a negative factor
-  y = b.node("BatchNormalization", {y, b.constant("gamma", gamma), b.constant("beta", random_tensor({8}, 31)),
-                                    b.constant("mean", random_tensor({8}, 32)),
-                                    b.constant("var", random_tensor({8}, 33, 0.5f, 2.f))});
+  y = b.node("BatchNormalization",
+             {y, b.constant("gamma", gamma), b.constant("beta", random_tensor({8}, 31)),
+              b.constant("mean", random_tensor({8}, 32)),
+              b.constant("var", random_tensor({8}, 33, 0.5f, 2.f))});
   y = fake_quantized<uint8_t>(b, b.node("Relu", {y}), 0.03f, 0, "r");
   Attributes pool;
   pool.set("kernel_shape", std::vector<int64_t>{2, 2});

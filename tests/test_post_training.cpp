@@ -27,7 +27,9 @@ RangeCollector collected(const Tensor& t) {
   return c;
 }
 
-Tensor from(const std::vector<float>& v) { return Tensor::from_vector<float>(v, {int64_t(v.size())}); }
+Tensor from(const std::vector<float>& v) {
+  return Tensor::from_vector<float>(v, {int64_t(v.size())});
+}
 
 // |N(0, 1)| samples.
 std::vector<float> half_normal(int n) {
@@ -98,14 +100,17 @@ Attributes padded() {
 Graph float_net() {
   GraphBuilder b;
   ValueId x = b.input("x", {-1, 4, 10, 10});
-  ValueId y = b.node("Conv", {x, b.constant("w1", random_tensor({8, 4, 3, 3}, 1, -0.3f, 0.3f)),
-                              b.constant("b1", random_tensor({8}, 2))},
+  ValueId y = b.node("Conv",
+                     {x, b.constant("w1", random_tensor({8, 4, 3, 3}, 1, -0.3f, 0.3f)),
+                      b.constant("b1", random_tensor({8}, 2))},
                      padded());
   y = b.node("Relu", {y});
-  y = b.node("Conv", {y, b.constant("w2", random_tensor({8, 8, 3, 3}, 3, -0.2f, 0.2f)),
-                      b.constant("b2", random_tensor({8}, 4))},
+  y = b.node("Conv",
+             {y, b.constant("w2", random_tensor({8, 8, 3, 3}, 3, -0.2f, 0.2f)),
+              b.constant("b2", random_tensor({8}, 4))},
              padded());
-  ValueId s = b.node("Conv", {x, b.constant("w3", random_tensor({8, 4, 1, 1}, 5)), b.constant("b3", random_tensor({8}, 6))});
+  ValueId s = b.node("Conv", {x, b.constant("w3", random_tensor({8, 4, 1, 1}, 5)),
+                              b.constant("b3", random_tensor({8}, 6))});
   b.output(b.node("Relu", {b.node("Add", {y, s})}));
   b.g.value(b.g.outputs[0]).shape = {-1, 8, 10, 10};
   return b.g;
@@ -155,8 +160,9 @@ TEST(PostTraining, KeepsTheMostSensitiveLayerInFloat) {
   quantize_post_training(float_net(), batches, o, &r);
   ASSERT_EQ(r.layers.size(), 3u);
   EXPECT_EQ(r.quantized, 2);
-  const auto worst = std::max_element(r.layers.begin(), r.layers.end(),
-                                      [](const PtqLayer& a, const PtqLayer& b) { return a.error < b.error; });
+  const auto worst =
+      std::max_element(r.layers.begin(), r.layers.end(),
+                       [](const PtqLayer& a, const PtqLayer& b) { return a.error < b.error; });
   EXPECT_TRUE(worst->kept_float);
   for (const PtqLayer& l : r.layers) EXPECT_GT(l.error, 0.0) << l.node;
 }
