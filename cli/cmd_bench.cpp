@@ -145,7 +145,9 @@ int bench_command(BenchOptions& o) {
     if (default_model && o.outputs.empty()) {
       pipeline::DetectorOptions det;
       det.model = o.model;
-      return Session(pipeline::detector_graph(det), session_options(o.common, o.low_input));
+      Graph g = pipeline::detector_graph(det);
+      if (o.common.precision == "int8") g = int8_graph(std::move(g), o.model, o.common);
+      return Session(std::move(g), session_options(o.common, o.low_input));
     }
     ModelLoadOptions load;
     load.tfjs.outputs = o.outputs;

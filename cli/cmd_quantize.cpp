@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cli/calibration_data.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "formats/load_model.h"
@@ -32,75 +33,6 @@ struct QuantizeOptions {
   int samples = 64, batch = 8, float_layers = -1, threads = 0;
 };
 
-// Rows [begin, end) of t along dim 0.
-Tensor rows(const Tensor& t, int64_t begin, int64_t end) {
-  Shape s = t.shape();
-  const int64_t row = t.numel() / std::max<int64_t>(1, s[0]);
-  s[0] = end - begin;
-  Tensor r = Tensor::empty(t.dtype(), s);
-  const size_t bytes = size_t(row) * dtype_size(t.dtype());
-  std::memcpy(r.raw(), static_cast<const char*>(t.raw()) + size_t(begin) * bytes,
-              size_t(end - begin) * bytes);
-  return r;
-}
-
-std::vector<Tensor> npy_batches(const QuantizeOptions& o) {
-  Tensor all = read_tensor_file(o.calibrate);
-  check(all.rank() >= 1 && all.dim(0) > 0,
-        "no samples in " + o.calibrate + " (" + all.desc().str() + ")");
-  const int64_t n = std::min<int64_t>(all.dim(0), o.samples);
-  std::vector<Tensor> b;
-  for (int64_t i = 0; i < n; i += o.batch)
-    b.push_back(rows(all, i, std::min<int64_t>(n, i + o.batch)));
-  // Equal shapes keep one compiled plan: the last partial batch goes.
-  if (b.size() > 1 && b.back().dim(0) != b.front().dim(0)) b.pop_back();
-  return b;
-}
-
-// Up to o.samples images under the folder, through the model's own
-// preprocessing; a file that fails to decode is named and skipped.
-std::vector<Tensor> image_batches(const QuantizeOptions& o) {
-  pipeline::TagModelOptions to;
-  to.model = o.model;
-  to.threads = o.threads;
-  std::unique_ptr<pipeline::TagModel> m = pipeline::load_tag_model(to);
-  pipeline::WalkResult w = pipeline::walk({o.calibrate});
-  std::vector<std::string> paths;
-  for (const pipeline::WalkedFile& f : w.files) {
-    if (f.is_image())
-      paths.push_back(f.path);
-    else if (pipeline::has_photo_extension(f.path))
-      fmt::print(
-          stderr,
-          "tandem: {}: skipped: named like a photo, but its content is no image tandem reads\n",
-          f.path);
-  }
-  for (const pipeline::WalkProblem& p : w.problems)
-    fmt::print(stderr, "tandem: {}: skipped: {}\n", p.path, p.reason);
-  std::sort(paths.begin(), paths.end());
-  std::unique_ptr<pipeline::SlotWriter> writer = m->make_writer();
-  std::vector<Tensor> batches;
-  Tensor cur;
-  int64_t filled = 0, used = 0;
-  for (const std::string& p : paths) {
-    if (used >= o.samples) break;
-    image::Image img;
-    try {
-      img = image::decode_image_file(p, m->decode_min_width(), m->decode_min_height());
-    } catch (const Error& e) {
-      fmt::print(stderr, "tandem: {}: skipped: {}\n", p, e.what());
-      continue;
-    }
-    if (filled == 0) cur = Tensor::empty(DType::f32, m->batch_shape(o.batch));
-    writer->write(img, cur.data<float>() + size_t(filled) * m->slot_floats());
-    ++used;
-    if (++filled == o.batch) batches.push_back(std::move(cur)), filled = 0;
-  }
-  if (filled > 0 && batches.empty()) batches.push_back(rows(cur, 0, filled));
-  check(!batches.empty(), "no readable image under " + o.calibrate + " to calibrate with");
-  return batches;
-}
-
 // A TF.js model is the detector: quantized up to the heads `tag` reads (its
 // peak ranking and box decoding stay in float), with the batch left free.
 ModelLoadOptions heads_of(const std::string& model) {
@@ -115,10 +47,8 @@ ModelLoadOptions heads_of(const std::string& model) {
 int quantize_command(const QuantizeOptions& o) {
   const std::string model = pipeline::resolve_model(o.model);
   check(!o.out.empty(), "--out is required");
-  const bool npy = std::filesystem::path(o.calibrate).extension() == ".npy";
-  QuantizeOptions opts = o;
-  opts.model = model;
-  std::vector<Tensor> batches = npy ? npy_batches(opts) : image_batches(opts);
+  std::vector<Tensor> batches =
+      calibration_batches({model, o.calibrate, o.samples, o.batch, o.threads});
   int64_t samples = 0;
   for (const Tensor& b : batches) samples += b.dim(0);
   fmt::print("calibrating on {} samples ({} batches of {})\n", samples, batches.size(),

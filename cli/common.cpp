@@ -4,7 +4,9 @@
 
 #include <mutex>
 
+#include "cli/calibration_data.h"
 #include "formats/load_model.h"
+#include "graph/post_training.h"
 #include "pipeline/sql.h"
 #ifdef TANDEM_HAVE_CUDA
 #include "cuda/context.h"
@@ -22,9 +24,12 @@ void add_common_options(CLI::App* sub, CommonOptions& opts) {
                   "cpu, cuda[:N], cuda:all or a list (tag: a pipeline on each GPU) or auto (default: the GPU when one is "
                   "present, else the CPU)");
   sub->add_option("--precision", opts.precision,
-                  "fp32, tf32, fp16, bf16 or auto: fp16 on a GPU, fp32 on the CPU (inputs and outputs stay float32; "
-                  "default: " + opts.precision + ")")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "auto"}));
+                  "fp32, tf32, fp16, bf16, int8 (run, bench: quantized after calibrating on --calibrate; CPU) or "
+                  "auto: fp16 on a GPU, fp32 on the CPU (inputs and outputs stay float32; default: " +
+                      opts.precision + ")")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8", "auto"}));
+  sub->add_option("--calibrate", opts.calibrate,
+                  "--precision int8: photos (through the model's preprocessing) or a .npy input to calibrate on");
   sub->add_flag("--strict-device", opts.strict_device,
                 "Fail when an op has no kernel on the device, instead of running it on the CPU");
 }
@@ -71,6 +76,9 @@ std::vector<Device> resolve_devices(const CommonOptions& opts) {
 
 Precision resolve_precision(const CommonOptions& opts, const Device& device) {
   if (opts.precision == "auto") return device.kind == DeviceKind::cuda ? Precision::fp16 : Precision::fp32;
+  check_supported(opts.precision != "int8",
+                  "--precision int8 serves run and bench so far; tag, detect and faces run in float (a classifier "
+                  "quantized once by tandem quantize can be tag's --model)");
   return parse_precision(opts.precision);
 }
 
@@ -78,7 +86,8 @@ SessionOptions session_options(const CommonOptions& opts, bool low_precision_inp
   SessionOptions so;
   so.low_precision_inputs = low_precision_inputs;
   so.device = resolve_device(opts);
-  so.precision = resolve_precision(opts, so.device);
+  // int8 lives in the graph (int8_graph), which runs in float32 around it.
+  so.precision = opts.precision == "int8" ? Precision::fp32 : resolve_precision(opts, so.device);
   so.threads = opts.threads;
   so.strict_device = opts.strict_device;
   return so;
@@ -89,7 +98,23 @@ Session open_model(const std::string& path, const CommonOptions& opts, const Mod
   SessionOptions so = session_options(opts, low_precision_inputs);
   check_supported(load.tfjs.outputs.empty() || is_tfjs_model_path(path),
                   "choosing outputs is supported for TF.js models only", {path, "", "", ""});
-  return Session(load_model(path, load), so);
+  Graph g = load_model(path, load);
+  if (opts.precision == "int8") g = int8_graph(std::move(g), path, opts);
+  return Session(std::move(g), so);
+}
+
+Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts) {
+  check(!opts.calibrate.empty(), "--precision int8 needs --calibrate DIR|FILE.npy (or a model tandem quantize wrote)");
+  check_supported(resolve_device(opts).is_cpu(),
+                  "--precision int8 runs on the CPU so far (its integer kernels are oneDNN's); add --device cpu");
+  std::vector<Tensor> batches = calibration_batches({model, opts.calibrate, 64, 8, opts.threads});
+  PtqOptions p;
+  p.threads = opts.threads;
+  PtqReport r;
+  Graph q = quantize_post_training(std::move(g), batches, p, &r);
+  fmt::print(stderr, "tandem: int8: {} of {} convolutions quantized ({} calibration on {}), outputs move by {:.3g}\n",
+             r.quantized, r.layers.size(), calibration_method_name(r.method), opts.calibrate, r.error);
+  return q;
 }
 
 void say_fallback_cost(const Session& s, double wall_s) {

@@ -17,6 +17,7 @@ struct CommonOptions {
   std::string device = "auto";
   std::string precision = "fp32";  // "auto": fp16 on a GPU, fp32 on the CPU (resolve_precision)
   bool strict_device = false;  // --strict-device: an op the device cannot run is an error, not a CPU fallback
+  std::string calibrate;       // --calibrate DIR|FILE.npy: what --precision int8 calibrates on
 };
 
 // Adds --trace, --profile, --threads, --device, --precision and --strict-device to a subcommand.
@@ -31,6 +32,11 @@ Device resolve_device(const CommonOptions& opts);
 // comma-separated list ("cuda:0,cuda:2"): tag runs a pipeline on each. An
 // Error when there is none.
 std::vector<Device> resolve_devices(const CommonOptions& opts);
+
+// --precision int8: `g` quantized after calibrating on --calibrate (photos
+// through `model`'s preprocessing, or a .npy input), one line on stderr
+// saying what was quantized. Error without --calibrate or off the CPU.
+Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts);
 
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
 // low_precision_inputs: see SessionOptions.

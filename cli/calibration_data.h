@@ -1,0 +1,25 @@
+#pragma once
+// Calibration samples for post-training quantization: a .npy file is the
+// network's input itself ([N, ...], cut into batches), a folder's photos
+// go through the preprocessing `tag` gives the model (a classifier's
+// resize, crop and normalization; the detector's stretch), so the ranges
+// are those of the inputs it will see.
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace tandem::cli {
+
+struct CalibrationSource {
+  std::string model;   // resolved path
+  std::string source;  // folder of photos or FILE.npy
+  int samples = 64, batch = 8, threads = 0;
+};
+
+// Batches of equal size (a folder with fewer photos than one batch gives
+// one short batch). Error when none can be made; files skipped are named
+// on stderr.
+std::vector<Tensor> calibration_batches(const CalibrationSource& c);
+
+}  // namespace tandem::cli
