@@ -24,7 +24,7 @@ void add_common_options(CLI::App* sub, CommonOptions& opts) {
                   "cpu, cuda[:N], cuda:all or a list (tag: a pipeline on each GPU) or auto (default: the GPU when one is "
                   "present, else the CPU)");
   sub->add_option("--precision", opts.precision,
-                  "fp32, tf32, fp16, bf16, int8 (run, bench: quantized after calibrating on --calibrate; CPU) or "
+                  "fp32, tf32, fp16, bf16, int8 (quantized after calibrating on --calibrate; CPU) or "
                   "auto: fp16 on a GPU, fp32 on the CPU (inputs and outputs stay float32; default: " +
                       opts.precision + ")")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8", "auto"}));
@@ -77,8 +77,7 @@ std::vector<Device> resolve_devices(const CommonOptions& opts) {
 Precision resolve_precision(const CommonOptions& opts, const Device& device) {
   if (opts.precision == "auto") return device.kind == DeviceKind::cuda ? Precision::fp16 : Precision::fp32;
   check_supported(opts.precision != "int8",
-                  "--precision int8 serves run and bench so far; tag, detect and faces run in float (a classifier "
-                  "quantized once by tandem quantize can be tag's --model)");
+                  "--precision int8 serves run, bench, tag and detect so far; faces run in float");
   return parse_precision(opts.precision);
 }
 

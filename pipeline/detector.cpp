@@ -76,6 +76,8 @@ Graph load_detector_graph(const DetectorOptions& o, bool& class_major) {
 
 }  // namespace
 
+static Graph rewritten(const DetectorOptions& o, Graph g) { return o.rewrite ? o.rewrite(std::move(g)) : g; }
+
 Graph detector_graph(const DetectorOptions& options) {
   bool class_major = false;
   return load_detector_graph(options, class_major);
@@ -83,7 +85,7 @@ Graph detector_graph(const DetectorOptions& options) {
 
 Detector::Detector(const DetectorOptions& options)
     : options_(options),
-      session_(load_detector_graph(options, class_major_),
+      session_(rewritten(options, load_detector_graph(options, class_major_)),
                SessionOptions::on(options.device, options.precision, options.threads, options.strict_device)) {
   std::vector<TensorDesc> in = session_.input_descs();
   ErrorContext ctx{options.model, "", "", ""};

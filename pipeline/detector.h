@@ -4,6 +4,7 @@
 // itself (TopK appended to the graph), so only the best k of a heat map's
 // 1.3 M scores leave the device; boxes (pipeline/centernet.h) and NMS are
 // made per image on the host.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct DetectorOptions {
   float cross_class_iou = 0.7f;  // and across classes (one label per object)
   int max_detections = 100;
   bool strict_device = false;  // SessionOptions::strict_device
+  // Applied to the network's graph before its session compiles it (tag's
+  // --precision int8 quantizes it there); none leaves it as loaded.
+  std::function<Graph(Graph)> rewrite;
 };
 
 // Fills one batch slot: the whole upright image stretched to the network

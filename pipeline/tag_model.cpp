@@ -51,7 +51,8 @@ class Classifier final : public TagModel {
  public:
   explicit Classifier(const TagModelOptions& o)
       : o_(o),
-        session_(parse_model_file(o.model), SessionOptions::on(o.device, o.precision, o.threads, o.strict_device)) {
+        session_(o.rewrite ? o.rewrite(parse_model_file(o.model)) : parse_model_file(o.model),
+                 SessionOptions::on(o.device, o.precision, o.threads, o.strict_device)) {
     ErrorContext where{o.model, "", "", ""};
     std::vector<TensorDesc> in = session_.input_descs();
     check(in.size() == 1 && in[0].shape.size() == 4 && in[0].shape[1] == 3 && in[0].shape[2] > 0 &&
@@ -158,6 +159,7 @@ class DetectorModel final : public TagModel {
     d.threads = o.threads;
     if (o.min_score >= 0) d.min_score = o.min_score;
     d.strict_device = o.strict_device;
+    d.rewrite = o.rewrite;
     return d;
   }
   TagModelOptions o_;

@@ -9,6 +9,7 @@
 // Decoder threads fill batch slots through a SlotWriter (one per thread, it
 // keeps scratch); the inference thread calls tag().
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -31,6 +32,9 @@ struct TagModelOptions {
   int top = 5;             // at most this many tags per image
   float min_score = -1.f;  // below: dropped (default per kind: 0.05 classifier, 0.25 detector)
   bool strict_device = false;  // SessionOptions::strict_device
+  // Applied to the network's graph before its session compiles it (tag's
+  // --precision int8 quantizes it there); none leaves it as loaded.
+  std::function<Graph(Graph)> rewrite;
 };
 
 class SlotWriter {
