@@ -1,9 +1,6 @@
 // `tandem quantize MODEL --calibrate DIR|FILE.npy --out MODEL.int8.onnx`:
-// post-training quantization (graph/post_training.h). Calibration images
-// go through the preprocessing `tag` gives the model (a classifier's
-// resize, crop and normalization; the detector's stretch), so the ranges
-// are those of the inputs it will see; a .npy file is the network's input
-// itself, [N, ...].
+// post-training quantization (graph/post_training.h) on the samples
+// cli/calibration_data.h makes, written as a QDQ ONNX model.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -14,13 +11,9 @@
 #include "cli/common.h"
 #include "formats/load_model.h"
 #include "formats/onnx/onnx_exporter.h"
-#include "formats/tensor_file.h"
 #include "graph/post_training.h"
-#include "image/decode.h"
 #include "pipeline/detector.h"
 #include "pipeline/model_store.h"
-#include "pipeline/tag_model.h"
-#include "pipeline/walk.h"
 
 namespace tandem::cli {
 
