@@ -22,6 +22,38 @@ bool per_tensor_int8(const std::optional<LinearQuantization>& q) {
   return q && q->per_tensor() && is_int8(q->dtype);
 }
 
+bool is_max_pool(const Node& n) {
+  return !n.dead && (n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool") &&
+         n.outputs.size() == 1;
+}
+
+// a -> first -> b -> second -> c, where second alone reads b, becomes
+// a -> second -> b' -> first -> c; `between` describes b' (the caller
+// knows its shape and type). The nodes keep their places in the list:
+// the caller sorts once it is done.
+void swap_with_reader(Graph& g, NodeId first, NodeId second, Value between) {
+  between.constant.reset();
+  between.producer = second;
+  const ValueId mid = g.add_value(std::move(between));
+  Node& f = g.nodes[size_t(first)];
+  Node& s = g.nodes[size_t(second)];
+  const ValueId a = f.inputs[0], b = f.outputs[0], c = s.outputs[0];
+  s.inputs[0] = a;
+  s.outputs[0] = mid;
+  f.inputs[0] = mid;
+  f.outputs[0] = c;
+  g.value(c).producer = first;
+  g.value(b).producer = -1;
+}
+
+int sorted_after(Graph& g, int moved) {
+  if (moved) {
+    g.compact();
+    g.topo_sort();
+  }
+  return moved;
+}
+
 // Moves a per-tensor QuantizeLinear above the max pooling it reads:
 // quantizing is monotone, so the maximum of the quantized values is the
 // quantized maximum, and the pooling then moves a quarter of the bytes and
@@ -33,33 +65,15 @@ int hoist_quantize_above_max_pool(Graph& g) {
     if (g.nodes[i].dead || !per_tensor_int8(quantize_params(g, NodeId(i)))) continue;
     const ValueId pooled = g.nodes[i].inputs[0];
     const NodeId p = g.value(pooled).producer;
-    if (p < 0) continue;
-    Node& pool = g.nodes[size_t(p)];
-    if (pool.dead || (pool.op_type != "MaxPool" && pool.op_type != "GlobalMaxPool") ||
-        pool.outputs.size() != 1 || sole_consumer(g, cons, pooled) != NodeId(i))
+    if (p < 0 || !is_max_pool(g.nodes[size_t(p)]) || sole_consumer(g, cons, pooled) != NodeId(i))
       continue;
-    Value q = g.value(pool.inputs[0]);
+    Value q = g.value(g.nodes[size_t(p)].inputs[0]);  // the pooling's input, quantized
     q.name += "_quantized";
     q.dtype = g.value(g.nodes[i].outputs[0]).dtype;
-    q.constant.reset();
-    q.producer = NodeId(i);
-    const ValueId qv = g.add_value(q);
-    Node& quant = g.nodes[i];
-    Node& pl = g.nodes[size_t(p)];
-    const ValueId out = quant.outputs[0];
-    quant.inputs[0] = pl.inputs[0];
-    quant.outputs[0] = qv;
-    pl.inputs[0] = qv;
-    pl.outputs[0] = out;
-    g.value(out).producer = p;
-    g.value(pooled).producer = -1;
+    swap_with_reader(g, p, NodeId(i), std::move(q));
     ++moved;
   }
-  if (moved) {
-    g.compact();
-    g.topo_sort();
-  }
-  return moved;
+  return sorted_after(g, moved);
 }
 
 // The mirror image: a per-tensor DequantizeLinear read only by a max
@@ -70,34 +84,17 @@ int sink_dequantize_below_max_pool(Graph& g) {
   auto cons = g.consumers();
   int moved = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    Node& pool = g.nodes[i];
-    if (pool.dead || (pool.op_type != "MaxPool" && pool.op_type != "GlobalMaxPool") ||
-        pool.outputs.size() != 1)
-      continue;
-    auto dq = dequantize_of(g, pool.inputs[0]);
-    if (!per_tensor_int8(dq) || sole_consumer(g, cons, pool.inputs[0]) != NodeId(i)) continue;
-    const ValueId real = pool.inputs[0], out = pool.outputs[0];
-    Value q = g.value(out);
+    if (!is_max_pool(g.nodes[i])) continue;
+    const ValueId real = g.nodes[i].inputs[0];
+    auto dq = dequantize_of(g, real);
+    if (!per_tensor_int8(dq) || sole_consumer(g, cons, real) != NodeId(i)) continue;
+    Value q = g.value(g.nodes[i].outputs[0]);  // the pooling's output, in integers
     q.name += "_integers";
     q.dtype = dq->dtype;
-    q.constant.reset();
-    q.producer = NodeId(i);
-    const ValueId qv = g.add_value(q);
-    Node& pl = g.nodes[i];
-    Node& d = g.nodes[size_t(dq->node)];
-    pl.inputs[0] = dq->integer;
-    pl.outputs[0] = qv;
-    d.inputs[0] = qv;
-    d.outputs[0] = out;
-    g.value(out).producer = dq->node;
-    g.value(real).producer = -1;
+    swap_with_reader(g, dq->node, NodeId(i), std::move(q));
     ++moved;
   }
-  if (moved) {
-    g.compact();
-    g.topo_sort();
-  }
-  return moved;
+  return sorted_after(g, moved);
 }
 
 // Weights as the integer convolution takes them: i8 constants, symmetric,

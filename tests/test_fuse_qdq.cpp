@@ -109,13 +109,26 @@ void expect_integer_close(const Tensor& got, const Tensor& want, float step) {
   EXPECT_GE(double(equal), 0.98 * double(got.numel())) << "worst difference " << worst;
 }
 
+// `g` run optimized makes `convs` convolutions integer and stays close to
+// `g` run as written.
+void expect_integer_run(const Graph& g, const std::vector<Tensor>& in, int convs, float step) {
+  int quantized = -1;
+  std::vector<Tensor> got = run(g, true, in, &quantized), want = run(g, false, in);
+  EXPECT_EQ(quantized, convs);
+  expect_integer_close(got[0], want[0], step);
+}
+
 void check(const Built& m, bool residual) {
   std::vector<Tensor> in{random_tensor({2, 8, 9, 9}, 3)};
   if (residual) in.push_back(random_tensor(m.g.value(m.g.inputs[1]).shape, 5));
-  int quantized = 0;
-  std::vector<Tensor> got = run(m.g, true, in, &quantized), want = run(m.g, false, in);
-  EXPECT_EQ(quantized, 1);
-  expect_integer_close(got[0], want[0], m.step);
+  expect_integer_run(m.g, in, 1, m.step);
+}
+
+Attributes max_pool_2x2() {
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{2, 2});
+  a.set("strides", std::vector<int64_t>{2, 2});
+  return a;
 }
 
 }  // namespace
@@ -147,21 +160,14 @@ TEST(FuseQdq, QuantizeMovesAboveMaxPool) {
        dequantized_weights(b, {8, 8, 3, 3}, true, 1), b.constant("b1", random_tensor({8}, 2))},
       conv_attrs());
   y = b.node("Relu", {y});
-  Attributes pool;
-  pool.set("kernel_shape", std::vector<int64_t>{2, 2});
-  pool.set("strides", std::vector<int64_t>{2, 2});
-  y = b.node("MaxPool", {y}, pool);
+  y = b.node("MaxPool", {y}, max_pool_2x2());
   y = b.node(
       "Conv",
       {fake_quantized<uint8_t>(b, y, 0.04f, 0, "p"), dequantized_weights(b, {4, 8, 3, 3}, true, 3),
        b.constant("b2", random_tensor({4}, 4))},
       conv_attrs());
   b.output(y);
-  std::vector<Tensor> in{random_tensor({1, 8, 12, 12}, 9)};
-  int quantized = 0;
-  std::vector<Tensor> got = run(b.g, true, in, &quantized), want = run(b.g, false, in);
-  EXPECT_EQ(quantized, 2);
-  expect_integer_close(got[0], want[0], 0.f);
+  expect_integer_run(b.g, {random_tensor({1, 8, 12, 12}, 9)}, 2, 0.f);
 }
 
 // Weights quantized to u8 (with a zero point) are not what the integer
@@ -175,11 +181,7 @@ TEST(FuseQdq, UnsignedWeightsStayFloat) {
       b.node("DequantizeLinear", {b.constant("w", std::move(w)), b.constant("ws", scalar(0.01f)),
                                   b.constant("wz", zero_point<uint8_t>(128))});
   b.output(b.node("Conv", {fake_quantized<uint8_t>(b, x, 0.02f, 128, "x"), wd}, conv_attrs()));
-  std::vector<Tensor> in{random_tensor({1, 4, 6, 6}, 1)};
-  int quantized = -1;
-  std::vector<Tensor> got = run(b.g, true, in, &quantized), want = run(b.g, false, in);
-  EXPECT_EQ(quantized, 0);
-  expect_integer_close(got[0], want[0], 0.f);
+  expect_integer_run(b.g, {random_tensor({1, 4, 6, 6}, 1)}, 0, 0.f);
 }
 
 // The form tandem's (and PyTorch's) QAT export writes: Conv -> BatchNorm ->
@@ -201,14 +203,7 @@ TEST(FuseQdq, QatExportWithBatchNormAndPoolingRunsOnIntegers) {
               b.constant("mean", random_tensor({8}, 32)),
               b.constant("var", random_tensor({8}, 33, 0.5f, 2.f))});
   y = fake_quantized<uint8_t>(b, b.node("Relu", {y}), 0.03f, 0, "r");
-  Attributes pool;
-  pool.set("kernel_shape", std::vector<int64_t>{2, 2});
-  pool.set("strides", std::vector<int64_t>{2, 2});
-  y = b.node("MaxPool", {y}, pool);
+  y = b.node("MaxPool", {y}, max_pool_2x2());
   b.output(b.node("Conv", {y, dequantized_weights(b, {6, 8, 3, 3}, true, 2)}, conv_attrs()));
-  std::vector<Tensor> in{random_tensor({2, 4, 12, 12}, 34)};
-  int quantized = 0;
-  std::vector<Tensor> got = run(b.g, true, in, &quantized), want = run(b.g, false, in);
-  EXPECT_EQ(quantized, 2);
-  expect_integer_close(got[0], want[0], 0.f);
+  expect_integer_run(b.g, {random_tensor({2, 4, 12, 12}, 34)}, 2, 0.f);
 }
