@@ -146,7 +146,7 @@ int bench_command(BenchOptions& o) {
       pipeline::DetectorOptions det;
       det.model = o.model;
       Graph g = pipeline::detector_graph(det);
-      if (o.common.precision == "int8") g = int8_graph(std::move(g), o.model, o.common);
+      if (auto int8 = int8_rewrite(o.model, o.common)) g = int8(std::move(g));
       return Session(std::move(g), session_options(o.common, o.low_input));
     }
     ModelLoadOptions load;

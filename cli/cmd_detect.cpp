@@ -92,9 +92,8 @@ int detect_command(DetectOptions& o) {
   dopt.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   dopt.device = resolve_device(o.common);
   dopt.threads = o.common.threads;
-  const bool int8 = o.common.precision == "int8";
-  dopt.precision = int8 ? Precision::fp32 : resolve_precision(o.common, dopt.device);
-  if (int8) dopt.rewrite = [model = dopt.model, common = o.common](Graph g) { return int8_graph(std::move(g), model, common); };
+  dopt.precision = graph_precision(o.common, dopt.device);
+  dopt.rewrite = int8_rewrite(dopt.model, o.common);
   dopt.min_score = o.min_score;
   dopt.iou = o.iou;
   dopt.strict_device = o.common.strict_device;

@@ -333,11 +333,8 @@ int tag_command(TagOptions& o) {
   mo.model = pipeline::resolve_model(o.model.empty() ? pipeline::kDefaultModel : o.model);
   const std::vector<Device> devices = resolve_devices(o.common);
   mo.device = devices.front();
-  // int8 lives in the graph: calibrated and quantized before the session
-  // compiles it, which then runs in float32 around the integers.
-  const bool int8 = o.common.precision == "int8";
-  mo.precision = int8 ? Precision::fp32 : resolve_precision(o.common, mo.device);
-  if (int8) mo.rewrite = [model = mo.model, common = o.common](Graph g) { return int8_graph(std::move(g), model, common); };
+  mo.precision = graph_precision(o.common, mo.device);
+  mo.rewrite = int8_rewrite(mo.model, o.common);
   mo.threads = o.common.threads;
   mo.top = o.top;
   mo.min_score = o.min_score;

@@ -81,26 +81,7 @@ Precision resolve_precision(const CommonOptions& opts, const Device& device) {
   return parse_precision(opts.precision);
 }
 
-SessionOptions session_options(const CommonOptions& opts, bool low_precision_inputs) {
-  SessionOptions so;
-  so.low_precision_inputs = low_precision_inputs;
-  so.device = resolve_device(opts);
-  // int8 lives in the graph (int8_graph), which runs in float32 around it.
-  so.precision = opts.precision == "int8" ? Precision::fp32 : resolve_precision(opts, so.device);
-  so.threads = opts.threads;
-  so.strict_device = opts.strict_device;
-  return so;
-}
-
-Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load,
-                   bool low_precision_inputs) {
-  SessionOptions so = session_options(opts, low_precision_inputs);
-  check_supported(load.tfjs.outputs.empty() || is_tfjs_model_path(path),
-                  "choosing outputs is supported for TF.js models only", {path, "", "", ""});
-  Graph g = load_model(path, load);
-  if (opts.precision == "int8") g = int8_graph(std::move(g), path, opts);
-  return Session(std::move(g), so);
-}
+namespace {
 
 Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts) {
   check(!opts.calibrate.empty(), "--precision int8 needs --calibrate DIR|FILE.npy (or a model tandem quantize wrote)");
@@ -115,6 +96,38 @@ Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts) {
              r.quantized, r.layers.size(), calibration_method_name(r.method), opts.calibrate, r.error);
   return q;
 }
+
+}  // namespace
+
+Precision graph_precision(const CommonOptions& opts, const Device& device) {
+  return opts.precision == "int8" ? Precision::fp32 : resolve_precision(opts, device);
+}
+
+std::function<Graph(Graph)> int8_rewrite(const std::string& model, const CommonOptions& opts) {
+  if (opts.precision != "int8") return {};
+  return [model, opts](Graph g) { return int8_graph(std::move(g), model, opts); };
+}
+
+SessionOptions session_options(const CommonOptions& opts, bool low_precision_inputs) {
+  SessionOptions so;
+  so.low_precision_inputs = low_precision_inputs;
+  so.device = resolve_device(opts);
+  so.precision = graph_precision(opts, so.device);
+  so.threads = opts.threads;
+  so.strict_device = opts.strict_device;
+  return so;
+}
+
+Session open_model(const std::string& path, const CommonOptions& opts, const ModelLoadOptions& load,
+                   bool low_precision_inputs) {
+  SessionOptions so = session_options(opts, low_precision_inputs);
+  check_supported(load.tfjs.outputs.empty() || is_tfjs_model_path(path),
+                  "choosing outputs is supported for TF.js models only", {path, "", "", ""});
+  Graph g = load_model(path, load);
+  if (auto int8 = int8_rewrite(path, opts)) g = int8(std::move(g));
+  return Session(std::move(g), so);
+}
+
 
 void say_fallback_cost(const Session& s, double wall_s) {
   FallbackInfo f = s.fallback();

@@ -1,6 +1,7 @@
 #pragma once
 // Options every subcommand shares, and helpers the subcommands reuse.
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,14 @@ Device resolve_device(const CommonOptions& opts);
 // Error when there is none.
 std::vector<Device> resolve_devices(const CommonOptions& opts);
 
-// --precision int8: `g` quantized after calibrating on --calibrate (photos
-// through `model`'s preprocessing, or a .npy input), one line on stderr
-// saying what was quantized. Error without --calibrate or off the CPU.
-Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts);
+// The precision a session compiles in: --precision's, or float32 for int8,
+// whose integers live in the graph (int8_rewrite) with float32 around them.
+Precision graph_precision(const CommonOptions& opts, const Device& device);
+// For --precision int8: what makes `model`'s loaded graph integer (it
+// calibrates on --calibrate, photos through the model's preprocessing or a
+// .npy input, and says on stderr what it quantized; Error without
+// --calibrate or off the CPU). Empty for every other precision.
+std::function<Graph(Graph)> int8_rewrite(const std::string& model, const CommonOptions& opts);
 
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
 // low_precision_inputs: see SessionOptions.
