@@ -146,8 +146,8 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   // Which rule suits a model's activations is measured, not assumed: the
   // one whose fully quantized model moves the outputs least.
   r.method = o.method.value_or(CalibrationMethod::minmax);
+  double best = -1;  // the chosen method's error, everything quantized
   if (!o.method) {
-    double best = -1;
     for (CalibrationMethod m :
          {CalibrationMethod::minmax, CalibrationMethod::percentile, CalibrationMethod::entropy}) {
       const double e =
@@ -164,14 +164,14 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
       r.layers[i].error =
           error_of(with_quantized(g, {convs[i]}, params), batches[0], want, o.threads);
   std::vector<QuantizableConv> chosen;
-  std::vector<size_t> kept =
-      o.float_layers == 0 ? std::vector<size_t>{} : choose_float(r.layers, o.float_layers);
+  const std::vector<size_t> kept = choose_float(r.layers, o.float_layers);
   for (size_t i : kept) r.layers[i].kept_float = true;
   for (size_t i = 0; i < convs.size(); ++i)
     if (!r.layers[i].kept_float) chosen.push_back(convs[i]);
   Graph q = with_quantized(g, chosen, params);
   r.quantized = int(chosen.size());
-  r.error = error_of(q, batches[0], want, o.threads);
+  // Everything quantized by the chosen method is a graph measured above.
+  r.error = kept.empty() && best >= 0 ? best : error_of(q, batches[0], want, o.threads);
   unique_value_names(q);
   if (report) *report = std::move(r);
   return q;
