@@ -28,13 +28,11 @@ struct QuantizeOptions {
 
 // A TF.js model is the detector: quantized up to the heads `tag` reads (its
 // peak ranking and box decoding stay in float), with the batch left free.
-ModelLoadOptions heads_of(const std::string& model) {
-  ModelLoadOptions lo;
-  if (std::filesystem::path(model).extension() != ".json") return lo;
+ModelLoadOptions load_options(const std::string& model) {
+  if (!is_tfjs_model_path(model)) return {};
   pipeline::DetectorOptions d;
-  lo.tfjs.outputs = {d.peaks_output, d.size_output};
-  lo.tfjs.dynamic_batch = true;
-  return lo;
+  d.model = model;
+  return pipeline::heads_load_options(d);
 }
 
 int quantize_command(const QuantizeOptions& o) {
@@ -52,7 +50,7 @@ int quantize_command(const QuantizeOptions& o) {
   p.float_layers = o.float_layers;
   p.threads = o.threads;
   PtqReport r;
-  Graph q = quantize_post_training(load_model(model, heads_of(model)), batches, p, &r);
+  Graph q = quantize_post_training(load_model(model, load_options(model)), batches, p, &r);
   for (const auto& [m, e] : r.method_errors)
     fmt::print("{:>10} calibration: outputs move by {:.3g}\n", calibration_method_name(m), e);
   fmt::print("activation ranges by {}\n", calibration_method_name(r.method));

@@ -61,10 +61,7 @@ const Node* nhwc_transpose_of(const Graph& g, ValueId v) {
 
 // class_major: the peaks are ranked in the map's [classes, h, w] order.
 Graph load_detector_graph(const DetectorOptions& o, bool& class_major) {
-  ModelLoadOptions lo;
-  lo.tfjs.outputs = {o.peaks_output, o.size_output};
-  lo.tfjs.dynamic_batch = true;  // the converter fixed batch 1; the heads do not care
-  Graph g = load_model(o.model, lo);
+  Graph g = load_model(o.model, heads_load_options(o));
   ValueId peaks = g.outputs.at(0);
   const Node* t = nhwc_transpose_of(g, peaks);
   class_major = t != nullptr;
@@ -74,9 +71,16 @@ Graph load_detector_graph(const DetectorOptions& o, bool& class_major) {
   return g;
 }
 
+Graph rewritten(const DetectorOptions& o, Graph g) { return o.rewrite ? o.rewrite(std::move(g)) : g; }
+
 }  // namespace
 
-static Graph rewritten(const DetectorOptions& o, Graph g) { return o.rewrite ? o.rewrite(std::move(g)) : g; }
+ModelLoadOptions heads_load_options(const DetectorOptions& o) {
+  ModelLoadOptions lo;
+  lo.tfjs.outputs = {o.peaks_output, o.size_output};
+  lo.tfjs.dynamic_batch = true;  // the converter fixed batch 1; the heads do not care
+  return lo;
+}
 
 Graph detector_graph(const DetectorOptions& options) {
   bool class_major = false;

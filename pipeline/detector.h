@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "formats/load_model.h"
 #include "graph/session.h"
 #include "image/image.h"
 #include "image/preprocess.h"
@@ -49,6 +50,10 @@ class DetectorInput {
  private:
   image::Preprocessor pre_;
 };
+
+// How the detector's model loads: up to its peak map and size head, the
+// batch left free (what tandem quantize quantizes of it, too).
+ModelLoadOptions heads_load_options(const DetectorOptions& o);
 
 // The network Detector runs: the model up to its peak map and size head,
 // then each image's peaks ranked (scores, flat indices), as benchmarks time it.
