@@ -21,7 +21,7 @@ namespace {
 
 struct QuantizeOptions {
   std::string model, calibrate, out;
-  std::string method = "auto";
+  std::string method = "auto", activations = "u8";
   double percentile = 99.99;
   int samples = 64, batch = 8, float_layers = -1, threads = 0;
 };
@@ -49,6 +49,7 @@ int quantize_command(const QuantizeOptions& o) {
   p.percentile = o.percentile;
   p.float_layers = o.float_layers;
   p.threads = o.threads;
+  p.activations = o.activations == "s8" ? DType::i8 : DType::u8;
   PtqReport r;
   Graph q = quantize_post_training(load_model(model, load_options(model)), batches, p, &r);
   for (const auto& [m, e] : r.method_errors)
@@ -92,6 +93,10 @@ void add_quantize_command(CLI::App& app) {
                   "Activation ranges: minmax, percentile, entropy, or auto (the one that moves the "
                   "outputs least)")
       ->check(CLI::IsMember({"auto", "minmax", "percentile", "entropy"}));
+  sub->add_option("--activations", o->activations,
+                  "Activation integers: u8 (for CPUs: oneDNN, ONNX Runtime) or s8, symmetric (for GPUs: "
+                  "cuDNN's integer convolutions take only these)")
+      ->check(CLI::IsMember({"u8", "s8"}));
   sub->add_option("--percentile", o->percentile, "Percentile for --method percentile")
       ->check(CLI::Range(50.0, 100.0));
   sub->add_option("--samples", o->samples, "Calibration samples at most")

@@ -85,15 +85,18 @@ namespace {
 
 Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts) {
   check(!opts.calibrate.empty(), "--precision int8 needs --calibrate DIR|FILE.npy (or a model tandem quantize wrote)");
-  check_supported(resolve_device(opts).is_cpu(),
-                  "--precision int8 runs on the CPU so far (its integer kernels are oneDNN's); add --device cpu");
   std::vector<Tensor> batches = calibration_batches({model, opts.calibrate, 64, 8, opts.threads});
   PtqOptions p;
   p.threads = opts.threads;
+  // The GPU's integer convolutions (cuDNN's) take symmetric s8 activations only.
+  p.activations = resolve_device(opts).is_cpu() ? DType::u8 : DType::i8;
   PtqReport r;
   Graph q = quantize_post_training(std::move(g), batches, p, &r);
-  fmt::print(stderr, "tandem: int8: {} of {} convolutions quantized ({} calibration on {}), outputs move by {:.3g}\n",
-             r.quantized, r.layers.size(), calibration_method_name(r.method), opts.calibrate, r.error);
+  fmt::print(stderr,
+             "tandem: int8: {} of {} convolutions quantized ({} activations, {} calibration on {}), outputs move by "
+             "{:.3g}\n",
+             r.quantized, r.layers.size(), dtype_name(p.activations), calibration_method_name(r.method),
+             opts.calibrate, r.error);
   return q;
 }
 

@@ -78,23 +78,6 @@ ConvShape describe(const OpDesc& op) {
   return cs;
 }
 
-// [M, C/g, R, S] -> [M, R, S, cout] with cout >= C/g (zeros beyond C/g),
-// element by element of any size.
-std::vector<char> to_krsc(const Tensor& w, int64_t cout) {
-  const Shape& s = w.shape();
-  const int64_t m = s[0], cg = s[1], r = s[2], q = s[3];
-  const size_t es = dtype_size(w.dtype());
-  const char* src = static_cast<const char*>(w.raw());
-  std::vector<char> out(size_t(m * r * q * cout) * es, 0);
-  for (int64_t k = 0; k < m; ++k)
-    for (int64_t c = 0; c < cg; ++c)
-      for (int64_t y = 0; y < r; ++y)
-        for (int64_t x = 0; x < q; ++x)
-          std::memcpy(&out[size_t(((k * r + y) * q + x) * cout + c) * es],
-                      &src[size_t(((k * cg + c) * r + y) * q + x) * es], es);
-  return out;
-}
-
 class CudnnConvKernel final : public Kernel {
  public:
   CudnnConvKernel(const OpDesc& op, Context& c)
@@ -262,14 +245,11 @@ class CudnnConvKernel final : public Kernel {
 
 KernelPlan make_conv(const OpDesc& op, Context& c) {
   if (is_depthwise_conv(op)) return make_depthwise_conv(op, c);
-  KernelPlan plan;
   auto kernel = std::make_unique<CudnnConvKernel>(op, c);
-  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
-  plan.input_layouts[0] = kernel->packs_input() ? Layout::plain : Layout::nhwc;
-  plan.kernel = std::move(kernel);
-  if (op.inputs.size() > 3) plan.input_layouts[3] = Layout::nhwc;
-  plan.output_layouts = {Layout::nhwc};
-  plan.keeps_constant = {false, true};  // the weights, converted to KRSC at prepare
+  const bool packs = kernel->packs_input();
+  // The weights, converted to KRSC at prepare.
+  KernelPlan plan = channels_last_conv_plan(op, std::move(kernel), {false, true});
+  if (packs) plan.input_layouts[0] = Layout::plain;
   return plan;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <utility>
 
 #include "core/shape.h"
@@ -30,6 +31,21 @@ ConvSearch<Perf> search_of(int count, cudnnHandle_t h, D0 d0, D1 d1, cudnnConvol
 }
 
 }  // namespace
+
+std::vector<char> to_krsc(const Tensor& w, int64_t cout) {
+  const Shape& s = w.shape();
+  const int64_t m = s[0], cg = s[1], r = s[2], q = s[3];
+  const size_t es = dtype_size(w.dtype());
+  const char* src = static_cast<const char*>(w.raw());
+  std::vector<char> out(size_t(m * r * q * cout) * es, 0);
+  for (int64_t k = 0; k < m; ++k)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t y = 0; y < r; ++y)
+        for (int64_t x = 0; x < q; ++x)
+          std::memcpy(&out[size_t(((k * r + y) * q + x) * cout + c) * es],
+                      &src[size_t(((k * cg + c) * r + y) * q + x) * es], es);
+  return out;
+}
 
 int64_t tensor_core_channels(DType dtype, int64_t groups, int64_t channels) {
   if (!is_16bit_float(dtype) || groups != 1 || channels % 8 == 0) return channels;

@@ -25,6 +25,7 @@
 
 #include "core/dtype.h"
 #include "core/layout.h"
+#include "core/tensor.h"
 #include "cuda/algo_cache.h"
 #include "cuda/context.h"
 #include "cuda/cudnn_utils.h"
@@ -46,6 +47,10 @@ cudnnMathType_t conv_math_type(DType dtype);
 // layer at batch 256 on an H200): x and w are padded with zero channels to
 // the next multiple of 8 instead (the padding adds zeros to every sum).
 int64_t tensor_core_channels(DType dtype, int64_t groups, int64_t channels);
+
+// Filter [M, C/g, R, S] -> [M, R, S, cout] with cout >= C/g (zeros beyond
+// C/g), the KRSC order of channels-last convolutions; any element size.
+std::vector<char> to_krsc(const Tensor& w, int64_t cout);
 
 // x, y: NCHW or NHWC activations ([N, C, H, W] either way); w: the filter
 // [M, C/groups, R, S], in KCRS order for NCHW, KRSC for NHWC.

@@ -36,6 +36,7 @@
 #include "cuda/device_buffer.h"
 #include "cuda/float_convert.cuh"
 #include "cuda/fused_activation.cuh"
+#include "cuda/registry.h"
 #include "cuda/launch.h"
 #include "ops/conv.h"
 
@@ -309,14 +310,8 @@ KernelPlan make_depthwise_conv(const OpDesc& op, Context& c) {
                   "CUDA depthwise Conv takes 4-D f32/f16/bf16 with group == C == M, constant weights of the "
                   "same dtype and under 2^31 elements, got " + op.inputs[0].str(),
                   op.context());
-  KernelPlan plan;
-  plan.kernel = std::make_unique<DepthwiseConvKernel>(op, c);
-  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
-  plan.input_layouts[0] = Layout::nhwc;
-  if (op.inputs.size() > 3) plan.input_layouts[3] = Layout::nhwc;
-  plan.output_layouts = {Layout::nhwc};
-  plan.keeps_constant = {false, true};  // the weights, converted to [R*S][C] at prepare
-  return plan;
+  // The weights, converted to [R*S][C] at prepare.
+  return channels_last_conv_plan(op, std::make_unique<DepthwiseConvKernel>(op, c), {false, true});
 }
 
 }  // namespace tandem::cuda

@@ -32,6 +32,18 @@ void register_kernel(const std::string& op_type, KernelFactory factory) {
   check(table().emplace(op_type, factory).second, "two CUDA kernels registered for op " + op_type);
 }
 
+KernelPlan channels_last_conv_plan(const OpDesc& op, std::unique_ptr<Kernel> kernel,
+                                   std::vector<bool> keeps_constant) {
+  KernelPlan plan;
+  plan.kernel = std::move(kernel);
+  plan.input_layouts.assign(op.inputs.size(), Layout::plain);
+  plan.input_layouts[0] = Layout::nhwc;
+  if (op.inputs.size() > 3) plan.input_layouts[3] = Layout::nhwc;
+  plan.output_layouts = {Layout::nhwc};
+  plan.keeps_constant = std::move(keeps_constant);
+  return plan;
+}
+
 KernelFactory find_kernel(const std::string& op_type) {
   static std::once_flag once;
   std::call_once(once, register_all);

@@ -1,6 +1,7 @@
 // tandem.Reorder on the GPU: NCHW (plain) <-> NHWC for 4-D tensors of any
-// 2- or 4-byte dtype, through 32x32 shared-memory tiles so both the reads and
-// the writes are coalesced. The CUDA backend's convolutions are NHWC
+// 1-, 2- or 4-byte dtype (8-bit integers for the integer convolutions),
+// through 32x32 shared-memory tiles so both the reads and the writes are
+// coalesced. The CUDA backend's convolutions are NHWC
 // (tensor cores want channels last); everything else takes either.
 #include <cuda_fp16.h>
 
@@ -63,6 +64,7 @@ KernelPlan reorder(const OpDesc& op, Context& c) {
   size_t es = dtype_size(in.dtype);
   if (es == 4) plan.kernel = std::make_unique<TransposeKernel<float>>(c, n, rows, cols, op.context());
   else if (es == 2) plan.kernel = std::make_unique<TransposeKernel<__half>>(c, n, rows, cols, op.context());
+  else if (es == 1) plan.kernel = std::make_unique<TransposeKernel<uint8_t>>(c, n, rows, cols, op.context());
   else throw Error::unsupported("CUDA reorder of " + std::string(dtype_name(in.dtype)), op.context());
   plan.input_layouts = {in.layout};
   plan.output_layouts = {to};

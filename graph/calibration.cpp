@@ -153,4 +153,16 @@ QuantizationParams u8_params(ActivationRange r) {
   return q;
 }
 
+QuantizationParams s8_params(ActivationRange r) {
+  QuantizationParams q;
+  q.dtype = DType::i8;
+  const float m = std::max(std::fabs(r.lo), std::fabs(r.hi));
+  if (m > 0.f) q.scale = m / 127.f;
+  return q;
+}
+
+QuantizationParams activation_params(ActivationRange r, DType activations) {
+  return activations == DType::i8 ? s8_params(r) : u8_params(r);
+}
+
 }  // namespace tandem

@@ -50,7 +50,14 @@ class RangeCollector {
 struct QuantizationParams {
   float scale = 1.f;
   int zero_point = 0;
+  DType dtype = DType::u8;
 };
 QuantizationParams u8_params(ActivationRange r);
+// Symmetric s8 (zero point 0) over the range's larger magnitude: the form
+// GPU integer convolutions take (cuDNN has no u8 activations), at the cost
+// of one bit for a tensor that is never negative.
+QuantizationParams s8_params(ActivationRange r);
+// s8_params for DType::i8, else u8_params.
+QuantizationParams activation_params(ActivationRange r, DType activations);
 
 }  // namespace tandem

@@ -22,6 +22,28 @@ bool per_tensor_int8(const std::optional<LinearQuantization>& q) {
   return q && q->per_tensor() && is_int8(q->dtype);
 }
 
+// An activation's quantization the backend's integer convolution reads or
+// writes.
+bool takes(const IntegerConvForm& f, const std::optional<LinearQuantization>& q) {
+  return per_tensor_int8(q) && (f.any_zero_point || (q->dtype == DType::i8 && q->zero_points[0] == 0));
+}
+
+// Begin and end pads the same on every axis, auto_pad resolved.
+bool equal_pads(const Graph& g, const Node& conv) {
+  const ops::ConvGeometry geo = ops::conv_geometry(conv.attrs, g.value(conv.inputs[0]).shape, g.value(conv.inputs[1]).shape);
+  return geo.window.pads_begin == geo.window.pads_end;
+}
+
+// The convolution itself within the form: shape, groups, activation,
+// channels.
+bool conv_in_form(const Graph& g, const Node& conv, const IntegerConvForm& f) {
+  const Shape& w = g.value(conv.inputs[1]).shape;
+  if (!f.any_shape && (conv.attrs.get_int("group", 1) != 1 || w.size() != 4 || !equal_pads(g, conv))) return false;
+  if (w.at(0) % f.channel_multiple != 0 || w.at(1) % f.channel_multiple != 0) return false;
+  const std::string act = conv.attrs.get_string("activation", "");
+  return f.any_activation || act.empty() || act == "Relu";
+}
+
 bool is_max_pool(const Node& n) {
   return !n.dead && (n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool") &&
          n.outputs.size() == 1;
@@ -125,12 +147,12 @@ ValueId real_bias(Graph& g, ValueId b, const std::string& name) {
 
 // Turns one FusedConv with dequantized operands into a QConv. Returns false
 // (the graph untouched) when its operands are not integers it can take.
-bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeId id) {
+bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeId id, const IntegerConvForm& form) {
   const Node& conv = g.nodes[size_t(id)];
   auto x = dequantize_of(g, conv.inputs[0]);
   auto w = dequantize_of(g, conv.inputs[1]);
   const int64_t m = g.value(conv.inputs[1]).shape.at(0);
-  if (!per_tensor_int8(x) || !integer_weights(g, w, m)) return false;
+  if (!takes(form, x) || !integer_weights(g, w, m) || !conv_in_form(g, conv, form)) return false;
   const ValueId bias = real_bias(g, g.nodes[size_t(id)].inputs[2], conv.name);
   if (bias == kNoValue) return false;
   Node q = g.nodes[size_t(id)];
@@ -141,7 +163,7 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
   const NodeId requant = sole_consumer(g, cons, q.outputs[0]);
   std::optional<LinearQuantization> y;
   if (requant >= 0) y = quantize_params(g, requant);
-  if (per_tensor_int8(y)) {
+  if (takes(form, y)) {
     p.y_dtype = y->dtype;
     p.y_scale = y->scales[0];
     p.y_zero_point = y->zero_points[0];
@@ -154,7 +176,7 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
     auto rq = dequantize_of(g, r);
     // A sum post-op reads the residual's integers in the output's buffer:
     // only when the output is 8-bit too.
-    if (per_tensor_int8(rq) && p.y_dtype != DType::f32) {
+    if (takes(form, rq) && p.y_dtype != DType::f32) {
       p.residual = ops::QResidual::quantized;
       p.r_scale = rq->scales[0];
       p.r_zero_point = rq->zero_points[0];
@@ -173,16 +195,34 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
 
 }  // namespace
 
-int fuse_qdq(Graph& g) {
-  hoist_quantize_above_max_pool(g);
-  sink_dequantize_below_max_pool(g);
+IntegerConvForm cpu_integer_conv_form() { return {}; }
+
+IntegerConvForm gpu_integer_conv_form() {
+  IntegerConvForm f;
+  f.any_zero_point = false;
+  f.any_activation = false;
+  f.any_shape = false;
+  f.integer_max_pool = false;
+  // cuDNN's int8 engines read channels in 16-byte vectors.
+  f.channel_multiple = 16;
+  return f;
+}
+
+int fuse_qdq(Graph& g, const IntegerConvForm& form, int* left_in_float) {
+  if (form.integer_max_pool) {
+    hoist_quantize_above_max_pool(g);
+    sink_dequantize_below_max_pool(g);
+  }
   int folded = 0;
+  if (left_in_float) *left_in_float = 0;
   auto cons = g.consumers();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].dead || g.nodes[i].op_type != ops::kFusedConvOp) continue;
-    if (quantize_conv(g, cons, NodeId(i))) {
+    if (quantize_conv(g, cons, NodeId(i), form)) {
       ++folded;
       cons = g.consumers();
+    } else if (left_in_float && dequantize_of(g, g.nodes[i].inputs[1])) {
+      ++*left_in_float;
     }
   }
   if (folded) g.remove_unused_nodes();

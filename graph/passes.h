@@ -1,7 +1,7 @@
 #pragma once
 // Graph-to-graph passes, run by Session::compile in this order:
 //   bind_input_shapes -> infer_and_fold -> fuse_gelu -> fuse_matmul_bias (GPU sessions)
-//   -> fold_batchnorm -> fuse_conv_epilogues -> fuse_qdq (CPU sessions)
+//   -> fold_batchnorm -> fuse_conv_epilogues -> fuse_qdq (QDQ models)
 //   -> fuse_attention (GPU sessions) -> infer_and_fold (refresh) -> compact
 #include <map>
 #include <string>
@@ -53,7 +53,23 @@ int fuse_attention(Graph& g);
 // before one below it. Needs the
 // DequantizeLinear nodes of constants unfolded (infer_and_fold's
 // keep_dequantize). Returns the count of convolutions made integer.
-int fuse_qdq(Graph& g);
+// What the backend's integer convolution takes: oneDNN's takes every QDQ
+// form; cuDNN's (cuda/qconv.cpp) only symmetric s8 activations, 2-D with one
+// group and equal pads, ReLU or none, channels in multiples of 16, and its
+// max pooling stays in float. A convolution outside the form stays a
+// float one, its weights dequantized once.
+struct IntegerConvForm {
+  bool any_zero_point = true;      // u8 and i8 with zero points; else s8, zero point 0
+  bool any_activation = true;      // else ReLU or none
+  bool any_shape = true;           // else 2-D, one group, equal begin and end pads
+  bool integer_max_pool = true;    // quantize / dequantize move across max pooling
+  int64_t channel_multiple = 1;    // input and output channels
+};
+IntegerConvForm cpu_integer_conv_form();
+IntegerConvForm gpu_integer_conv_form();
+// `left_in_float`, when given, counts the convolutions with dequantized
+// operands the form did not take.
+int fuse_qdq(Graph& g, const IntegerConvForm& form = cpu_integer_conv_form(), int* left_in_float = nullptr);
 
 // Makes a float32 graph compute in `to` (f16 or bf16): inputs cast down,
 // float constants converted (shape arguments excepted), outputs cast back to

@@ -140,7 +140,7 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   auto params_of = [&](CalibrationMethod m) {
     std::map<ValueId, QuantizationParams> p;
     for (size_t i = 0; i < watch.size(); ++i)
-      p[watch[i]] = u8_params(stats[i].range(m, o.percentile));
+      p[watch[i]] = activation_params(stats[i].range(m, o.percentile), o.activations);
     return p;
   };
   // Which rule suits a model's activations is measured, not assumed: the

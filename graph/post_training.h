@@ -24,6 +24,10 @@ struct PtqOptions {
   // many of the worst.
   int float_layers = -1;
   int threads = 0;  // CPU threads for the calibration runs (0: all)
+  // u8 (zero point where 0 falls; what oneDNN and ONNX Runtime's CPU
+  // kernels prefer) or i8 (symmetric: what the GPU's integer convolutions
+  // take).
+  DType activations = DType::u8;
 };
 
 struct PtqLayer {

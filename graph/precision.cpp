@@ -12,6 +12,7 @@
 #include "core/half.h"
 #include "graph/passes.h"
 #include "ops/gemm.h"
+#include "ops/qconv.h"
 #include "ops/schema.h"
 #include "ops/shape_ops.h"
 
@@ -66,6 +67,21 @@ std::vector<NodeId> float32_heads(const Graph& g) {
   return heads;
 }
 
+// A QDQ model's integer ops (tandem.QConv, QuantizeLinear,
+// DequantizeLinear) keep their real parts in float32, as ONNX types them
+// and their kernels take them: scales and bias stay float32 constants, a
+// real input (a residual, what is quantized) is read through a cast up, a
+// real output (dequantized) is cast down for its readers.
+std::vector<NodeId> integer_ops(const Graph& g) {
+  std::vector<NodeId> r;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const std::string& op = g.nodes[n].op_type;
+    if (!g.nodes[n].dead && (op == ops::kQConvOp || op == "QuantizeLinear" || op == "DequantizeLinear"))
+      r.push_back(NodeId(n));
+  }
+  return r;
+}
+
 // Constants every reader of which is a head: they keep their float32 values.
 std::unordered_set<ValueId> head_only_constants(const Graph& g, const std::vector<NodeId>& heads) {
   std::unordered_set<ValueId> read_by_head, read_elsewhere;
@@ -86,7 +102,11 @@ std::unordered_set<ValueId> head_only_constants(const Graph& g, const std::vecto
 void lower_precision(Graph& g, DType to, bool inputs_too) {
   check(to == DType::f16 || to == DType::bf16, "lower_precision: f16 or bf16 only");
   std::unordered_set<ValueId> keep = shape_argument_constants(g);
-  const std::vector<NodeId> heads = float32_heads(g);
+  std::vector<NodeId> heads = float32_heads(g);
+  const std::vector<NodeId> integer = integer_ops(g);
+  heads.insert(heads.end(), integer.begin(), integer.end());
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
   for (ValueId v : head_only_constants(g, heads)) keep.insert(v);
   // A graph input the session specialized into a constant (a scalar) still
   // takes f32 from the caller; it is cast below like any input, and the cast
@@ -120,11 +140,17 @@ void lower_precision(Graph& g, DType to, bool inputs_too) {
     g.replace_uses(in, low_id);
     casts.push_back(cast_node(g.value(in).name + "/to_low", in, low_id, to));
   }
+  // A real value an integer op makes stays float32: integer ops and
+  // heads read it as it is, the others through one cast down.
+  const auto made_by_integer_op = [&](ValueId v) {
+    return std::binary_search(integer.begin(), integer.end(), g.value(v).producer);
+  };
   for (NodeId h : heads) {
-    // Each activation (non-constant) input is read through a cast up.
+    // Each other activation (non-constant) input is read through a cast up.
     for (size_t i = 0; i < g.nodes[size_t(h)].inputs.size(); ++i) {
       ValueId in = g.nodes[size_t(h)].inputs[i];
-      if (in == kNoValue || g.value(in).constant) continue;
+      if (in == kNoValue || g.value(in).constant || !is_floating(g.value(in).dtype) || made_by_integer_op(in))
+        continue;
       Value up = g.value(in);
       up.name += "/head_f32";
       up.dtype = DType::f32;
@@ -133,6 +159,26 @@ void lower_precision(Graph& g, DType to, bool inputs_too) {
       ValueId up_id = g.add_value(up);
       g.nodes[size_t(h)].inputs[i] = up_id;
       casts.push_back(cast_node(up.name, in, up_id, DType::f32));
+    }
+  }
+  for (NodeId q : integer) {
+    const ValueId out = g.nodes[size_t(q)].outputs[0];
+    if (g.value(out).dtype != DType::f32) continue;
+    ValueId low_id = kNoValue;
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (g.nodes[n].dead || std::binary_search(heads.begin(), heads.end(), NodeId(n))) continue;
+      for (ValueId& in : g.nodes[n].inputs) {
+        if (in != out) continue;
+        if (low_id == kNoValue) {
+          Value low = g.value(out);
+          low.name += "/lowered";
+          low.dtype = to;
+          low.producer = -1;
+          low_id = g.add_value(low);
+          casts.push_back(cast_node(g.value(out).name + "/to_low", out, low_id, to));
+        }
+        in = low_id;
+      }
     }
   }
   for (ValueId& out : g.outputs) {

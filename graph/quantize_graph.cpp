@@ -31,16 +31,18 @@ Node make_node(const std::string& op, const std::string& name, std::vector<Value
   return n;
 }
 
-// x -> QuantizeLinear -> DequantizeLinear (u8, per tensor); the dequantized
-// value.
+// x -> QuantizeLinear -> DequantizeLinear (u8 or s8, per tensor); the
+// dequantized value.
 ValueId add_fake_quantize(Graph& g, ValueId x, const QuantizationParams& q) {
   const Value xv = g.value(x);
   const ValueId s = g.add_constant(xv.name + "_scale", Tensor::from_vector<float>({q.scale}, {}));
   const ValueId z = g.add_constant(xv.name + "_zero_point",
-                                   Tensor::from_vector<uint8_t>({uint8_t(q.zero_point)}, {}));
+                                   q.dtype == DType::i8
+                                       ? Tensor::from_vector<int8_t>({int8_t(q.zero_point)}, {})
+                                       : Tensor::from_vector<uint8_t>({uint8_t(q.zero_point)}, {}));
   Value qv = xv, dv = xv;
   qv.name = xv.name + "_quantized";
-  qv.dtype = DType::u8;
+  qv.dtype = q.dtype;
   qv.constant.reset();
   dv.name = xv.name + "_dequantized";
   dv.constant.reset();

@@ -161,9 +161,11 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
   bind_input_shapes(g, named);
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].defined()) g.value(g.inputs[i]).constant = values[i].clone();
-  // Integer convolutions on the CPU only so far: elsewhere a QDQ model's
-  // dequantized weights fold to floats at once.
-  const bool integer = options_.optimize && backend_->device().is_cpu();
+  // A QDQ model's convolutions run on integers where the backend's integer
+  // convolution takes their form (graph/passes.h); the rest fold their
+  // dequantized weights to floats in the last fold.
+  const bool integer = options_.optimize;
+  const IntegerConvForm form = backend_->device().is_cpu() ? cpu_integer_conv_form() : gpu_integer_conv_form();
   fold(g, integer);
   if (options_.optimize) {
     TANDEM_ZONE_CAT("fold batchnorm + fuse epilogues", "graph");
@@ -174,7 +176,7 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
     if (!backend_->device().is_cpu()) rep.matmul_biases_fused = fuse_matmul_bias(g);
     rep.batchnorms_folded = fold_batchnorm(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
-    if (integer) rep.convs_quantized = fuse_qdq(g);
+    if (integer) rep.convs_quantized = fuse_qdq(g, form, &rep.convs_left_float);
     // On the CPU oneDNN's matmuls with the head copies beat the fused op's
     // loops (cpu/attention.cpp); on the GPU the copies are the cost.
     if (!backend_->device().is_cpu()) rep.attentions_fused = fuse_attention(g);
@@ -197,6 +199,7 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
   report_ = rep;
   fallback_ = plan->fallback();
   say_fallback();
+  say_float_convs();
   return *(plans_[key] = std::move(plan));
 }
 
@@ -209,6 +212,21 @@ void Session::say_fallback() {
             << backend_->name() << " and run" << (fallback_.nodes == 1 ? "s" : "") << " on the CPU: " << fallback_.ops
             << " (first: node '" << fallback_.first_node << "'); " << fallback_.crossings << " copies between devices, "
             << fallback_.crossing_bytes / 1024 << " KiB a run; --strict-device makes this an error\n";
+}
+
+// Once per session: a QDQ model whose convolutions run in float where the
+// user expects integers.
+void Session::say_float_convs() {
+  if (float_convs_said_ || report_.convs_left_float == 0) return;
+  float_convs_said_ = true;
+  std::cerr << "tandem: " << report_.convs_left_float << " of "
+            << report_.convs_left_float + report_.convs_quantized << " quantized convolutions run in float on "
+            << backend_->name()
+            << (backend_->device().is_cpu()
+                    ? ": their operands are not 8-bit per-tensor activations and i8 weights\n"
+                    : ": the GPU's integer convolutions take symmetric s8 activations (zero point 0), 2-D with one "
+                      "group and equal pads, ReLU or no activation, and channels in multiples of 16 (tandem quantize --activations s8 "
+                      "writes such models)\n");
 }
 
 FallbackInfo Session::fallback() const { return fallback_; }

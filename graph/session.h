@@ -66,6 +66,9 @@ struct CompileReport {
   int nodes_before = 0, nodes_after = 0;
   int batchnorms_folded = 0, epilogues_fused = 0, gelus_fused = 0, matmul_biases_fused = 0,
       attentions_fused = 0, convs_quantized = 0;
+  // A QDQ model's convolutions the device's integer kernels do not take:
+  // they run in float (said once on stderr).
+  int convs_left_float = 0;
   PlanStats plan;
 };
 
@@ -133,6 +136,7 @@ class Session {
   // any input is read, not at the first run.
   void check_kernels_exist() const;
   void say_fallback();
+  void say_float_convs();
   // Running with the mutex held: the whole batch in one plan; a batch in
   // pieces of the size known to fit; a batch halved until it fits (`fit`:
   // the largest piece that ran).
@@ -147,7 +151,7 @@ class Session {
   std::map<std::string, std::unique_ptr<PartitionedPlan>> plans_;
   CompileReport report_;
   FallbackInfo fallback_;
-  bool fallback_said_ = false;
+  bool fallback_said_ = false, float_convs_said_ = false;
   // Per-sample input shapes -> the largest batch that ran after a larger one
   // ran out of memory.
   std::map<std::string, int64_t> fitting_batch_;

@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+#include "cpu/cpu_backend.h"
+#include "graph/passes.h"
 #include "graph/session.h"
 #include "tests/graph_builder.h"
 #include "tests/op_harness.h"
@@ -206,4 +208,79 @@ TEST(FuseQdq, QatExportWithBatchNormAndPoolingRunsOnIntegers) {
   y = b.node("MaxPool", {y}, max_pool_2x2());
   b.output(b.node("Conv", {y, dequantized_weights(b, {6, 8, 3, 3}, true, 2)}, conv_attrs()));
   expect_integer_run(b.g, {random_tensor({2, 4, 12, 12}, 34)}, 2, 0.f);
+}
+
+namespace {
+
+// x -> q/dq (s8, zero point 0) -> Conv(dq(w), b) [+ q/dq(r) s8] -> Relu
+// -> q/dq (s8): the form the GPU's integer convolution takes when c and m
+// are multiples of 16 and group is 1.
+Graph s8_conv_model(int64_t c, int64_t m, int64_t group, bool residual) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, c, 9, 9});
+  ValueId xq = fake_quantized<int8_t>(b, x, 0.02f, 0, "x");
+  ValueId w = dequantized_weights(b, {m, c / group, 3, 3}, true, 7);
+  ValueId y = b.node("Conv", {xq, w, b.constant("b", random_tensor({m}, 11))}, conv_attrs(group));
+  if (residual) y = b.node("Add", {y, fake_quantized<int8_t>(b, b.input("r", {2, m, 9, 9}), 0.03f, 0, "r")});
+  y = fake_quantized<int8_t>(b, b.node("Relu", {y}), 0.05f, 0, "y");
+  b.output(y);
+  return std::move(b.g);
+}
+
+// The passes a session runs before fuse_qdq, then fuse_qdq in the GPU's
+// form; the convolutions made integer, and those left in float.
+std::pair<int, int> gpu_form_fusions(Graph g) {
+  infer_and_fold(g, cpu::cpu_backend(), true);
+  g.compact();
+  fuse_conv_epilogues(g);
+  int left = -1;
+  const int fused = fuse_qdq(g, gpu_integer_conv_form(), &left);
+  return {fused, left};
+}
+
+}  // namespace
+
+// Symmetric s8 activations run on integers on the CPU too, residual and
+// all (the models `tandem quantize --activations s8` writes for GPUs).
+TEST(FuseQdq, SymmetricS8ConvWithResidual) {
+  const Graph g = s8_conv_model(16, 32, 1, true);
+  expect_integer_run(g, {random_tensor({2, 16, 9, 9}, 3), random_tensor({2, 32, 9, 9}, 5)}, 1, 0.05f);
+}
+
+TEST(FuseQdqGpuForm, SymmetricS8ConvolutionsFuse) {
+  EXPECT_EQ(gpu_form_fusions(s8_conv_model(16, 32, 1, true)), std::make_pair(1, 0));
+  EXPECT_EQ(gpu_form_fusions(s8_conv_model(32, 16, 1, false)), std::make_pair(1, 0));
+}
+
+// What cuDNN's integer convolutions do not take stays a float convolution,
+// counted so the session can say so: u8 activations with a zero point,
+// channels not in multiples of 16, grouped convolutions.
+TEST(FuseQdqGpuForm, OtherFormsStayFloatAndAreCounted) {
+  EXPECT_EQ(gpu_form_fusions(conv_model(true, false, true).g), std::make_pair(0, 1));
+  EXPECT_EQ(gpu_form_fusions(s8_conv_model(8, 16, 1, false)), std::make_pair(0, 1));
+  EXPECT_EQ(gpu_form_fusions(s8_conv_model(16, 16, 16, false)), std::make_pair(0, 1));
+}
+
+// In a bf16 session the integer ops keep their real parts in f32 (scales,
+// bias, the residual and real outputs through casts), so a QDQ model still
+// runs its convolutions on integers and stays near the f32 session's run.
+TEST(FuseQdq, LowPrecisionSessionKeepsIntegerOps) {
+  const Built m = conv_model(true, true, false, 1, true);
+  const std::vector<Tensor> in{random_tensor({2, 8, 9, 9}, 3), random_tensor({2, 16, 9, 9}, 5)};
+  SessionOptions o;
+  o.precision = Precision::bf16;
+  Session low(m.g, o);
+  const Tensor got = low.run(in)[0];
+  EXPECT_EQ(low.last_compile().convs_quantized, 1);
+  const Tensor want = run(m.g, true, in)[0];
+  ASSERT_EQ(got.shape(), want.shape());
+  // The input rounded to bf16 before it is quantized moves a few integers
+  // by one step: a percent or so, not more.
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double d = double(got.data<float>()[i]) - double(want.data<float>()[i]);
+    num += d * d;
+    den += double(want.data<float>()[i]) * double(want.data<float>()[i]);
+  }
+  EXPECT_LT(std::sqrt(num / den), 0.02);
 }

@@ -170,3 +170,36 @@ TEST(PostTraining, KeepsTheMostSensitiveLayerInFloat) {
 TEST(PostTraining, NoSampleIsAnError) {
   EXPECT_THROW(quantize_post_training(float_net(), {}, PtqOptions{}), Error);
 }
+
+// Symmetric s8 activations (for GPUs): every activation quantized to i8
+// with zero point 0, and the model still runs every convolution on
+// integers on the CPU, close to the float network.
+TEST(PostTraining, SymmetricS8Activations) {
+  std::vector<Tensor> batches{random_tensor({4, 4, 10, 10}, 10)};
+  PtqOptions o;
+  o.float_layers = 0;
+  o.method = CalibrationMethod::minmax;
+  o.activations = DType::i8;
+  Graph q = quantize_post_training(float_net(), batches, o);
+  int quantizers = 0;
+  for (const Node& n : q.nodes) {
+    if (n.dead || n.op_type != "QuantizeLinear") continue;
+    ++quantizers;
+    EXPECT_EQ(q.value(n.outputs[0]).dtype, DType::i8) << n.name;
+    const Tensor& z = *q.value(n.inputs[2]).constant;
+    EXPECT_EQ(z.scalar_at(0), 0.0) << n.name;
+  }
+  EXPECT_GT(quantizers, 0);
+  Session s(q);
+  const Tensor x = random_tensor({2, 4, 10, 10}, 12);
+  const Tensor got = s.run({x})[0];
+  EXPECT_EQ(s.last_compile().convs_quantized, 3);
+  EXPECT_LT(relative_error(got, Session(float_net()).run({x})[0]), 0.05);
+}
+
+TEST(Calibration, S8ParamsAreSymmetric) {
+  const QuantizationParams q = s8_params({-0.5f, 2.54f});
+  EXPECT_EQ(q.dtype, DType::i8);
+  EXPECT_EQ(q.zero_point, 0);
+  EXPECT_FLOAT_EQ(q.scale, 2.54f / 127.f);
+}

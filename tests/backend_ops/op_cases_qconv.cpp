@@ -98,6 +98,50 @@ struct QConvVariant {
   const char* activation;
 };
 
+// The form the GPU's integer convolution takes (cuda/qconv.cpp): s8 with
+// zero points 0, one group, ReLU or none, channels in multiples of 16.
+void add_s8_qconv_cases(std::vector<OpCase>& cases, Seeds& seed) {
+  struct S8Variant {
+    const char* label;
+    DType y;
+    ops::QResidual residual;
+    const char* activation;
+    int64_t kernel, stride;
+  };
+  const std::vector<S8Variant> variants = {
+      {"s8-relu-s8-out", DType::i8, ops::QResidual::none, "Relu", 3, 1},
+      {"s8-f32-out", DType::f32, ops::QResidual::none, "", 3, 1},
+      {"s8-quantized-residual-relu", DType::i8, ops::QResidual::quantized, "Relu", 3, 1},
+      {"s8-real-residual-s8-out", DType::i8, ops::QResidual::real, "", 3, 1},
+      {"s8-real-residual-relu-f32-out", DType::f32, ops::QResidual::real, "Relu", 3, 1},
+      {"s8-1x1-stride-2", DType::i8, ops::QResidual::none, "Relu", 1, 2}};
+  std::vector<float> per_channel(32);
+  for (size_t i = 0; i < per_channel.size(); ++i) per_channel[i] = 0.002f + 0.0005f * float(i % 9);
+  for (const S8Variant& v : variants) {
+    const int64_t pad = v.kernel / 2;
+    const Shape x{2, 16, 7, 9}, w{32, 16, v.kernel, v.kernel};
+    const Shape y{2, 32, (7 + 2 * pad - v.kernel) / v.stride + 1, (9 + 2 * pad - v.kernel) / v.stride + 1};
+    OpCase c(ops::kQConvOp, v.label);
+    c.in(integers(DType::i8, x, seed()))
+        .constant_in(integers(DType::i8, w, seed()))
+        .constant_in(uniform({32}, seed()));
+    ops::QConvParams p;
+    p.x_scale = 0.02f;
+    p.w_scales = per_channel;
+    p.y_dtype = v.y;
+    p.y_scale = 0.03f;
+    p.residual = v.residual;
+    p.r_scale = 0.025f;
+    set_qconv_params(c.attrs, p);
+    c.attr("pads", std::vector<int64_t>{pad, pad, pad, pad}).attr("strides", std::vector<int64_t>{v.stride, v.stride});
+    c.attr("activation", std::string(v.activation));
+    if (v.residual == ops::QResidual::real) c.in(uniform(y, seed()));
+    if (v.residual == ops::QResidual::quantized) c.in(integers(DType::i8, y, seed()));
+    c.f32_only().ref([attrs = c.attrs](const std::vector<Tensor>& in) { return qconv_ref(attrs, in); });
+    cases.push_back(c);
+  }
+}
+
 }  // namespace
 
 void add_qconv_cases(std::vector<OpCase>& cases) {
@@ -141,6 +185,7 @@ void add_qconv_cases(std::vector<OpCase>& cases) {
         [attrs = c.attrs](const std::vector<Tensor>& in) { return qconv_ref(attrs, in); });
     cases.push_back(c);
   }
+  add_s8_qconv_cases(cases, seed);
 }
 
 }  // namespace tandem::backend_ops
