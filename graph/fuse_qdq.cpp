@@ -25,12 +25,14 @@ bool per_tensor_int8(const std::optional<LinearQuantization>& q) {
 // An activation's quantization the backend's integer convolution reads or
 // writes.
 bool takes(const IntegerConvForm& f, const std::optional<LinearQuantization>& q) {
-  return per_tensor_int8(q) && (f.any_zero_point || (q->dtype == DType::i8 && q->zero_points[0] == 0));
+  return per_tensor_int8(q) &&
+         (f.any_zero_point || (q->dtype == DType::i8 && q->zero_points[0] == 0));
 }
 
 // Begin and end pads the same on every axis, auto_pad resolved.
 bool equal_pads(const Graph& g, const Node& conv) {
-  const ops::ConvGeometry geo = ops::conv_geometry(conv.attrs, g.value(conv.inputs[0]).shape, g.value(conv.inputs[1]).shape);
+  const ops::ConvGeometry geo =
+      ops::conv_geometry(conv.attrs, g.value(conv.inputs[0]).shape, g.value(conv.inputs[1]).shape);
   return geo.window.pads_begin == geo.window.pads_end;
 }
 
@@ -38,7 +40,9 @@ bool equal_pads(const Graph& g, const Node& conv) {
 // channels.
 bool conv_in_form(const Graph& g, const Node& conv, const IntegerConvForm& f) {
   const Shape& w = g.value(conv.inputs[1]).shape;
-  if (!f.any_shape && (conv.attrs.get_int("group", 1) != 1 || w.size() != 4 || !equal_pads(g, conv))) return false;
+  if (!f.any_shape &&
+      (conv.attrs.get_int("group", 1) != 1 || w.size() != 4 || !equal_pads(g, conv)))
+    return false;
   if (w.at(0) % f.channel_multiple != 0 || w.at(1) % f.channel_multiple != 0) return false;
   const std::string act = conv.attrs.get_string("activation", "");
   return f.any_activation || act.empty() || act == "Relu";

@@ -220,12 +220,14 @@ void Session::say_float_convs() {
   if (float_convs_said_ || report_.convs_left_float == 0) return;
   float_convs_said_ = true;
   std::cerr << "tandem: " << report_.convs_left_float << " of "
-            << report_.convs_left_float + report_.convs_quantized << " quantized convolutions run in float on "
-            << backend_->name()
+            << report_.convs_left_float + report_.convs_quantized
+            << " quantized convolutions run in float on " << backend_->name()
             << (backend_->device().is_cpu()
                     ? ": their operands are not 8-bit per-tensor activations and i8 weights\n"
-                    : ": the GPU's integer convolutions take symmetric s8 activations (zero point 0), 2-D with one "
-                      "group and equal pads, ReLU or no activation, and channels in multiples of 16 (tandem quantize --activations s8 "
+                    : ": the GPU's integer convolutions take symmetric s8 activations (zero point "
+                      "0), 2-D with one "
+                      "group and equal pads, ReLU or no activation, and channels in multiples of "
+                      "16 (tandem quantize --activations s8 "
                       "writes such models)\n");
 }
 

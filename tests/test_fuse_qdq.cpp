@@ -244,7 +244,8 @@ std::pair<int, int> gpu_form_fusions(Graph g) {
 // all (the models `tandem quantize --activations s8` writes for GPUs).
 TEST(FuseQdq, SymmetricS8ConvWithResidual) {
   const Graph g = s8_conv_model(16, 32, 1, true);
-  expect_integer_run(g, {random_tensor({2, 16, 9, 9}, 3), random_tensor({2, 32, 9, 9}, 5)}, 1, 0.05f);
+  expect_integer_run(g, {random_tensor({2, 16, 9, 9}, 3), random_tensor({2, 32, 9, 9}, 5)}, 1,
+                     0.05f);
 }
 
 TEST(FuseQdqGpuForm, SymmetricS8ConvolutionsFuse) {
@@ -283,4 +284,45 @@ TEST(FuseQdq, LowPrecisionSessionKeepsIntegerOps) {
     den += double(want.data<float>()[i]) * double(want.data<float>()[i]);
   }
   EXPECT_LT(std::sqrt(num / den), 0.02);
+}
+
+// A real value one integer op hands another (a convolution's output the
+// next one adds as its residual, as in a ResNet stage's first block) stays
+// f32 in a 16-bit session: no cast down and back up between them.
+TEST(FuseQdq, LowPrecisionPassesRealValuesBetweenIntegerOpsAsTheyAre) {
+  GraphBuilder b;
+  ValueId x = fake_quantized<int8_t>(b, b.input("x", {1, 16, 8, 8}), 0.02f, 0, "x");
+  ValueId a = b.node("Conv",
+                     {x, dequantized_weights(b, {16, 16, 3, 3}, true, 1),
+                      b.constant("ba", random_tensor({16}, 2))},
+                     conv_attrs());
+  ValueId y = b.node("Conv",
+                     {x, dequantized_weights(b, {16, 16, 3, 3}, true, 3),
+                      b.constant("bb", random_tensor({16}, 4))},
+                     conv_attrs());
+  y = fake_quantized<int8_t>(b, b.node("Relu", {b.node("Add", {y, a})}), 0.05f, 0, "y");
+  b.output(y);
+  Graph g = std::move(b.g);
+  infer_and_fold(g, cpu::cpu_backend(), true);
+  g.compact();
+  fuse_conv_epilogues(g);
+  ASSERT_EQ(fuse_qdq(g), 2);
+  infer_and_fold(g, cpu::cpu_backend());
+  lower_precision(g, DType::bf16, false);
+  infer_and_fold(g, cpu::cpu_backend());
+  int casts = 0, real_residuals = 0;
+  for (const Node& n : g.nodes) {
+    if (n.dead) continue;
+    casts += n.op_type == "Cast";
+    if (n.op_type != "tandem.QConv" || n.inputs.size() < 4) continue;
+    ++real_residuals;
+    const NodeId p = g.value(n.inputs[3]).producer;
+    ASSERT_GE(p, 0);
+    EXPECT_EQ(g.nodes[size_t(p)].op_type, "tandem.QConv");
+    EXPECT_EQ(g.value(n.inputs[3]).dtype, DType::f32);
+  }
+  EXPECT_EQ(real_residuals, 1);
+  // The input's cast down and back up for its quantization, and the
+  // output's: nothing between the two convolutions.
+  EXPECT_LE(casts, 3);
 }
