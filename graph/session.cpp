@@ -224,11 +224,10 @@ void Session::say_float_convs() {
             << " quantized convolutions run in float on " << backend_->name()
             << (backend_->device().is_cpu()
                     ? ": their operands are not 8-bit per-tensor activations and i8 weights\n"
-                    : ": the GPU's integer convolutions take symmetric s8 activations (zero point "
-                      "0), 2-D with one "
-                      "group and equal pads, ReLU or no activation, and channels in multiples of "
-                      "16 (tandem quantize --activations s8 "
-                      "writes such models)\n");
+                    : ": the GPU's integer convolutions take symmetric s8 activations "
+                      "(zero point 0), 2-D with one group and equal pads, ReLU or no "
+                      "activation, and channels in multiples of 16 (tandem quantize "
+                      "--activations s8 writes such models)\n");
 }
 
 FallbackInfo Session::fallback() const { return fallback_; }
