@@ -24,12 +24,15 @@ void add_common_options(CLI::App* sub, CommonOptions& opts) {
                   "cpu, cuda[:N], cuda:all or a list (tag: a pipeline on each GPU) or auto (default: the GPU when one is "
                   "present, else the CPU)");
   sub->add_option("--precision", opts.precision,
-                  "fp32, tf32, fp16, bf16, int8 (quantized after calibrating on --calibrate; CPU) or "
+                  "fp32, tf32, fp16, bf16, int8 (quantized after calibrating on --calibrate; s8 on a GPU) or "
                   "auto: fp16 on a GPU, fp32 on the CPU (inputs and outputs stay float32; default: " +
                       opts.precision + ")")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8", "auto"}));
   sub->add_option("--calibrate", opts.calibrate,
                   "--precision int8: photos (through the model's preprocessing) or a .npy input to calibrate on");
+  sub->add_option("--float-layers", opts.float_layers,
+                  "--precision int8: convolutions kept in float, the ones that lose most (-1: chosen by measurement)")
+      ->check(CLI::Range(-1, 1 << 20));
   sub->add_flag("--strict-device", opts.strict_device,
                 "Fail when an op has no kernel on the device, instead of running it on the CPU");
 }
@@ -88,6 +91,7 @@ Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts) {
   std::vector<Tensor> batches = calibration_batches({model, opts.calibrate, 64, 8, opts.threads});
   PtqOptions p;
   p.threads = opts.threads;
+  p.float_layers = opts.float_layers;
   // The GPU's integer convolutions (cuDNN's) take symmetric s8 activations only.
   p.activations = resolve_device(opts).is_cpu() ? DType::u8 : DType::i8;
   PtqReport r;

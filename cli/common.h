@@ -19,6 +19,7 @@ struct CommonOptions {
   std::string precision = "fp32";  // "auto": fp16 on a GPU, fp32 on the CPU (resolve_precision)
   bool strict_device = false;  // --strict-device: an op the device cannot run is an error, not a CPU fallback
   std::string calibrate;       // --calibrate DIR|FILE.npy: what --precision int8 calibrates on
+  int float_layers = -1;       // --float-layers N: convolutions --precision int8 keeps in float (-1: by measurement)
 };
 
 // Adds --trace, --profile, --threads, --device, --precision and --strict-device to a subcommand.
@@ -40,7 +41,7 @@ Precision graph_precision(const CommonOptions& opts, const Device& device);
 // For --precision int8: what makes `model`'s loaded graph integer (it
 // calibrates on --calibrate, photos through the model's preprocessing or a
 // .npy input, and says on stderr what it quantized; Error without
-// --calibrate or off the CPU). Empty for every other precision.
+// --calibrate). Empty for every other precision.
 std::function<Graph(Graph)> int8_rewrite(const std::string& model, const CommonOptions& opts);
 
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
