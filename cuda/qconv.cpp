@@ -25,9 +25,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include "core/shape.h"
 #include "cuda/check.h"
 #include "cuda/cudnn_conv.h"
 #include "cuda/cudnn_graph.h"
@@ -101,13 +105,52 @@ QConvShape describe(const OpDesc& op) {
   return q;
 }
 
+// One problem's graph and the plan chosen for it. The integer convolutions
+// of one shape and form build the same graph (the same uids, extents and
+// steps; only the pointers differ), and choosing its plan -- cuDNN compiles
+// and times four -- is most of preparing one: ResNet-50's 52 take 24
+// problems, and a plan's second batch size shares the first's per shape.
+struct SharedPlan {
+  explicit SharedPlan(cudnnHandle_t h, const ErrorContext& where) : graph(h, where) {}
+  cg::OpGraph graph;  // kept alive as long as its plan
+  cg::Plan plan;
+};
+
+// The plans chosen so far in this process, by device and problem.
+class PlanStore {
+ public:
+  std::shared_ptr<SharedPlan> find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    return it == plans_.end() ? nullptr : it->second;
+  }
+  void store(const std::string& key, std::shared_ptr<SharedPlan> p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_.emplace(key, std::move(p));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<SharedPlan>> plans_;
+};
+
+PlanStore& plan_store() {
+  static PlanStore s;
+  return s;
+}
+
 class QConvKernel final : public Kernel {
  public:
-  QConvKernel(const OpDesc& op, Context& c)
-      : c_(c), where_(op.context()), q_(describe(op)), graph_(c.cudnn, where_) {
+  QConvKernel(const OpDesc& op, Context& c) : c_(c), where_(op.context()), q_(describe(op)) {
     upload_constants(*op.constants[1], *op.constants[2]);
-    build_graph();
-    choose_plan();
+    uids_ = uids();
+    const std::string key = problem_key();
+    shared_ = plan_store().find(key);
+    if (shared_) return;
+    shared_ = std::make_shared<SharedPlan>(c.cudnn, where_);
+    build_graph(shared_->graph);
+    shared_->plan = choose_plan(shared_->graph);
+    plan_store().store(key, shared_);
   }
 
   void run(const void* const* in, void* const* out, const RunContext& rc) override {
@@ -116,14 +159,36 @@ class QConvKernel final : public Kernel {
                             bias_.get()};
     if (q_.has_residual()) ptrs.push_back(const_cast<void*>(in[3]));
     if (out_scale_.get()) ptrs.push_back(out_scale_.get());
-    cg::execute(c_.cudnn, plan_, uids_, ptrs, rc.scratch, where_);
+    cg::execute(c_.cudnn, shared_->plan, uids_, ptrs, rc.scratch, where_);
   }
 
-  size_t scratch_bytes() const override { return size_t(plan_.workspace); }
+  size_t scratch_bytes() const override { return size_t(shared_->plan.workspace); }
 
  private:
   std::vector<int64_t> x_dims() const { return {q_.n, q_.c, q_.h, q_.w}; }
   std::vector<int64_t> y_dims() const { return {q_.n, q_.m, q_.oh, q_.ow}; }
+
+  // The graph's inputs and outputs, in the order run() passes pointers.
+  std::vector<int64_t> uids() const {
+    std::vector<int64_t> u{kX, kW, kY, kScale, kBias};
+    if (q_.has_residual()) u.push_back(kResidual);
+    if (out_scale_.get()) u.push_back(kOutScale);
+    return u;
+  }
+
+  // Everything build_graph reads: the device, the extents, the window, the
+  // output and residual types, the activation and the last factor.
+  std::string problem_key() const {
+    const ops::Window& win = q_.g.window;
+    std::string k = std::to_string(c_.device);
+    for (int64_t v : {q_.n, q_.c, q_.h, q_.w, q_.m, q_.oh, q_.ow, q_.r, q_.s})
+      k += "," + std::to_string(v);
+    for (const Shape* v : {&win.pads_begin, &win.pads_end, &win.strides, &win.dilations})
+      k += "|" + shape_str(*v);
+    k += "|" + std::string(dtype_name(q_.p.y_dtype)) + "|" + std::to_string(int(q_.p.residual)) +
+         "|" + std::to_string(q_.relu()) + "|" + std::to_string(out_scale_.get() != nullptr);
+    return k;
+  }
 
   void upload_constants(const Tensor& w, const Tensor& b) {
     const std::vector<char> krsc = to_krsc(w, q_.c);
@@ -140,17 +205,16 @@ class QConvKernel final : public Kernel {
     if (out[0] != 1.f) out_scale_ = DeviceBuffer::upload(c_, out.data(), out.size() * 4, where_);
   }
 
-  void build_graph() {
+  void build_graph(cg::OpGraph& graph) {
     const auto cl = cg::channels_last_strides;
     const std::vector<int64_t> xd = x_dims(), yd = y_dims(), wd{q_.m, q_.c, q_.r, q_.s},
                                vd{1, q_.m, 1, 1};
     const cudnnDataType_t y_type = q_.p.y_dtype == DType::i8 ? CUDNN_DATA_INT8 : CUDNN_DATA_FLOAT;
-    graph_.tensor({kX, CUDNN_DATA_INT8, xd, cl(xd)});
-    graph_.tensor({kW, CUDNN_DATA_INT8, wd, cl(wd)});
-    graph_.tensor({kY, y_type, yd, cl(yd)});
-    graph_.tensor({kScale, CUDNN_DATA_FLOAT, vd, cl(vd)});
-    graph_.tensor({kBias, CUDNN_DATA_FLOAT, vd, cl(vd)});
-    uids_ = {kX, kW, kY, kScale, kBias};
+    graph.tensor({kX, CUDNN_DATA_INT8, xd, cl(xd)});
+    graph.tensor({kW, CUDNN_DATA_INT8, wd, cl(wd)});
+    graph.tensor({kY, y_type, yd, cl(yd)});
+    graph.tensor({kScale, CUDNN_DATA_FLOAT, vd, cl(vd)});
+    graph.tensor({kBias, CUDNN_DATA_FLOAT, vd, cl(vd)});
     // The steps after the convolution, each a pointwise op on the running
     // value and an operand (or none).
     std::vector<std::pair<cudnnPointwiseMode_t, int64_t>> steps{{CUDNN_POINTWISE_MUL, kScale},
@@ -158,39 +222,34 @@ class QConvKernel final : public Kernel {
     if (q_.has_residual()) {
       const cudnnDataType_t r_type =
           q_.p.residual == ops::QResidual::quantized ? CUDNN_DATA_INT8 : CUDNN_DATA_FLOAT;
-      graph_.tensor({kResidual, r_type, yd, cl(yd)});
-      uids_.push_back(kResidual);
+      graph.tensor({kResidual, r_type, yd, cl(yd)});
       steps.push_back({CUDNN_POINTWISE_ADD, kResidual});
     }
     if (q_.relu()) steps.push_back({CUDNN_POINTWISE_RELU_FWD, -1});
     if (out_scale_.get()) {
-      graph_.tensor({kOutScale, CUDNN_DATA_FLOAT, vd, cl(vd)});
-      uids_.push_back(kOutScale);
+      graph.tensor({kOutScale, CUDNN_DATA_FLOAT, vd, cl(vd)});
       steps.push_back({CUDNN_POINTWISE_MUL, kOutScale});
     }
     const ops::Window& win = q_.g.window;
     int64_t v = kVirtual;
-    graph_.tensor({v, CUDNN_DATA_INT32, yd, cl(yd), true});
-    graph_.conv_forward(
+    graph.tensor({v, CUDNN_DATA_INT32, yd, cl(yd), true});
+    graph.conv_forward(
         kX, kW, v, {win.pads_begin, win.pads_end, win.strides, win.dilations, CUDNN_DATA_INT32});
     for (size_t i = 0; i < steps.size(); ++i) {
       const bool last = i + 1 == steps.size();
       const int64_t next = last ? int64_t(kY) : v + 1;
-      if (!last) graph_.tensor({next, CUDNN_DATA_FLOAT, yd, cl(yd), true});
-      graph_.pointwise(steps[i].first, v, steps[i].second, next);
+      if (!last) graph.tensor({next, CUDNN_DATA_FLOAT, yd, cl(yd), true});
+      graph.pointwise(steps[i].first, v, steps[i].second, next);
       v = next;
     }
-    graph_.finalize();
+    graph.finalize();
   }
 
   // The fastest of cuDNN's first plans, timed on scratch tensors.
-  void choose_plan() {
-    std::vector<cg::Plan> plans = graph_.plans(4);
+  cg::Plan choose_plan(const cg::OpGraph& graph) {
+    std::vector<cg::Plan> plans = graph.plans(4);
     check_supported(!plans.empty(), "cuDNN has no engine for this integer convolution", where_);
-    if (plans.size() == 1) {
-      plan_ = std::move(plans[0]);
-      return;
-    }
+    if (plans.size() == 1) return std::move(plans[0]);
     const size_t y_elements = size_t(q_.n * q_.m * q_.oh * q_.ow);
     const size_t r_size = q_.p.residual == ops::QResidual::real ? 4 : 1;
     DeviceBuffer x(size_t(q_.n * q_.c * q_.h * q_.w), "cudaMalloc(QConv trial input)", where_);
@@ -222,15 +281,14 @@ class QConvKernel final : public Kernel {
       }
     }
     check_supported(best < 1e30, "no cuDNN plan ran this integer convolution", where_);
-    plan_ = std::move(plans[pick]);
+    return std::move(plans[pick]);
   }
 
   Context& c_;
   ErrorContext where_;
   QConvShape q_;
   DeviceBuffer weights_, scale_, bias_, out_scale_;
-  cg::OpGraph graph_;
-  cg::Plan plan_;
+  std::shared_ptr<SharedPlan> shared_;
   std::vector<int64_t> uids_;
 };
 
