@@ -108,8 +108,8 @@ QConvShape describe(const OpDesc& op) {
 // One problem's graph and the plan chosen for it. The integer convolutions
 // of one shape and form build the same graph (the same uids, extents and
 // steps; only the pointers differ), and choosing its plan -- cuDNN compiles
-// and times four -- is most of preparing one: ResNet-50's 52 take 24
-// problems, and a plan's second batch size shares the first's per shape.
+// and times four -- is most of preparing one; ResNet-50's 52 integer
+// convolutions are some two dozen problems.
 struct SharedPlan {
   explicit SharedPlan(cudnnHandle_t h, const ErrorContext& where) : graph(h, where) {}
   cg::OpGraph graph;  // kept alive as long as its plan
