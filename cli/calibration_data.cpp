@@ -32,13 +32,7 @@ std::vector<Tensor> npy_batches(const CalibrationSource& o) {
   Tensor all = read_tensor_file(o.source);
   check(all.rank() >= 1 && all.dim(0) > 0,
         "no samples in " + o.source + " (" + all.desc().str() + ")");
-  const int64_t n = std::min<int64_t>(all.dim(0), o.samples);
-  std::vector<Tensor> b;
-  for (int64_t i = 0; i < n; i += o.batch)
-    b.push_back(rows(all, i, std::min<int64_t>(n, i + o.batch)));
-  // Equal shapes keep one compiled plan: the last partial batch goes.
-  if (b.size() > 1 && b.back().dim(0) != b.front().dim(0)) b.pop_back();
-  return b;
+  return batches_of(rows(all, 0, std::min<int64_t>(all.dim(0), o.samples)), o.batch);
 }
 
 // Up to o.samples images under the folder, through the model's own
@@ -48,20 +42,7 @@ std::vector<Tensor> image_batches(const CalibrationSource& o) {
   to.model = o.model;
   to.threads = o.threads;
   std::unique_ptr<pipeline::TagModel> m = pipeline::load_tag_model(to);
-  pipeline::WalkResult w = pipeline::walk({o.source});
-  std::vector<std::string> paths;
-  for (const pipeline::WalkedFile& f : w.files) {
-    if (f.is_image())
-      paths.push_back(f.path);
-    else if (pipeline::has_photo_extension(f.path))
-      fmt::print(
-          stderr,
-          "tandem: {}: skipped: named like a photo, but its content is no image tandem reads\n",
-          f.path);
-  }
-  for (const pipeline::WalkProblem& p : w.problems)
-    fmt::print(stderr, "tandem: {}: skipped: {}\n", p.path, p.reason);
-  std::sort(paths.begin(), paths.end());
+  const std::vector<std::string> paths = calibration_photos(o.source);
   std::unique_ptr<pipeline::SlotWriter> writer = m->make_writer();
   std::vector<Tensor> batches;
   Tensor cur;
@@ -86,6 +67,33 @@ std::vector<Tensor> image_batches(const CalibrationSource& o) {
 }
 
 }  // namespace
+
+std::vector<std::string> calibration_photos(const std::string& source) {
+  pipeline::WalkResult w = pipeline::walk({source});
+  std::vector<std::string> paths;
+  for (const pipeline::WalkedFile& f : w.files) {
+    if (f.is_image())
+      paths.push_back(f.path);
+    else if (pipeline::has_photo_extension(f.path))
+      fmt::print(
+          stderr,
+          "tandem: {}: skipped: named like a photo, but its content is no image tandem reads\n",
+          f.path);
+  }
+  for (const pipeline::WalkProblem& p : w.problems)
+    fmt::print(stderr, "tandem: {}: skipped: {}\n", p.path, p.reason);
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::vector<Tensor> batches_of(const Tensor& samples, int64_t batch) {
+  const int64_t n = samples.dim(0);
+  std::vector<Tensor> b;
+  for (int64_t i = 0; i < n; i += batch) b.push_back(rows(samples, i, std::min<int64_t>(n, i + batch)));
+  // Equal shapes keep one compiled plan: the last partial batch goes.
+  if (b.size() > 1 && b.back().dim(0) != b.front().dim(0)) b.pop_back();
+  return b;
+}
 
 std::vector<Tensor> calibration_batches(const CalibrationSource& c) {
   const bool npy = std::filesystem::path(c.source).extension() == ".npy";

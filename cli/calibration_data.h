@@ -22,4 +22,13 @@ struct CalibrationSource {
 // on stderr.
 std::vector<Tensor> calibration_batches(const CalibrationSource& c);
 
+// The photos under `source` (a folder or one file), sorted; a file named
+// like a photo that is none, and an entry that cannot be read, are named
+// on stderr and left out.
+std::vector<std::string> calibration_photos(const std::string& source);
+
+// `samples` ([N, ...]) cut into batches of `batch` rows; a short last one is
+// dropped unless it is the only one.
+std::vector<Tensor> batches_of(const Tensor& samples, int64_t batch);
+
 }  // namespace tandem::cli

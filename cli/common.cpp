@@ -80,7 +80,7 @@ std::vector<Device> resolve_devices(const CommonOptions& opts) {
 Precision resolve_precision(const CommonOptions& opts, const Device& device) {
   if (opts.precision == "auto") return device.kind == DeviceKind::cuda ? Precision::fp16 : Precision::fp32;
   check_supported(opts.precision != "int8",
-                  "--precision int8 serves run, bench, tag and detect so far; faces run in float");
+                  "--precision int8 is for run, bench, tag, detect and faces");
   return parse_precision(opts.precision);
 }
 

@@ -19,7 +19,8 @@ Graph load_faceres(const FaceEmbedderOptions& o) {
   ModelLoadOptions lo;
   lo.tfjs.outputs = {kDescriptor, kGender, kAge};
   lo.tfjs.dynamic_batch = true;
-  return load_model(resolve_model(o.model), lo);
+  Graph g = load_model(resolve_model(o.model), lo);
+  return o.rewrite ? o.rewrite(std::move(g)) : g;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Who a face is: FaceRes (the model @vladmandic/human ships) turns a
 // 224x224 face crop into a 1024-value descriptor, an age and a gender
 // estimate, read out as human reads them.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct FaceEmbedderOptions {
   Precision precision = Precision::fp32;
   int threads = 0;
   bool strict_device = false;
+  // Applied to the loaded graph before its session compiles (the CLI's
+  // --precision int8 quantizes it here).
+  std::function<Graph(Graph)> rewrite;
 };
 
 class FaceEmbedder {
