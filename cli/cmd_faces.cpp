@@ -10,16 +10,10 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
-#include "cli/calibration_data.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/parallel.h"
+#include "cli/face_calibration.h"
 #include "core/error.h"
-#include "core/shape.h"
-#include "graph/post_training.h"
-#include "image/decode.h"
-#include "image/preprocess.h"
-#include "pipeline/face_crop.h"
 #include "pipeline/face_detector.h"
 #include "pipeline/face_embedder.h"
 #include "pipeline/face_stage.h"
@@ -37,47 +31,6 @@ struct FacesOptions {
   float min_score = 0.5f;
   CommonOptions common;
 };
-
-// One photo of a batch: its bytes (kept for the face crops) and size, or
-// why it could not be read.
-struct Photo {
-  std::vector<uint8_t> bytes;
-  std::pair<int, int> size;
-  std::string error;
-};
-
-std::string message_naming(const std::string& path, const std::exception& e) {
-  if (const auto* te = dynamic_cast<const Error*>(&e)) return te->with_context({path, "", "", ""}).what();
-  return path + ": " + e.what();
-}
-
-// Reads and decodes photos [first, first + n) of `paths` into the detector's batch.
-std::vector<Photo> read_batch(const std::vector<std::string>& paths, const pipeline::FaceDetector& det,
-                              size_t first, size_t n, float* batch) {
-  std::vector<Photo> photos(n);
-  const image::PreprocessConfig config = det.input_config();
-  run_workers(n, [&](size_t w, size_t workers) {
-    image::Preprocessor pre(config);
-    image::DecodeOptions opt;
-    opt.min_width = opt.min_height = det.input_size();
-    image::Image img;
-    for (size_t i = w; i < n; i += workers) {
-      const std::string& path = paths[first + i];
-      float* slot = batch + i * pre.output_size();
-      try {
-        TANDEM_ZONE_CAT("read+decode+resize", "faces");
-        photos[i].bytes = image::read_file_bytes(path, opt.max_file_bytes);
-        image::decode_image_into(img, photos[i].bytes, opt, path);
-        photos[i].size = {img.full_width, img.full_height};
-        pre.run(img, {slot, pre.output_size()});
-      } catch (const std::exception& e) {
-        photos[i].error = message_naming(path, e);
-        std::fill(slot, slot + pre.output_size(), 0.f);
-      }
-    }
-  });
-  return photos;
-}
 
 float round_to(float v, float step) { return std::round(v / step) * step; }
 
@@ -110,63 +63,6 @@ void print_text(const std::string& path, const std::vector<pipeline::Face>& face
   }
 }
 
-// The faces of --calibrate's photos, found and cropped as the faces to
-// describe are: [F, size, size, 3], at most `limit` of them.
-Tensor calibration_crops(const FacesOptions& o, pipeline::FaceDetector& det, int64_t size, int64_t limit) {
-  const std::vector<std::string> paths = calibration_photos(o.common.calibrate);
-  const int64_t floats = size * size * 3;
-  std::vector<float> crops;
-  pipeline::FaceCropper cropper{int(size)};
-  const int in = det.input_size();
-  for (size_t first = 0; first < paths.size() && int64_t(crops.size()) < limit * floats; first += size_t(o.batch)) {
-    const size_t n = std::min(paths.size() - first, size_t(o.batch));
-    Tensor batch = Tensor::empty(DType::f32, {int64_t(n), in, in, 3});
-    std::vector<Photo> photos = read_batch(paths, det, first, n, batch.data<float>());
-    std::vector<std::pair<int, int>> sizes;
-    for (const Photo& p : photos) sizes.push_back(p.error.empty() ? p.size : std::pair<int, int>{1, 1});
-    const std::vector<std::vector<pipeline::Face>> faces = det.detect(batch, sizes);
-    for (size_t i = 0; i < n; ++i) {
-      if (!photos[i].error.empty()) {
-        fmt::print(stderr, "tandem: {}: skipped: {}\n", paths[first + i], photos[i].error);
-        continue;
-      }
-      for (const pipeline::Face& f : faces[i]) {
-        if (int64_t(crops.size()) >= limit * floats) break;
-        crops.resize(crops.size() + size_t(floats));
-        cropper.crop(photos[i].bytes, f, image::DecodeOptions{}, paths[first + i],
-                     crops.data() + crops.size() - size_t(floats));
-      }
-    }
-  }
-  check(!crops.empty(), "no face found in the photos under " + o.common.calibrate + " to calibrate FaceRes with");
-  const int64_t count = int64_t(crops.size()) / floats;
-  Tensor t = Tensor::empty(DType::f32, {count, size, size, 3});
-  std::copy(crops.begin(), crops.end(), t.data<float>());
-  return t;
-}
-
-// --precision int8: FaceRes quantized on the faces of --calibrate's photos
-// (the face detector stays in float).
-Graph quantized_faceres(Graph g, const FacesOptions& o, pipeline::FaceDetector& det) {
-  check(!o.common.calibrate.empty(), "--precision int8 needs --calibrate DIR: photos with faces");
-  const Shape& in = g.value(g.inputs.at(0)).shape;
-  check(in.size() == 4 && in[1] > 0, "FaceRes takes [N, S, S, 3] crops, got " + shape_str(in));
-  const Tensor crops = calibration_crops(o, det, in[1], 64);
-  PtqOptions p;
-  p.threads = o.common.threads;
-  p.float_layers = o.common.float_layers;
-  // The GPU's integer convolutions (cuDNN's) take symmetric s8 activations only.
-  p.activations = resolve_device(o.common).is_cpu() ? DType::u8 : DType::i8;
-  PtqReport r;
-  Graph q = quantize_post_training(std::move(g), batches_of(crops, 8), p, &r);
-  fmt::print(stderr,
-             "tandem: int8: FaceRes: {} of {} convolutions quantized ({} activations, {} calibration on {} faces of "
-             "{}), descriptors move by {:.3g}\n",
-             r.quantized, r.layers.size(), dtype_name(p.activations), calibration_method_name(r.method),
-             crops.dim(0), o.common.calibrate, r.error);
-  return q;
-}
-
 int faces_command(FacesOptions& o) {
   profile::TraceSession trace(session_outputs(o.common));
   pipeline::FaceDetectorOptions dopt;
@@ -180,16 +76,16 @@ int faces_command(FacesOptions& o) {
   eopt.device = dopt.device, eopt.precision = dopt.precision, eopt.threads = dopt.threads;
   eopt.strict_device = dopt.strict_device;
   if (o.common.precision == "int8")
-    eopt.rewrite = [&o, &det](Graph g) { return quantized_faceres(std::move(g), o, det); };
+    eopt.rewrite = [&o, &det](Graph g) { return quantized_faceres(std::move(g), o.common, det, o.batch); };
   pipeline::FaceEmbedder embedder(eopt);
   const int in = det.input_size();
   int failures = 0;
   for (size_t first = 0; first < o.images.size(); first += size_t(o.batch)) {
     const size_t n = std::min(o.images.size() - first, size_t(o.batch));
     Tensor batch = Tensor::empty(DType::f32, {int64_t(n), in, in, 3});
-    std::vector<Photo> photos = read_batch(o.images, det, first, n, batch.data<float>());
+    std::vector<FacePhoto> photos = read_face_batch(o.images, det, first, n, batch.data<float>());
     std::vector<std::pair<int, int>> sizes;
-    for (const Photo& p : photos) sizes.push_back(p.error.empty() ? p.size : std::pair<int, int>{1, 1});
+    for (const FacePhoto& p : photos) sizes.push_back(p.error.empty() ? p.size : std::pair<int, int>{1, 1});
     std::vector<std::vector<pipeline::Face>> faces = det.detect(batch, sizes);
     std::vector<std::string> names(o.images.begin() + std::ptrdiff_t(first),
                                    o.images.begin() + std::ptrdiff_t(first + n));

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/detect.h"
+#include "cli/face_calibration.h"
 #include "cli/progress.h"
 #include "graph/session.h"
 #include "pipeline/catalog.h"
@@ -197,6 +198,8 @@ std::unique_ptr<pipeline::FaceStage> open_faces(const TagOptions& o, const pipel
   fo.detector.threads = fo.embedder.threads = mo.threads;
   fo.detector.strict_device = fo.embedder.strict_device = mo.strict_device;
   fo.crop_threads = o.face_threads;
+  // --precision int8: FaceRes too, calibrated on the faces of --calibrate's photos.
+  if (o.common.precision == "int8") fo.embedder.rewrite = faceres_int8_rewrite(o.common, fo.detector);
   TANDEM_ZONE_CAT("load face models", "tag");
   return std::make_unique<pipeline::FaceStage>(fo, *input);
 }
