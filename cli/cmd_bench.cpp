@@ -145,9 +145,8 @@ int bench_command(BenchOptions& o) {
     if (default_model && o.outputs.empty()) {
       pipeline::DetectorOptions det;
       det.model = o.model;
-      Graph g = pipeline::detector_graph(det);
-      if (auto int8 = int8_rewrite(o.model, o.common)) g = int8(std::move(g));
-      return Session(std::move(g), session_options(o.common, o.low_input));
+      det.rewrite = int8_rewrite(o.model, o.common);
+      return Session(pipeline::detector_graph(det), session_options(o.common, o.low_input));
     }
     ModelLoadOptions load;
     load.tfjs.outputs = o.outputs;

@@ -89,22 +89,26 @@ namespace {
 Graph int8_graph(Graph g, const std::string& model, const CommonOptions& opts) {
   check(!opts.calibrate.empty(), "--precision int8 needs --calibrate DIR|FILE.npy (or a model tandem quantize wrote)");
   std::vector<Tensor> batches = calibration_batches({model, opts.calibrate, 64, 8, opts.threads});
+  return quantize_for_device(std::move(g), batches, opts, "", opts.calibrate);
+}
+
+}  // namespace
+
+Graph quantize_for_device(Graph g, const std::vector<Tensor>& batches, const CommonOptions& opts,
+                          const std::string& name, const std::string& source) {
   PtqOptions p;
   p.threads = opts.threads;
   p.float_layers = opts.float_layers;
-  // The GPU's integer convolutions (cuDNN's) take symmetric s8 activations only.
   p.activations = resolve_device(opts).is_cpu() ? DType::u8 : DType::i8;
   PtqReport r;
   Graph q = quantize_post_training(std::move(g), batches, p, &r);
   fmt::print(stderr,
-             "tandem: int8: {} of {} convolutions quantized ({} activations, {} calibration on {}), outputs move by "
-             "{:.3g}\n",
-             r.quantized, r.layers.size(), dtype_name(p.activations), calibration_method_name(r.method),
-             opts.calibrate, r.error);
+             "tandem: int8: {}{} of {} convolutions quantized ({} activations, {} calibration on {}), outputs move "
+             "by {:.3g}\n",
+             name.empty() ? "" : name + ": ", r.quantized, r.layers.size(), dtype_name(p.activations),
+             calibration_method_name(r.method), source, r.error);
   return q;
 }
-
-}  // namespace
 
 Precision graph_precision(const CommonOptions& opts, const Device& device) {
   return opts.precision == "int8" ? Precision::fp32 : resolve_precision(opts, device);

@@ -44,6 +44,14 @@ Precision graph_precision(const CommonOptions& opts, const Device& device);
 // --calibrate). Empty for every other precision.
 std::function<Graph(Graph)> int8_rewrite(const std::string& model, const CommonOptions& opts);
 
+// --precision int8's quantization of `g` on `batches`, from the common
+// flags (--threads, --float-layers) and the activations the device takes
+// (u8 on the CPU; symmetric s8 on a GPU, the only form cuDNN's integer
+// convolutions take). Says on stderr what it quantized: `name` (a model's,
+// or empty) and `source` (what it calibrated on).
+Graph quantize_for_device(Graph g, const std::vector<Tensor>& batches, const CommonOptions& opts,
+                          const std::string& name, const std::string& source);
+
 // Loads a model file (ONNX, or TF.js model.json) into a Session configured from `opts`.
 // low_precision_inputs: see SessionOptions.
 // --precision on `device`.

@@ -9,7 +9,6 @@
 #include "cli/parallel.h"
 #include "core/error.h"
 #include "core/shape.h"
-#include "graph/post_training.h"
 #include "image/decode.h"
 #include "image/preprocess.h"
 #include "pipeline/face_crop.h"
@@ -104,20 +103,8 @@ Graph quantized_faceres(Graph g, const CommonOptions& opts, pipeline::FaceDetect
   const Shape& in = g.value(g.inputs.at(0)).shape;
   check(in.size() == 4 && in[1] > 0, "FaceRes takes [N, S, S, 3] crops, got " + shape_str(in));
   const Tensor crops = calibration_crops(opts, det, batch, in[1], 64);
-  PtqOptions p;
-  p.threads = opts.threads;
-  p.float_layers = opts.float_layers;
-  // The GPU's integer convolutions (cuDNN's) take symmetric s8 activations only.
-  p.activations = resolve_device(opts).is_cpu() ? DType::u8 : DType::i8;
-  PtqReport r;
-  Graph q = quantize_post_training(std::move(g), batches_of(crops, 8), p, &r);
-  fmt::print(stderr,
-             "tandem: int8: FaceRes: {} of {} convolutions quantized ({} activations, {} "
-             "calibration on {} faces of "
-             "{}), descriptors move by {:.3g}\n",
-             r.quantized, r.layers.size(), dtype_name(p.activations),
-             calibration_method_name(r.method), crops.dim(0), opts.calibrate, r.error);
-  return q;
+  return quantize_for_device(std::move(g), batches_of(crops, 8), opts, "FaceRes",
+                             std::to_string(crops.dim(0)) + " faces of " + opts.calibrate);
 }
 
 std::function<Graph(Graph)> faceres_int8_rewrite(const CommonOptions& opts,

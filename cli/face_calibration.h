@@ -29,10 +29,10 @@ std::vector<FacePhoto> read_face_batch(const std::vector<std::string>& paths,
                                        const pipeline::FaceDetector& det, size_t first, size_t n,
                                        float* batch);
 
-// FaceRes `g` quantized on the faces `det` finds in --calibrate's photos
-// (at most 64, `batch` photos per detector run), cropped as the face stage
-// crops them; u8 activations on the CPU, s8 on a GPU; what it quantized is
-// said on stderr. Error without --calibrate or without a face in it.
+// FaceRes `g` quantized (quantize_for_device) on the faces `det` finds in
+// --calibrate's photos (at most 64, `batch` photos per detector run),
+// cropped as the face stage crops them. Error without --calibrate or
+// without a face in it.
 Graph quantized_faceres(Graph g, const CommonOptions& opts, pipeline::FaceDetector& det, int batch);
 
 // The same as a rewrite for FaceEmbedderOptions, with a face detector of

@@ -7,8 +7,9 @@
 // What cuDNN 9 runs (bench/qconv_gpu.cpp on an H200): s8 x s8 with an s8 or
 // float output; no engine takes u8 activations. So the GPU's QConv takes
 // symmetric s8 activations (zero point 0), 2-D, one group, equal begin and
-// end pads, a ReLU or no activation; anything else is refused as unsupported and runs on the CPU
-// (graph/fuse_qdq.cpp does not make such a QConv for a GPU session).
+// end pads, a ReLU or no activation; anything else is refused as
+// unsupported and runs on the CPU (graph/fuse_qdq.cpp does not make such a
+// QConv for a GPU session).
 //
 // In real values y = act(acc * sx * sw[k] + b[k] + rs * r) / sy, acc the
 // integer sum, r the residual's integers (or a real residual with rs = 1).
@@ -155,11 +156,8 @@ class QConvKernel final : public Kernel {
 
   void run(const void* const* in, void* const* out, const RunContext& rc) override {
     check(rc.scratch_bytes >= scratch_bytes(), "CUDA QConv got too little scratch", where_);
-    std::vector<void*> ptrs{const_cast<void*>(in[0]), weights_.get(), out[0], scale_.get(),
-                            bias_.get()};
-    if (q_.has_residual()) ptrs.push_back(const_cast<void*>(in[3]));
-    if (out_scale_.get()) ptrs.push_back(out_scale_.get());
-    cg::execute(c_.cudnn, shared_->plan, uids_, ptrs, rc.scratch, where_);
+    cg::execute(c_.cudnn, shared_->plan, uids_,
+                pointers(in[0], out[0], q_.has_residual() ? in[3] : nullptr), rc.scratch, where_);
   }
 
   size_t scratch_bytes() const override { return size_t(shared_->plan.workspace); }
@@ -168,7 +166,16 @@ class QConvKernel final : public Kernel {
   std::vector<int64_t> x_dims() const { return {q_.n, q_.c, q_.h, q_.w}; }
   std::vector<int64_t> y_dims() const { return {q_.n, q_.m, q_.oh, q_.ow}; }
 
-  // The graph's inputs and outputs, in the order run() passes pointers.
+  // The memory of uids(), in its order: x, y and the residual (or null)
+  // given, the constants the kernel holds.
+  std::vector<void*> pointers(const void* x, void* y, const void* residual) const {
+    std::vector<void*> p{const_cast<void*>(x), weights_.get(), y, scale_.get(), bias_.get()};
+    if (q_.has_residual()) p.push_back(const_cast<void*>(residual));
+    if (out_scale_.get()) p.push_back(out_scale_.get());
+    return p;
+  }
+
+  // The graph's inputs and outputs.
   std::vector<int64_t> uids() const {
     std::vector<int64_t> u{kX, kW, kY, kScale, kBias};
     if (q_.has_residual()) u.push_back(kResidual);
@@ -260,9 +267,7 @@ class QConvKernel final : public Kernel {
     check_cuda(cudaMemsetAsync(x.get(), 0, x.bytes(), c_.stream), "cudaMemsetAsync", where_);
     if (r.get())
       check_cuda(cudaMemsetAsync(r.get(), 0, r.bytes(), c_.stream), "cudaMemsetAsync", where_);
-    std::vector<void*> ptrs{x.get(), weights_.get(), y.get(), scale_.get(), bias_.get()};
-    if (r.get()) ptrs.push_back(r.get());
-    if (out_scale_.get()) ptrs.push_back(out_scale_.get());
+    const std::vector<void*> ptrs = pointers(x.get(), y.get(), r.get());
     double best = 1e30;
     size_t pick = 0;
     for (size_t i = 0; i < plans.size(); ++i) {

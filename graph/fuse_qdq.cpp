@@ -151,7 +151,8 @@ ValueId real_bias(Graph& g, ValueId b, const std::string& name) {
 
 // Turns one FusedConv with dequantized operands into a QConv. Returns false
 // (the graph untouched) when its operands are not integers it can take.
-bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeId id, const IntegerConvForm& form) {
+bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeId id,
+                   const IntegerConvForm& form) {
   const Node& conv = g.nodes[size_t(id)];
   auto x = dequantize_of(g, conv.inputs[0]);
   auto w = dequantize_of(g, conv.inputs[1]);

@@ -161,12 +161,11 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
   bind_input_shapes(g, named);
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].defined()) g.value(g.inputs[i]).constant = values[i].clone();
-  // A QDQ model's convolutions run on integers where the backend's integer
-  // convolution takes their form (graph/passes.h); the rest fold their
-  // dequantized weights to floats in the last fold.
-  const bool integer = options_.optimize;
-  const IntegerConvForm form = backend_->device().is_cpu() ? cpu_integer_conv_form() : gpu_integer_conv_form();
-  fold(g, integer);
+  // Optimized, a QDQ model's convolutions run on integers where the
+  // backend's integer convolution takes their form (fuse_qdq below,
+  // graph/passes.h): the first fold keeps the weights' DequantizeLinear for
+  // it, and the last folds what it left to floats.
+  fold(g, options_.optimize);
   if (options_.optimize) {
     TANDEM_ZONE_CAT("fold batchnorm + fuse epilogues", "graph");
     rep.gelus_fused = fuse_gelu(g);
@@ -176,7 +175,9 @@ PartitionedPlan& Session::plan_locked(const std::vector<Shape>& shapes, const st
     if (!backend_->device().is_cpu()) rep.matmul_biases_fused = fuse_matmul_bias(g);
     rep.batchnorms_folded = fold_batchnorm(g);
     rep.epilogues_fused = fuse_conv_epilogues(g);
-    if (integer) rep.convs_quantized = fuse_qdq(g, form, &rep.convs_left_float);
+    rep.convs_quantized =
+        fuse_qdq(g, backend_->device().is_cpu() ? cpu_integer_conv_form() : gpu_integer_conv_form(),
+                 &rep.convs_left_float);
     // On the CPU oneDNN's matmuls with the head copies beat the fused op's
     // loops (cpu/attention.cpp); on the GPU the copies are the cost.
     if (!backend_->device().is_cpu()) rep.attentions_fused = fuse_attention(g);

@@ -84,7 +84,7 @@ ModelLoadOptions heads_load_options(const DetectorOptions& o) {
 
 Graph detector_graph(const DetectorOptions& options) {
   bool class_major = false;
-  return load_detector_graph(options, class_major);
+  return rewritten(options, load_detector_graph(options, class_major));
 }
 
 Detector::Detector(const DetectorOptions& options)

@@ -56,7 +56,8 @@ class DetectorInput {
 ModelLoadOptions heads_load_options(const DetectorOptions& o);
 
 // The network Detector runs: the model up to its peak map and size head,
-// then each image's peaks ranked (scores, flat indices), as benchmarks time it.
+// then each image's peaks ranked (scores, flat indices), `rewrite` applied,
+// as benchmarks time it.
 Graph detector_graph(const DetectorOptions& options);
 
 class Detector {
