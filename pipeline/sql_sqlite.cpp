@@ -78,6 +78,13 @@ std::unique_ptr<Database> open_for_reading(const std::string& location) {
   if (is_postgres_url(location)) return open_postgres(location);
   auto db = std::make_unique<SqliteDatabase>(location, sqlite::Database::Mode::read_only);
   db->exec("PRAGMA busy_timeout = 5000", "set busy timeout");
+  // Readers map the file: a page comes from the OS's cache, shared by every
+  // connection, instead of a read() into each connection's own small cache.
+  // A gallery page driven by 1,500 scattered rows of a million-photo catalog
+  // took 7.9 ms so against 14.5. SQLite caps the size at its build's limit
+  // (2 GiB in Debian's); tandem never shrinks a catalog file while it may be
+  // read, the one case where a mapping would fault.
+  db->exec("PRAGMA mmap_size = 68719476736", "map the catalog");
   return db;
 }
 

@@ -45,9 +45,38 @@ Database::Database(std::string path, Mode mode) : path_(std::move(path)) {
 }
 
 Database::~Database() {
-  // Finalized statements are the caller's (they are destroyed first); close
+  // Statements in use are the caller's (they are destroyed first); close
   // checkpoints the WAL into the database file.
+  finalize_kept();
   sqlite3_close(db_);
+}
+
+sqlite3_stmt* Database::take_prepared(const std::string& sql) {
+  auto it = kept_.find(sql);
+  if (it == kept_.end()) return nullptr;
+  sqlite3_stmt* stmt = it->second;
+  kept_.erase(it);
+  return stmt;
+}
+
+void Database::keep_prepared(std::string sql, sqlite3_stmt* stmt) noexcept {
+  // Bounded by flushing: the texts in use are a few dozen (the catalog's
+  // fixed statements, the gallery's per filter combination), so a flush is
+  // rare and cheaper than tracking recency.
+  constexpr size_t kMaxKept = 256;
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  if (kept_.size() >= kMaxKept) finalize_kept();
+  try {
+    kept_.emplace(std::move(sql), stmt);
+  } catch (...) {
+    sqlite3_finalize(stmt);  // out of memory: not kept
+  }
+}
+
+void Database::finalize_kept() noexcept {
+  for (auto& [sql, stmt] : kept_) sqlite3_finalize(stmt);
+  kept_.clear();
 }
 
 void Database::exec(const char* sql, const char* step) {
@@ -87,12 +116,15 @@ void Database::rollback_if_open() noexcept {
   if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
-Statement::Statement(Database& db, const char* sql, const char* step) : db_(db), step_(step) {
-  db_.check(sqlite3_prepare_v3(db_.handle(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr),
-            step_);
+Statement::Statement(Database& db, const char* sql, const char* step)
+    : db_(db), sql_(sql), stmt_(db.take_prepared(sql_)), step_(step) {
+  if (stmt_ == nullptr)
+    db_.check(sqlite3_prepare_v3(db_.handle(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr), step_);
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  if (stmt_ != nullptr) db_.keep_prepared(std::move(sql_), stmt_);
+}
 
 void Statement::bind(int index, int64_t value) {
   db_.check(sqlite3_bind_int64(stmt_, index, value), step_);

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 struct sqlite3;
@@ -41,12 +42,23 @@ class Database {
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
 
+  // A statement of this SQL text prepared before and no longer in use, or
+  // nullptr. Parsing and planning a statement costs more than running most
+  // of the catalog's (a gallery page of 60 photos spent most of its time
+  // there), and the same texts come back on every page and every batch.
+  sqlite3_stmt* take_prepared(const std::string& sql);
+  // Keeps a statement for the next take_prepared of its text: reset (no
+  // read snapshot held) and its bindings cleared.
+  void keep_prepared(std::string sql, sqlite3_stmt* stmt) noexcept;
+
  private:
   // ": <strerror>" when `rc` is a failed system call's, else "".
   std::string os_reason(int rc) const;
+  void finalize_kept() noexcept;
 
   std::string path_;
   sqlite3* db_ = nullptr;
+  std::unordered_multimap<std::string, sqlite3_stmt*> kept_;
 };
 
 class Statement {
@@ -99,6 +111,7 @@ class Statement {
 
  private:
   Database& db_;
+  std::string sql_;  // the text it was asked for: its key among the kept
   sqlite3_stmt* stmt_ = nullptr;
   const char* step_;
 };
