@@ -122,7 +122,7 @@ FILTERS = [
 
 
 # ---- the SQL peer: the statements gallery/catalog_view.cpp (CatalogView::
-# photos, refresh, resolve, choose_drive, page_keys, photo_row) and
+# photos, refresh, resolve, choose_route, page_keys, photo_row) and
 # gallery/photo_sql.cpp (filter_clauses, should_drive) run for a page, the
 # same SQL text, values and order, ported; keep in step with the server.
 
@@ -168,9 +168,13 @@ class Clause:
     """photo_sql.h FilterClause: the row test (" AND ...") and the query of
     the file ids it matches ("" when it cannot drive); name: for reports."""
 
-    def __init__(self, name, test, test_values, drive="", drive_values=()):
+    def __init__(self, name, test, test_values, drive="", drive_values=(), dated_from="", dated_where="",
+                 dated_values=()):
         self.name, self.test, self.test_values = name, test, list(test_values)
         self.drive, self.drive_values = drive, list(drive_values)
+        # A tag's or a person's own (key, date) index, as `w`.
+        self.dated_from, self.dated_where, self.dated_values = dated_from, dated_where, list(dated_values)
+        self.camera_walk = False  # a camera (make and model): the date walk reads its index
 
 
 def word_clause(word, labels, people):
@@ -206,11 +210,13 @@ def filter_clauses(params, resolved):
     if params.get("tag"):
         out.append(Clause("tag", " AND EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND t.label = ?)",
                           [params["tag"]], "SELECT t.file_id AS file_id FROM tags t WHERE t.label = ?",
+                          [params["tag"]], "tags w INDEXED BY tags_by_label_date", " AND w.label = ?",
                           [params["tag"]]))
     if params.get("person"):
         p = float(int(params["person"]))  # the server binds it as a double
         out.append(Clause("person", " AND EXISTS (SELECT 1 FROM faces x WHERE x.file_id = f.id AND x.person_id = ?)",
-                          [p], "SELECT x.file_id AS file_id FROM faces x WHERE x.person_id = ?", [p]))
+                          [p], "SELECT x.file_id AS file_id FROM faces x WHERE x.person_id = ?", [p],
+                          "faces w INDEXED BY faces_by_person_date", " AND w.person_id = ?", [p]))
     if params.get("from") or params.get("to"):
         test, values = "", []
         if params.get("from"):
@@ -228,7 +234,12 @@ def filter_clauses(params, resolved):
         if params.get("model"):
             test += " AND m.model = ?"
             values.append(params["model"])
-        out.append(Clause("camera", test, values))
+        c = Clause("camera", test, values)
+        if params.get("make") and params.get("model"):
+            c.drive = "SELECT m.file_id AS file_id FROM photo_meta m WHERE m.make = ? AND m.model = ?"
+            c.drive_values = [params["make"], params["model"]]
+            c.camera_walk = True
+        out.append(c)
     if params.get("box"):
         s, w, n, e = (float(v) for v in params["box"].split(","))
         v = [s, n, w, e]
@@ -274,22 +285,75 @@ class Peer:
             out.append((w, labels, people))
         return out
 
-    def choose_drive(self, clauses, trace=None):
-        """(index of the clause that drives or -1, {clause name: count})."""
-        best, fewest, counts = -1, 0, {}
-        for k, c in enumerate(clauses):
-            if not c.drive:
-                continue
-            sql = "SELECT count(*) FROM (" + c.drive + " LIMIT " + str(DRIVE_COUNT_CAP + 1) + ")"
+    def choose_route(self, clauses, trace=None):
+        """CatalogView::choose_route: ((clause or -1, dated filter walk?),
+        {clause name: count})."""
+        indexed = [k for k, c in enumerate(clauses) if c.drive]
+
+        def dated(k):
+            return bool(clauses[k].dated_from) or clauses[k].camera_walk
+
+        def dated_route(k):
+            return (-1, False) if clauses[k].camera_walk else (k, True)
+
+        if len(indexed) == 1 and dated(indexed[0]):
+            return dated_route(indexed[0]), {}
+        best, fewest, best_dated, fewest_dated, counts = -1, 0, -1, 0, {}
+        for k in indexed:
+            c = clauses[k]
+            sql = "SELECT count(*) FROM (" + c.drive + " LIMIT " + str(DRIVE_COUNT_CAP + 1) + ") AS matches"
             if trace is not None:
                 trace.append((sql, c.drive_values))
             n = self.db.execute(sql, c.drive_values).fetchone()[0]
             counts[c.name] = n
             if best < 0 or n < fewest:
                 best, fewest = k, n
-        return (best if best >= 0 and should_drive(fewest, self.photo_count) else -1), counts
+            if dated(k) and (best_dated < 0 or n < fewest_dated or (n == fewest_dated and c.camera_walk)):
+                best_dated, fewest_dated = k, n
+        if best >= 0 and best == best_dated:
+            return dated_route(best), counts
+        if best >= 0 and should_drive(fewest, self.photo_count):
+            return (best, False), counts
+        if best_dated >= 0:
+            return dated_route(best_dated), counts
+        return (-1, False), counts
 
-    def page_keys(self, params, after, clauses, drive, dated, limit, trace=None):
+    def dated_filter_keys(self, params, after, clauses, k, dated, limit, trace=None):
+        continues = after is not None and after[0] == dated
+        by = clauses[k]
+        sql = ("SELECT DISTINCT w.file_id, " + ("w.taken_at" if dated else "NULL") + " FROM " + by.dated_from +
+               " CROSS JOIN files f ON f.id = w.file_id" + (" CROSS JOIN " if dated else " LEFT JOIN ") +
+               "photo_meta m ON m.file_id = w.file_id WHERE 1 = 1" + by.dated_where + " AND f.model_id = ?")
+        values = by.dated_values + [self.model]
+        if dated:
+            sql += " AND w.taken_at IS NOT NULL"
+            if params.get("from"):
+                sql += " AND w.taken_at >= ?"
+                values.append(parse_date(params["from"], False))
+            if params.get("to"):
+                sql += " AND w.taken_at < ?"
+                values.append(parse_date(params["to"], True))
+            if continues:
+                sql += " AND (w.taken_at, w.file_id) < (?, ?)"
+                values += [after[1], float(after[2])]
+        else:
+            sql += " AND w.taken_at IS NULL AND m.taken_at IS NULL"
+            if continues:
+                sql += " AND w.file_id < ?"
+                values.append(float(after[2]))
+        for c in clauses:
+            sql += c.test
+            values += c.test_values
+        sql += " ORDER BY w.taken_at DESC, w.file_id DESC LIMIT ?" if dated else " ORDER BY w.file_id DESC LIMIT ?"
+        values.append(limit)
+        if trace is not None:
+            trace.append((sql, values))
+        return [(r[0], r[1]) for r in self.db.execute(sql, values)]
+
+    def page_keys(self, params, after, clauses, route, dated, limit, trace=None):
+        drive, dated_filter = route
+        if dated_filter:
+            return self.dated_filter_keys(params, after, clauses, drive, dated, limit, trace)
         continues = after is not None and after[0] == dated
         driven = ("(SELECT DISTINCT file_id FROM (" + clauses[drive].drive + ")) d CROSS JOIN "
                   if drive >= 0 else "")
@@ -335,15 +399,15 @@ class Peer:
         try:
             self.refresh()
             clauses = filter_clauses(params, self.resolve(params.get("q", "").split()))
-            drive, counts = self.choose_drive(clauses, trace)
+            route, counts = self.choose_route(clauses, trace)
             want = limit + 1
             keys, phases = [], []
             if after is None or after[0]:
-                keys = self.page_keys(params, after, clauses, drive, True, want, trace)
+                keys = self.page_keys(params, after, clauses, route, True, want, trace)
                 phases.append("dated")
             if len(keys) < want and admits_undated(params):
                 rest = None if after is not None and after[0] else after
-                keys += self.page_keys(params, rest, clauses, drive, False, want - len(keys), trace)
+                keys += self.page_keys(params, rest, clauses, route, False, want - len(keys), trace)
                 phases.append("undated")
             nxt = None
             if len(keys) > limit:
@@ -354,14 +418,18 @@ class Peer:
             self.db.execute("ROLLBACK")
         if plan is not None:
             plan["counts"] = counts
-            plan["plan"] = plan_name(params, clauses, drive, phases)
+            plan["plan"] = plan_name(params, clauses, route, phases)
         return rows, nxt
 
 
-def plan_name(params, clauses, drive, phases):
-    """"drive CLAUSE" or "walk INDEX" (the dated phase's index; an undated
-    phase walks files_by_model), and the phases the page read."""
-    if drive >= 0:
+def plan_name(params, clauses, route, phases):
+    """"drive CLAUSE", "walk CLAUSE dates" (its own dated index) or "walk
+    INDEX" (the dated phase's index; an undated phase walks
+    files_by_model), and the phases the page read."""
+    drive, dated_filter = route
+    if dated_filter:
+        how = "walk " + clauses[drive].name + " dates"
+    elif drive >= 0:
         how = "drive " + clauses[drive].name
     elif "dated" in phases:
         how = "walk " + ("camera_date" if params.get("make") and params.get("model") else "date")
@@ -378,6 +446,7 @@ def open_ro(catalog):
     db = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(catalog)), uri=True,
                          isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA busy_timeout = 5000")
+    db.execute("PRAGMA mmap_size = 68719476736")  # as the server's read connections
     return db
 
 

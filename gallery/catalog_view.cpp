@@ -232,26 +232,110 @@ std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& w
   return out;
 }
 
-int CatalogView::choose_drive(const std::vector<FilterClause>& clauses) {
-  if (plan_ == Plan::walk) return -1;
-  int best = -1;
-  int64_t fewest = 0;
-  for (size_t k = 0; k < clauses.size(); ++k) {
-    const SqlPart& d = clauses[k].drive;
-    if (d.sql.empty()) continue;
-    const std::string sql =
-        "SELECT count(*) FROM (" + d.sql + " LIMIT " + std::to_string(kDriveCountCap + 1) + ") AS matches";
-    Statement s(*db_, sql.c_str(), "count a filter's photos");
-    int i = 1;
-    bind_all(s, i, d.values);
-    const int64_t n = s.step() ? s.int64(0) : 0;
-    if (best < 0 || n < fewest) best = int(k), fewest = n;
-  }
-  return best >= 0 && (plan_ == Plan::drive || should_drive(fewest, photo_count_)) ? best : -1;
+int64_t CatalogView::count_matches(const SqlPart& drive) {
+  const std::string sql = "SELECT count(*) FROM (" + drive.sql + " LIMIT " +
+                          std::to_string(kDriveCountCap + 1) + ") AS matches";
+  Statement s(*db_, sql.c_str(), "count a filter's photos");
+  int i = 1;
+  bind_all(s, i, drive.values);
+  return s.step() ? s.int64(0) : 0;
 }
 
-std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q, const std::vector<FilterClause>& clauses,
-                                                     int drive, bool dated, int limit) {
+CatalogView::Route CatalogView::choose_route(const std::vector<FilterClause>& clauses) {
+  if (plan_ == Plan::walk) return {};
+  std::vector<int> indexed;
+  for (size_t k = 0; k < clauses.size(); ++k)
+    if (!clauses[k].drive.sql.empty()) indexed.push_back(int(k));
+  // A filter read newest first along an index of its own: a tag's or a
+  // person's (its route), or a camera's (the date walk's).
+  auto dated_route = [&](int k) {
+    return clauses[size_t(k)].camera_walk ? Route{} : Route{k, true};
+  };
+  auto dated = [&](int k) {
+    return !clauses[size_t(k)].dated_from.empty() || clauses[size_t(k)].camera_walk;
+  };
+  // One filter with an index, and a dated one: walking it needs no count.
+  if (plan_ == Plan::choose && indexed.size() == 1 && dated(indexed[0]))
+    return dated_route(indexed[0]);
+  int best = -1, best_dated = -1;
+  int64_t fewest = 0, fewest_dated = 0;
+  for (int k : indexed) {
+    const int64_t n = count_matches(clauses[size_t(k)].drive);
+    if (best < 0 || n < fewest) best = k, fewest = n;
+    // A camera wins a tie (both past the count's cap): its photos cluster
+    // in the years it was used, so a tag's walk may cross years without one.
+    if (dated(k) && (best_dated < 0 || n < fewest_dated ||
+                     (n == fewest_dated && clauses[size_t(k)].camera_walk)))
+      best_dated = k, fewest_dated = n;
+  }
+  if (plan_ == Plan::drive) return {best, false};
+  if (plan_ == Plan::dated_filter) {
+    for (int k : indexed)
+      if (!clauses[size_t(k)].dated_from.empty()) return {k, true};
+    return {};
+  }
+  // A dated index's walk never reads more rows than driving by its filter
+  // would sort; another filter drives when it matches fewer photos and few
+  // enough.
+  if (best >= 0 && best == best_dated) return dated_route(best);
+  if (best >= 0 && should_drive(fewest, photo_count_)) return {best, false};
+  if (best_dated >= 0) return dated_route(best_dated);
+  return {};
+}
+
+std::vector<CatalogView::Key> CatalogView::dated_filter_keys(
+    const PhotoQuery& q, const std::vector<FilterClause>& clauses, int clause, bool dated,
+    int limit) {
+  const bool continues = q.after && q.after->dated == dated;
+  const FilterClause& by = clauses[size_t(clause)];
+  const DialectSql& d = sql_for(db_->dialect());
+  // The index holds (key, taken_at, file_id): a dated page reads it newest
+  // first, an undated one its NULL dates by file id. DISTINCT: a person
+  // may have two faces in one photo.
+  std::string sql = std::string("SELECT DISTINCT w.file_id, ") + (dated ? "w.taken_at" : "NULL") +
+                    " FROM " + by.dated_from + d.cross_join + "files f ON f.id = w.file_id" +
+                    (dated ? d.cross_join : std::string(" LEFT JOIN ")) +
+                    "photo_meta m ON m.file_id = w.file_id WHERE 1 = 1" + by.dated_where.sql +
+                    " AND f.model_id = ?";
+  std::vector<SqlValue> values = by.dated_where.values;
+  values.push_back({true, model_, 0});
+  if (dated) {
+    sql += " AND w.taken_at IS NOT NULL";
+    // A date range bounds the index range, not only the rows' test.
+    if (!q.filter.from.empty())
+      sql += " AND w.taken_at >= ?", values.push_back({true, q.filter.from, 0});
+    if (!q.filter.to.empty())
+      sql += " AND w.taken_at < ?", values.push_back({true, q.filter.to, 0});
+    if (continues) {
+      sql += " AND (w.taken_at, w.file_id) < (?, ?)";
+      values.push_back({true, q.after->taken_at, 0});
+      values.push_back({false, {}, double(q.after->id)});
+    }
+  } else {
+    sql += " AND w.taken_at IS NULL AND m.taken_at IS NULL";
+    if (continues) sql += " AND w.file_id < ?", values.push_back({false, {}, double(q.after->id)});
+  }
+  for (const FilterClause& c : clauses) {
+    sql += c.test.sql;
+    values.insert(values.end(), c.test.values.begin(), c.test.values.end());
+  }
+  sql += dated ? " ORDER BY w.taken_at DESC, w.file_id DESC LIMIT ?"
+               : " ORDER BY w.file_id DESC LIMIT ?";
+  Statement s(*db_, sql.c_str(),
+              dated ? "list a filter's dated photos" : "list a filter's undated photos");
+  int i = 1;
+  bind_all(s, i, values);
+  s.bind(i++, int64_t(limit));
+  std::vector<Key> keys;
+  while (s.step()) keys.push_back({s.int64(0), s.is_null(1) ? std::string() : s.text(1)});
+  return keys;
+}
+
+std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q,
+                                                     const std::vector<FilterClause>& clauses,
+                                                     Route route, bool dated, int limit) {
+  if (route.dated_filter) return dated_filter_keys(q, clauses, route.clause, dated, limit);
+  const int drive = route.clause;
   const bool continues = q.after && q.after->dated == dated;
   const DialectSql& d = sql_for(db_->dialect());
   const std::string driven = drive >= 0 ? "(SELECT DISTINCT file_id FROM (" + clauses[size_t(drive)].drive.sql +
@@ -302,17 +386,18 @@ json CatalogView::photos(const PhotoQuery& q) {
   refresh();
   const std::vector<FilterClause> clauses =
       filter_clauses(q.filter, resolve(q.filter.words), sql_for(db_->dialect()));
-  const int drive = choose_drive(clauses);
+  const Route route = choose_route(clauses);
   // One more than asked tells whether another page follows. Keys first,
   // then the page's columns (its duplicate counts above all) for those
   // rows alone.
   const int want = q.limit + 1;
   std::vector<Key> keys;
-  if (!q.after || q.after->dated) keys = page_keys(q, clauses, drive, true, want);
+  if (!q.after || q.after->dated) keys = page_keys(q, clauses, route, true, want);
   if (int(keys.size()) < want && q.filter.admits_undated()) {
     PhotoQuery rest = q;
     if (q.after && q.after->dated) rest.after.reset();
-    for (Key& k : page_keys(rest, clauses, drive, false, want - int(keys.size()))) keys.push_back(std::move(k));
+    for (Key& k : page_keys(rest, clauses, route, false, want - int(keys.size())))
+      keys.push_back(std::move(k));
   }
   json next = nullptr;
   if (int(keys.size()) > q.limit) {

@@ -46,7 +46,7 @@ class CatalogView {
   // How pages are read (gallery/photo_sql.h): chosen per query, or (for
   // tests, which must see both give the same pages) always one way where
   // a filter can drive.
-  enum class Plan { choose, walk, drive };
+  enum class Plan { choose, walk, drive, dated_filter };
   void set_plan(Plan p) { plan_ = p; }
 
   // A number that changes whenever another connection commits (SQLite's
@@ -71,11 +71,20 @@ class CatalogView {
     int64_t id;
     std::string taken_at;  // empty: undated
   };
+  // How a page is read (gallery/photo_sql.h): clause -1 walks the date
+  // index; else that clause drives, or walks its own dated index.
+  struct Route {
+    int clause = -1;
+    bool dated_filter = false;
+  };
   // The ids of up to `limit` photos of one phase (dated or not) after the
-  // query's cursor, driven by clause `drive` (-1: walked).
-  std::vector<Key> page_keys(const PhotoQuery& q, const std::vector<FilterClause>& clauses, int drive,
-                             bool dated, int limit);
-  int choose_drive(const std::vector<FilterClause>& clauses);
+  // query's cursor.
+  std::vector<Key> page_keys(const PhotoQuery& q, const std::vector<FilterClause>& clauses,
+                             Route route, bool dated, int limit);
+  std::vector<Key> dated_filter_keys(const PhotoQuery& q, const std::vector<FilterClause>& clauses,
+                                     int clause, bool dated, int limit);
+  Route choose_route(const std::vector<FilterClause>& clauses);
+  int64_t count_matches(const SqlPart& drive);
   std::vector<ResolvedWord> resolve(const std::vector<std::string>& words);
   nlohmann::json photo_row(int64_t id);
   // What paging needs of the whole catalog, read again when another

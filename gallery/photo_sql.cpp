@@ -67,7 +67,7 @@ bool should_drive(int64_t matches, int64_t photos) {
 
 const DialectSql& sql_for(pipeline::sql::Dialect d) {
   static const DialectSql sqlite;
-  static const DialectSql postgresql{" ILIKE ", " JOIN ", false, false};
+  static const DialectSql postgresql{" ILIKE ", " JOIN ", false, false, false};
   return d == pipeline::sql::Dialect::sqlite ? sqlite : postgresql;
 }
 
@@ -79,6 +79,10 @@ std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector
     // tags' primary key starts with file_id: the test reads one photo's few rows.
     c.test.add(" AND EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND t.label = ?)", {text(f.tag)});
     c.drive.add("SELECT t.file_id AS file_id FROM tags t WHERE t.label = ?", {text(f.tag)});
+    if (d.dated_filters) {
+      c.dated_from = "tags w" + d.hint("tags_by_label_date");
+      c.dated_where.add(" AND w.label = ?", {text(f.tag)});
+    }
     out.push_back(std::move(c));
   }
   if (f.person) {
@@ -86,6 +90,10 @@ std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector
     c.test.add(" AND EXISTS (SELECT 1 FROM faces x WHERE x.file_id = f.id AND x.person_id = ?)",
                {number(double(f.person))});
     c.drive.add("SELECT x.file_id AS file_id FROM faces x WHERE x.person_id = ?", {number(double(f.person))});
+    if (d.dated_filters) {
+      c.dated_from = "faces w" + d.hint("faces_by_person_date");
+      c.dated_where.add(" AND w.person_id = ?", {number(double(f.person))});
+    }
     out.push_back(std::move(c));
   }
   if (!f.from.empty() || !f.to.empty()) {
@@ -99,6 +107,11 @@ std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector
     FilterClause c;
     if (!f.make.empty()) c.test.add(" AND m.make = ?", {text(f.make)});
     if (!f.model.empty()) c.test.add(" AND m.model = ?", {text(f.model)});
+    if (!f.make.empty() && !f.model.empty()) {
+      c.drive.add("SELECT m.file_id AS file_id FROM photo_meta m WHERE m.make = ? AND m.model = ?",
+                  {text(f.make), text(f.model)});
+      c.camera_walk = true;
+    }
     out.push_back(std::move(c));
   }
   if (f.box) {

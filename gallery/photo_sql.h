@@ -10,6 +10,13 @@
 //    tag's, a person's, the place index, the file-name trigram index) and
 //    sort them. Cheap when it matches few: a walk would read most of the
 //    library to fill a page.
+//  * dated filter walk: read a tag's or a person's own photos newest first
+//    along its (label or person, date) index and test the other filters
+//    per row. A page reads about 60 / (the share of that filter's photos
+//    the others admit) rows, never sorts, and needs no count when that
+//    filter is the only one with an index: what a tag or a person uses
+//    whenever the catalog has those indexes, unless another filter matches
+//    few enough photos to drive.
 //
 // The choice counts each filter's matches (capped) and drives by the
 // smallest when count^2 <= 64 x the library (reading c rows and sorting
@@ -46,10 +53,17 @@ struct SqlPart {
 
 // One filter: its row test over `files f` and `photo_meta m` (" AND ..."),
 // and, when it has an index of its own, the query of the file ids it
-// matches (empty when it cannot drive).
+// matches (empty when it cannot drive). A tag and a person have an index
+// in date order too (SQLite's catalog, schema version 7): its rows as `w`
+// (file_id, taken_at) and their condition, read newest first like a walk
+// but over that filter's photos alone.
 struct FilterClause {
   SqlPart test;
   SqlPart drive;
+  std::string dated_from;  // e.g. "tags w INDEXED BY tags_by_label_date"; empty: none
+  SqlPart dated_where;     // " AND w.label = ?"
+  // A camera (make and model): the date walk itself reads its index.
+  bool camera_walk = false;
 };
 
 // A search word as the catalog knows it: the labels it starts (ASCII case
@@ -68,8 +82,9 @@ struct DialectSql {
   // A join kept in the order written: SQLite's CROSS JOIN; a plain JOIN
   // for PostgreSQL, which reorders with the statistics it has.
   const char* cross_join = " CROSS JOIN ";
-  bool index_hints = true;  // SQLite's INDEXED BY
-  bool path_index = true;   // the file_paths trigram table (SQLite's FTS5)
+  bool index_hints = true;    // SQLite's INDEXED BY
+  bool path_index = true;     // the file_paths trigram table (SQLite's FTS5)
+  bool dated_filters = true;  // tags' and faces' own date indexes
   std::string hint(const char* index) const { return index_hints ? std::string(" INDEXED BY ") + index : ""; }
 };
 const DialectSql& sql_for(pipeline::sql::Dialect d);

@@ -23,7 +23,8 @@ namespace {
 // any other SQLite file a user might point --catalog at.
 constexpr int64_t kApplicationId = 0x746E646D;
 
-// kMigrations[v] turns schema version v into v + 1 (0: an empty file).
+// kMigrations[v] turns schema version v into v + 1 (0: an empty file);
+// nullptr: the step is written by code shared with PostgreSQL.
 // Tags get a table of their own, not a JSON column: "files with a dog",
 // "the best score per label" stay one plain, indexed SQL query.
 constexpr const char* kMigrations[] = {
@@ -166,10 +167,45 @@ CREATE TABLE roots (
   added_at TEXT NOT NULL
 ) WITHOUT ROWID;
 )sql",
+    // Version 6, the work queue, is written once for both databases
+    // (work_queue_schema).
+    nullptr,
+    // Version 7: a photo's date beside its tags and faces, so that "photos
+    // with a dog", "photos of Anna" and both together are read newest first
+    // along one index and a page stops after about 60 of them. Walking the
+    // date index and testing each photo instead read 34,000 photos for a
+    // page of a common tag and a busy person at a million photos (47 ms),
+    // and a rare tag's 1,500 photos had to be sorted. Triggers keep the
+    // copies equal to photo_meta's, whatever order a batch writes them in.
+    R"sql(
+ALTER TABLE tags ADD COLUMN taken_at TEXT;
+ALTER TABLE faces ADD COLUMN taken_at TEXT;
+UPDATE tags SET taken_at = (SELECT m.taken_at FROM photo_meta m WHERE m.file_id = tags.file_id);
+UPDATE faces SET taken_at = (SELECT m.taken_at FROM photo_meta m WHERE m.file_id = faces.file_id);
+CREATE INDEX tags_by_label_date ON tags (label, taken_at, file_id);
+CREATE INDEX faces_by_person_date ON faces (person_id, taken_at, file_id);
+CREATE TRIGGER tags_dated AFTER INSERT ON tags BEGIN
+  UPDATE tags SET taken_at = (SELECT m.taken_at FROM photo_meta m WHERE m.file_id = new.file_id)
+  WHERE file_id = new.file_id AND rank = new.rank;
+END;
+CREATE TRIGGER faces_dated AFTER INSERT ON faces BEGIN
+  UPDATE faces SET taken_at = (SELECT m.taken_at FROM photo_meta m WHERE m.file_id = new.file_id) WHERE id = new.id;
+END;
+CREATE TRIGGER photo_date_added AFTER INSERT ON photo_meta BEGIN
+  UPDATE tags SET taken_at = new.taken_at WHERE file_id = new.file_id;
+  UPDATE faces SET taken_at = new.taken_at WHERE file_id = new.file_id;
+END;
+CREATE TRIGGER photo_date_changed AFTER UPDATE OF taken_at ON photo_meta BEGIN
+  UPDATE tags SET taken_at = new.taken_at WHERE file_id = new.file_id;
+  UPDATE faces SET taken_at = new.taken_at WHERE file_id = new.file_id;
+END;
+CREATE TRIGGER photo_date_removed AFTER DELETE ON photo_meta BEGIN
+  UPDATE tags SET taken_at = NULL WHERE file_id = old.file_id;
+  UPDATE faces SET taken_at = NULL WHERE file_id = old.file_id;
+END;
+)sql",
 };
-// Version 6, the work queue, is written once for both databases
-// (work_queue_schema).
-static_assert(std::size(kMigrations) + 1 == Catalog::kSchemaVersion);
+static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
 constexpr const char* kUpsertFile = R"sql(
 INSERT INTO files (path, model_id, size, mtime_ns, content_hash, status, error_kind, error,
@@ -323,8 +359,8 @@ void Catalog::migrate_sqlite() {
           ErrorContext{path(), "", "", ""});
     if (version < kSchemaVersion) {
       for (int64_t v = version; v < kSchemaVersion; ++v) {
-        const std::string step = v < int64_t(std::size(kMigrations)) ? std::string(kMigrations[v])
-                                                                      : work_queue_schema(sql::Dialect::sqlite);
+        const std::string step =
+            kMigrations[v] ? std::string(kMigrations[v]) : work_queue_schema(sql::Dialect::sqlite);
         db_->exec(step.c_str(), "migrate schema");
       }
       std::string stamp = "PRAGMA application_id = " + std::to_string(kApplicationId) +

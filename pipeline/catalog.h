@@ -84,7 +84,7 @@ class Catalog {
  public:
   // Schema version kept in PRAGMA user_version; opening an older catalog
   // migrates it, a newer one is an Error.
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
   // files) if missing; a postgresql:// URL connects to that database and

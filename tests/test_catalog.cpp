@@ -204,6 +204,14 @@ TEST(Catalog, PhotoMetadataComesBackAndAnswersDateAndPlaceQueries) {
                         "BETWEEN 2.2 AND 2.3"),
             "3\n");
   EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM photo_meta WHERE iso IS NULL OR latitude IS NULL"), "4\n");
+  // The copies of the date beside each tag (the gallery's tag index) follow
+  // the photo's row: written, and gone with it.
+  EXPECT_EQ(
+      sqlite3_cli(path,
+                  "SELECT count(*) FROM tags t LEFT JOIN photo_meta m ON m.file_id = t.file_id "
+                  "WHERE t.taken_at IS NOT m.taken_at"),
+      "0\n");
+  EXPECT_NE(sqlite3_cli(path, "SELECT count(*) FROM tags WHERE taken_at IS NOT NULL"), "0\n");
 }
 
 TEST(Catalog, UpToDateMeansSamePathModelSizeAndMtime) {

@@ -124,9 +124,12 @@ TEST_P(GalleryQuery, EveryFilterPagesLikeTheReference) {
       {{{"tag", "café"}}, has_tag("café"), true},
       {{{"tag", "nothing"}}, has_tag("nothing"), true},
       {{{"from", "2013-01"}, {"to", "2015-06"}},
-       [](const pipeline::FileRecord& r) { return r.meta.taken_at >= "2013-01-01" && r.meta.taken_at < "2015-07-01"; },
+       [](const pipeline::FileRecord& r) {
+         return r.meta.taken_at >= "2013-01-01" && r.meta.taken_at < "2015-07-01";
+       },
        false},
-      {{{"make", "Canon"}, {"model", "EOS 5D"}}, [](const pipeline::FileRecord& r) { return r.meta.make == "Canon"; },
+      {{{"make", "Canon"}, {"model", "EOS 5D"}},
+       [](const pipeline::FileRecord& r) { return r.meta.make == "Canon"; },
        true},
       {{{"box", "42,-3,45.5,1"}},
        [](const pipeline::FileRecord& r) {
@@ -139,10 +142,22 @@ TEST_P(GalleryQuery, EveryFilterPagesLikeTheReference) {
          return has_tag("dog")(r) && r.meta.latitude && *r.meta.latitude <= 49 && *r.meta.longitude <= 3;
        },
        true},
-      {{{"q", "ürlaub"}}, [](const pipeline::FileRecord&) { return false; }, true},  // LIKE folds ASCII only
-      {{{"q", "ÜRLAUB"}}, [](const pipeline::FileRecord& r) { return r.path.find("Ürlaub") != std::string::npos; }, true},
+      {{{"tag", "dog"}, {"from", "2013-01"}, {"to", "2015-06"}},
+       [&](const pipeline::FileRecord& r) {
+         return has_tag("dog")(r) && r.meta.taken_at >= "2013-01-01" &&
+                r.meta.taken_at < "2015-07-01";
+       },
+       false},
+      {{{"q", "ürlaub"}},
+       [](const pipeline::FileRecord&) { return false; },
+       true},  // LIKE folds ASCII only
+      {{{"q", "ÜRLAUB"}},
+       [](const pipeline::FileRecord& r) { return r.path.find("Ürlaub") != std::string::npos; },
+       true},
       {{{"q", "Ürlaub dog"}},
-       [&](const pipeline::FileRecord& r) { return r.path.find("Ürlaub") != std::string::npos && has_tag("dog")(r); },
+       [&](const pipeline::FileRecord& r) {
+         return r.path.find("Ürlaub") != std::string::npos && has_tag("dog")(r);
+       },
        true},
       {{{"q", "roll3 traf"}},
        [&](const pipeline::FileRecord& r) {
@@ -152,7 +167,8 @@ TEST_P(GalleryQuery, EveryFilterPagesLikeTheReference) {
        true},
   };
   // Walked along an index or driven by a filter's own: the same pages.
-  for (CatalogView::Plan plan : {CatalogView::Plan::choose, CatalogView::Plan::walk, CatalogView::Plan::drive}) {
+  for (CatalogView::Plan plan : {CatalogView::Plan::choose, CatalogView::Plan::walk,
+                                 CatalogView::Plan::drive, CatalogView::Plan::dated_filter}) {
     v.set_plan(plan);
     for (const Case& c : cases) {
       std::string what = "plan " + std::to_string(int(plan)) + ": ";
