@@ -72,6 +72,7 @@ import argparse
 import datetime
 import http.client
 import json
+import math
 import os
 import platform
 import re
@@ -162,6 +163,12 @@ def placeholders(n):
 
 def should_drive(matches, photos):
     return matches <= DRIVE_COUNT_CAP and matches * matches <= 64 * photos
+
+
+def drive_count_limit(photos):
+    """photo_sql.cpp drive_count_limit: one past the most should_drive admits."""
+    most = min(DRIVE_COUNT_CAP, math.isqrt(64 * photos))
+    return most + 1
 
 
 class Clause:
@@ -301,7 +308,8 @@ class Peer:
         best, fewest, best_dated, fewest_dated, counts = -1, 0, -1, 0, {}
         for k in indexed:
             c = clauses[k]
-            sql = "SELECT count(*) FROM (" + c.drive + " LIMIT " + str(DRIVE_COUNT_CAP + 1) + ") AS matches"
+            sql = ("SELECT count(*) FROM (" + c.drive + " LIMIT " + str(drive_count_limit(self.photo_count)) +
+                   ") AS matches")
             if trace is not None:
                 trace.append((sql, c.drive_values))
             n = self.db.execute(sql, c.drive_values).fetchone()[0]
@@ -810,7 +818,8 @@ def main():
     result["sql_all"] = sql_all
     lines = ["", "## SQL peer: the server's statements in Python sqlite3 (ms per page, %d rounds)"
              % len(next(iter(sql_by.values()))), "",
-             "| filter | page | p50 | p99 | max | rows | plan | drive counts (capped at %d) |" % (DRIVE_COUNT_CAP + 1),
+             "| filter | page | p50 | p99 | max | rows | plan | drive counts (counted up to %d) |" %
+             drive_count_limit(peer.photo_count),
              "|---|---|---|---|---|---|---|---|"]
     for (name, n), xs in sql_by.items():
         s = stats(xs)

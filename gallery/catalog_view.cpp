@@ -234,7 +234,7 @@ std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& w
 
 int64_t CatalogView::count_matches(const SqlPart& drive) {
   const std::string sql = "SELECT count(*) FROM (" + drive.sql + " LIMIT " +
-                          std::to_string(kDriveCountCap + 1) + ") AS matches";
+                          std::to_string(drive_count_limit(photo_count_)) + ") AS matches";
   Statement s(*db_, sql.c_str(), "count a filter's photos");
   int i = 1;
   bind_all(s, i, drive.values);

@@ -65,6 +65,12 @@ bool should_drive(int64_t matches, int64_t photos) {
   return matches <= kDriveCountCap && matches * matches <= 64 * photos;
 }
 
+int64_t drive_count_limit(int64_t photos) {
+  int64_t most = 0;  // the largest m with m * m <= 64 * photos, up to the cap
+  while (most < kDriveCountCap && (most + 1) * (most + 1) <= 64 * photos) ++most;
+  return most + 1;
+}
+
 const DialectSql& sql_for(pipeline::sql::Dialect d) {
   static const DialectSql sqlite;
   static const DialectSql postgresql{" ILIKE ", " JOIN ", false, false, false};

@@ -99,4 +99,9 @@ bool should_drive(int64_t matches, int64_t photos);
 // The most a filter's matches are counted to (more: it walks).
 constexpr int64_t kDriveCountCap = 20000;
 
+// How far to count a filter's matches in a library of `photos`: one past
+// the most should_drive admits (8,000 at a million photos). Counting further
+// decides nothing, and a count reads an index entry per match.
+int64_t drive_count_limit(int64_t photos);
+
 }  // namespace tandem::gallery
