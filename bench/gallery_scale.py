@@ -264,8 +264,9 @@ def admits_undated(params):
 
 class Peer:
     """CatalogView's page reading on one read-only connection: refresh()'s
-    photo count and labels (read again when data_version changes), one
-    read transaction a page, as the server."""
+    bound of the library's size (the largest file id) and labels (read
+    again when data_version changes), one read transaction a page, as the
+    server."""
 
     def __init__(self, db, model="centernet"):
         self.db, self.model = db, model
@@ -275,8 +276,7 @@ class Peer:
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if version == self.seen_version:
             return
-        self.photo_count = self.db.execute("SELECT count(*) FROM files WHERE model_id = ?1",
-                                           [self.model]).fetchone()[0]
+        self.photo_count = self.db.execute("SELECT coalesce(max(id), 0) FROM files").fetchone()[0]
         self.labels = [r[0] for r in self.db.execute(LABELS_SQL)]
         self.seen_version = version
 
@@ -556,10 +556,10 @@ def serve_help(tandem):
 
 
 class Server:
-    def __init__(self, tandem, catalog, port, log_path):
+    def __init__(self, tandem, catalog, port, log_path, extra=()):
         self.port = port
         self.log = open(log_path, "w")
-        self.cmd = [tandem, "serve", catalog, "--port", str(port)]
+        self.cmd = [tandem, "serve", catalog, "--port", str(port)] + list(extra)
         self.t_start = time.perf_counter()
         self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
 
@@ -781,6 +781,7 @@ def main():
     ap.add_argument("--first-screen-runs", type=int, default=5)
     ap.add_argument("--sql-only", action="store_true", help="the SQL peer and its plans, no server")
     ap.add_argument("--port", type=int, default=0, help="default: a free one")
+    ap.add_argument("--serve-threads", type=int, help="`tandem serve --threads` (default: serve's own)")
     ap.add_argument("--out", help="also write DIR/gallery_scale.md and .json")
     a = ap.parse_args()
 
@@ -847,7 +848,8 @@ def main():
                      % a.tandem)
         tmp = tempfile.mkdtemp(prefix="gallery_scale.")
         port = a.port or free_port()
-        server = Server(a.tandem, catalog, port, os.path.join(tmp, "serve.log"))
+        server = Server(a.tandem, catalog, port, os.path.join(tmp, "serve.log"),
+                        ["--threads", str(a.serve_threads)] if a.serve_threads else [])
         try:
             result.update(measure_server(a, server, filters, sql_ids, sql_by, sql_plans, tmp, report))
         finally:

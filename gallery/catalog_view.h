@@ -88,14 +88,14 @@ class CatalogView {
   std::vector<ResolvedWord> resolve(const std::vector<std::string>& words);
   nlohmann::json photo_row(int64_t id);
   // What paging needs of the whole catalog, read again when another
-  // connection committed: the model's photo count and every label.
+  // connection committed: a bound of the library's size and every label.
   void refresh();
 
   std::unique_ptr<pipeline::sql::Database> db_;
   std::string model_;
   Plan plan_ = Plan::choose;
   int64_t seen_version_ = -1;
-  int64_t photo_count_ = 0;
+  int64_t photos_bound_ = 0;  // at least the model's photos (refresh)
   std::vector<std::string> labels_;
 };
 
