@@ -350,8 +350,9 @@ class Peer:
                 sql += " AND w.file_id < ?"
                 values.append(float(after[2]))
         for c in clauses:
-            sql += c.test
-            values += c.test_values
+            if c is not by:  # its own test is the index's condition
+                sql += c.test
+                values += c.test_values
         sql += " ORDER BY w.taken_at DESC, w.file_id DESC LIMIT ?" if dated else " ORDER BY w.file_id DESC LIMIT ?"
         values.append(limit)
         if trace is not None:

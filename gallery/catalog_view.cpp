@@ -316,7 +316,9 @@ std::vector<CatalogView::Key> CatalogView::dated_filter_keys(
     sql += " AND w.taken_at IS NULL AND m.taken_at IS NULL";
     if (continues) sql += " AND w.file_id < ?", values.push_back({false, {}, double(q.after->id)});
   }
+  // The walked filter's own test is its index's condition already.
   for (const FilterClause& c : clauses) {
+    if (&c == &by) continue;
     sql += c.test.sql;
     values.insert(values.end(), c.test.values.begin(), c.test.values.end());
   }
