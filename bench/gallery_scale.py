@@ -783,6 +783,7 @@ def main():
     ap.add_argument("--sql-only", action="store_true", help="the SQL peer and its plans, no server")
     ap.add_argument("--port", type=int, default=0, help="default: a free one")
     ap.add_argument("--serve-threads", type=int, help="`tandem serve --threads` (default: serve's own)")
+    ap.add_argument("--serve-readers", type=int, help="`tandem serve --readers` (default: serve's own)")
     ap.add_argument("--out", help="also write DIR/gallery_scale.md and .json")
     a = ap.parse_args()
 
@@ -850,7 +851,8 @@ def main():
         tmp = tempfile.mkdtemp(prefix="gallery_scale.")
         port = a.port or free_port()
         server = Server(a.tandem, catalog, port, os.path.join(tmp, "serve.log"),
-                        ["--threads", str(a.serve_threads)] if a.serve_threads else [])
+                        (["--threads", str(a.serve_threads)] if a.serve_threads else []) +
+                        (["--readers", str(a.serve_readers)] if a.serve_readers else []))
         try:
             result.update(measure_server(a, server, filters, sql_ids, sql_by, sql_plans, tmp, report))
         finally:

@@ -52,7 +52,10 @@ void add_serve_command(CLI::App& app) {
   sub->add_option("--token", o->token, "A secret every request must carry (open http://HOST:PORT/#token=SECRET)");
   sub->add_flag("--allow-edits", o->allow_edits, "Let the page name and merge people (written to the catalog)");
   sub->add_option("--model", o->model, "The model whose results to show (default: the one with the most files)");
-  sub->add_option("--threads", o->threads, "Requests served at once")->capture_default_str();
+  sub->add_option("--threads", o->threads, "Connections served at once")->capture_default_str();
+  sub->add_option("--readers", o->readers,
+                  "Catalog reads at once, the others queued in order (0: two per core)")
+      ->capture_default_str();
   on_run(sub, [o] { return serve(*o); });
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <mutex>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "core/error.h"
 #include "gallery/catalog_view.h"
+#include "gallery/fifo_gate.h"
 #include "gallery/photo_files.h"
 #include "gallery/web_assets.h"
 #include "image/decode.h"
@@ -98,7 +100,9 @@ struct GalleryServer::State {
   httplib::Server http;
   int port = 0;
 
-  // One read-only view per request in flight; made on demand, kept.
+  // Reads of the catalog run `readers` at once, the others wait their turn.
+  std::unique_ptr<FifoGate> reads;
+  // One read-only view per read in flight; made on demand, kept.
   std::mutex views_mu;
   std::vector<std::unique_ptr<CatalogView>> idle_views;
   std::string model;  // fixed at start, so every view shows the same photos
@@ -114,7 +118,7 @@ struct GalleryServer::State {
 
   class View {
    public:
-    explicit View(State& s) : s_(s) {
+    explicit View(State& s) : s_(s), pass_(*s.reads) {
       std::lock_guard lock(s_.views_mu);
       if (!s_.idle_views.empty()) {
         v_ = std::move(s_.idle_views.back());
@@ -130,6 +134,7 @@ struct GalleryServer::State {
 
    private:
     State& s_;
+    FifoGate::Pass pass_;  // taken first, let go last
     std::unique_ptr<CatalogView> v_;
   };
 
@@ -146,7 +151,13 @@ GalleryServer::GalleryServer(ServerOptions o) : s_(std::make_unique<State>()) {
   check(!s.o.bind.empty() && (is_loopback(s.o.bind) || !s.o.token.empty()),
         "serving on " + s.o.bind + " (not loopback) needs --token: anyone who can reach it could read the catalog");
   check(s.o.port >= 0 && s.o.port <= 65535, "--port must be 0..65535");
-  check(s.o.threads >= 1 && s.o.threads <= 256, "--threads must be 1..256");
+  check(s.o.threads >= 1 && s.o.threads <= 1024, "--threads must be 1..1024");
+  check(s.o.readers >= 0 && s.o.readers <= 256, "--readers must be 0..256");
+  // Two reads per core by default: with one, a read waiting on the OS (a
+  // page of the file, a stat of a photo) left its core idle, 15% of the
+  // CPU under load; with two, 25% more pages/s at a lower p99 (2 cores).
+  s.reads = std::make_unique<FifoGate>(
+      s.o.readers > 0 ? s.o.readers : 2 * int(std::max(1u, std::thread::hardware_concurrency())));
   // Migrates an older catalog in place (and refuses a newer one or another
   // program's file) before any read-only connection opens it.
   { pipeline::Catalog migrate(s.o.catalog); }
@@ -329,15 +340,22 @@ void GalleryServer::State::routes() {
     res.set_content("// served: the page reads /api\n", "text/javascript; charset=utf-8");
   });
   http.Get("/api/summary", [this](const httplib::Request&, httplib::Response& res) { serve_summary(res); });
+  // A view (and its turn at the catalog) is held for the reads alone, not
+  // while the answer is written out.
   http.Get("/api/photos", [this](const httplib::Request& req, httplib::Response& res) {
-    send_json(res, View(*this)->photos(parse_photo_query(req.params)));
+    const PhotoQuery q = parse_photo_query(req.params);
+    json page = View(*this)->photos(q);
+    send_json(res, page);
   });
   http.Get(R"(/api/photo/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
     json p = View(*this)->photo(id_of(req));
     if (p.is_null()) return send_error(res, 404, "no such photo");
     send_json(res, p);
   });
-  http.Get("/api/people", [this](const httplib::Request&, httplib::Response& res) { send_json(res, View(*this)->people()); });
+  http.Get("/api/people", [this](const httplib::Request&, httplib::Response& res) {
+    json people = View(*this)->people();
+    send_json(res, people);
+  });
   http.Get("/api/duplicates", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<std::string> after;
     if (req.has_param("cursor") && !req.get_param_value("cursor").empty()) after = req.get_param_value("cursor");
@@ -346,7 +364,8 @@ void GalleryServer::State::routes() {
       QueryParams p{{"limit", req.get_param_value("limit")}};
       limit = parse_photo_query(p).limit;
     }
-    send_json(res, View(*this)->duplicates(after, limit));
+    json groups = View(*this)->duplicates(after, limit);
+    send_json(res, groups);
   });
   http.Post(R"(/api/people/(\d+)/name)", [this](const httplib::Request& req, httplib::Response& res) {
     const int64_t id = id_of(req);

@@ -18,7 +18,11 @@ struct ServerOptions {
   int port = 8080;                 // 0: any free port
   std::string token;               // a secret every request must carry
   bool allow_edits = false;        // naming and merging people from the page
-  int threads = 8;
+  // Connections served at once: a browser keeps several open, and each
+  // holds a thread while it stays open.
+  int threads = 64;
+  // Catalog reads at once, in arrival order (FifoGate); 0: two per core.
+  int readers = 0;
   std::string thumbnail_root;      // the freedesktop cache; empty: the default
 };
 
