@@ -85,6 +85,12 @@ std::unique_ptr<Database> open_for_reading(const std::string& location) {
   // (2 GiB in Debian's); tandem never shrinks a catalog file while it may be
   // read, the one case where a mapping would fault.
   db->exec("PRAGMA mmap_size = 68719476736", "map the catalog");
+  // Past the mapping (a million-photo catalog is 2.8 GiB, and the indexes a
+  // migration adds lie at its end) pages are read() into the connection's
+  // cache: 64 MiB keeps the indexes the gallery walks, where SQLite's 2 MiB
+  // default read them again and again (8% of the server's time in the
+  // kernel's copies; 1,101 against 793 pages/s at 32 clients).
+  db->exec("PRAGMA cache_size = -65536", "size the page cache");
   return db;
 }
 
