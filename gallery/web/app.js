@@ -884,6 +884,12 @@
   function route() {
     const prev = state;
     state = readHash();
+    // A token pasted into the address of an open page (after "token
+    // required"): every request must carry the new one, so start afresh.
+    if (prev && !window.TANDEM_DATA && state.token !== prev.token) {
+      location.reload();
+      return;
+    }
     document.body.dataset.view = state.view;
     for (const v of VIEWS) $('#view-' + v).hidden = v !== state.view;
     for (const b of document.querySelectorAll('nav.views button'))

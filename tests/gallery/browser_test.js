@@ -393,7 +393,7 @@ function overlayStatic(staticDir, dir) {
 async function main() {
   let args;
   try { args = parseArgs(process.argv.slice(2)); } catch (e) {
-    console.error(e.message + '\nusage: node browser_test.js --url URL --expect FILE --artifacts DIR --tandem BIN --catalog CAT [--static DIR]');
+    console.error(e.message + '\nusage: node browser_test.js --url URL --expect FILE --artifacts DIR --tandem BIN --catalog CAT [--static DIR] [--tokenurl URL --token SECRET]');
     process.exit(2);
   }
   const playwright = loadPlaywright();
@@ -448,6 +448,32 @@ async function main() {
     await checkPeoplePage(page, expect, 'server', shot('people'));
     step = 'server edits';
     await checkEdits(page, expect, args);
+
+    if (args.tokenurl) {
+      // A server that needs a token: without it the page says so and shows
+      // nothing; with it (from the address, as the server prints it) the
+      // grid, its thumbnails (the token in their query) and the duplicates
+      // work as without one. (After the edits above: the people's names
+      // are no longer expect's, so the photo views are not checked here.)
+      step = 'token refused';
+      await openPage(page, args.tokenurl + '#limit=3');
+      await page.waitForFunction(() => document.querySelector('#grid').dataset.state === 'error', null, { timeout: TIMEOUT });
+      const said = await page.textContent('#grid-status');
+      check(/token/i.test(said), `without the token the grid says "${said}", not that a token is required`);
+      check((await page.$$('#grid .photo')).length === 0, 'without the token the grid shows photos');
+      // The token pasted into the open page's address (a change of hash,
+      // not a new page): the page starts again with it.
+      step = 'token given';
+      await Promise.all([
+        page.waitForNavigation({ timeout: TIMEOUT }),
+        page.evaluate((t) => { location.hash = '#token=' + encodeURIComponent(t) + '&limit=3'; }, args.token),
+      ]);
+      await page.waitForFunction(() => document.body.dataset.mode === 'server', null, { timeout: TIMEOUT });
+      await checkGrid(page, expect, 'token');
+      await checkDuplicates(page, expect, 'token');
+      // The next step opens another origin: the first page's state is left behind.
+      await page.goto('about:blank');
+    }
 
     if (args.static) {
       step = 'static gallery';

@@ -25,6 +25,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -336,21 +337,32 @@ def main():
     print("$ " + " ".join(cmd), flush=True)
     log = open(os.path.join(work, "serve.log"), "w")
     server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # A second, read-only server that wants a token, as one bound beyond
+    # loopback must.
+    token = "s3cret token/+&"
+    token_port = free_port()
+    token_url = f"http://127.0.0.1:{token_port}/"
+    token_cmd = [args.tandem, "serve", catalog, "--port", str(token_port), "--token", token]
+    print("$ " + " ".join(token_cmd[:-1] + ["SECRET"]), flush=True)
+    token_server = subprocess.Popen(token_cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(url + "api/summary", server)
+        wait_for(token_url + "api/summary?token=" + urllib.parse.quote(token, safe=""), token_server)
         test = [node, os.path.join(HERE, "browser_test.js"), "--url", url, "--expect", expect_path,
-                "--artifacts", artifacts, "--tandem", args.tandem, "--catalog", catalog, "--static", static]
+                "--artifacts", artifacts, "--tandem", args.tandem, "--catalog", catalog, "--static", static,
+                "--tokenurl", token_url, "--token", token]
         if args.web:
             test += ["--web", os.path.abspath(args.web)]
-        print("$ " + " ".join(test), flush=True)
+        print("$ " + " ".join(test[:-1] + ["SECRET"]), flush=True)
         rc = subprocess.run(test, env=env).returncode
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        for s in (server, token_server):
+            s.terminate()
+            try:
+                s.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                s.kill()
+                s.wait()
         log.close()
     if rc not in (0, 77):
         with open(os.path.join(work, "serve.log")) as f:
