@@ -455,7 +455,9 @@ def open_ro(catalog):
     db = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(catalog)), uri=True,
                          isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA busy_timeout = 5000")
-    db.execute("PRAGMA mmap_size = 68719476736")  # as the server's read connections
+    # As the server's read connections (pipeline/sql_sqlite.cpp open_for_reading).
+    db.execute("PRAGMA mmap_size = 68719476736")
+    db.execute("PRAGMA cache_size = -65536")
     return db
 
 
