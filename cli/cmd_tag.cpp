@@ -5,29 +5,37 @@
 #include <fmt/core.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/detect.h"
 #include "cli/face_calibration.h"
+#include "cli/parallel.h"
 #include "cli/progress.h"
+#include "core/error.h"
 #include "graph/session.h"
+#include "image/decode.h"
+#include "image/photo_metadata.h"
 #include "pipeline/catalog.h"
-#include "pipeline/sql.h"
-#include "pipeline/work_queue.h"
 #include "pipeline/exports.h"
 #include "pipeline/gpu_jpeg.h"
 #include "pipeline/model_store.h"
+#include "pipeline/sql.h"
 #include "pipeline/tag_profile.h"
 #include "pipeline/tag_summary.h"
 #include "pipeline/tagger.h"
 #include "pipeline/walk.h"
+#include "pipeline/work_queue.h"
 #include "pipeline/xmp_sidecar.h"
 #include "profile/session.h"
 #include "profile/zone.h"
@@ -66,6 +74,8 @@ struct Inputs {
   int64_t ignored = 0;     // not images, duplicates, broken links
   int64_t skipped = 0;     // up to date in the catalog
   int64_t unreadable = 0;  // files and folders that could not be read (named as found)
+  // Up to date, but tagged before the catalog kept EXIF metadata.
+  std::vector<std::string> metadata_only;
 };
 
 // The paths given, absolute, so a catalog matches however a folder was named.
@@ -106,12 +116,73 @@ Inputs collect(const std::vector<std::string>& roots, pipeline::Catalog* catalog
           stored == pipeline::Catalog::Stored::ok && thumbnails && !thumbnails->has(f.path, f.mtime_ns);
       if (stored != pipeline::Catalog::Stored::none && !thumbnails_missing) {
         ++in.skipped;
+        if (stored == pipeline::Catalog::Stored::ok && catalog->metadata_pending(f.path, model_id))
+          in.metadata_only.push_back(f.path);
         continue;
       }
     }
     in.files.push_back({f.path, f.size, f.mtime_ns});
   }
   return in;
+}
+
+// Up to the first `max_bytes` of a file; throws Error naming it when it
+// cannot be read.
+std::vector<uint8_t> file_head(const std::string& path, int64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  check(bool(in), "cannot open: " + std::string(std::strerror(errno)),
+        ErrorContext{path, "", "", ""});
+  std::vector<uint8_t> bytes(static_cast<size_t>(max_bytes));
+  in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(max_bytes));
+  check(!in.bad(), "cannot read", ErrorContext{path, "", "", ""});
+  bytes.resize(size_t(in.gcount()));
+  return bytes;
+}
+
+// The EXIF of photos tagged before the catalog kept it, read from the files
+// (no decode, no inference) and stored, a batch per transaction. A JPEG's
+// EXIF is in its first 64 KiB; other formats may keep it anywhere, so a
+// file whose first MiB holds none is read whole. A file that cannot be read
+// now stays pending, named.
+void backfill_metadata(pipeline::Catalog& catalog, const std::vector<std::string>& paths,
+                       const std::string& model_id) {
+  if (paths.empty()) return;
+  TANDEM_ZONE_CAT("read EXIF of photos tagged before metadata", "tag");
+  constexpr size_t kBatch = 256;
+  constexpr int64_t kHead = int64_t(1) << 20;
+  int64_t stored = 0;
+  for (size_t first = 0; first < paths.size(); first += kBatch) {
+    const size_t n = std::min(kBatch, paths.size() - first);
+    std::vector<std::optional<image::PhotoMetadata>> read(n);
+    std::vector<std::string> errors(n);
+    run_workers(n, [&](size_t w, size_t workers) {
+      for (size_t i = w; i < n; i += workers) {
+        try {
+          const std::string& path = paths[first + i];
+          const bool whole = int64_t(std::filesystem::file_size(path)) <= kHead;
+          image::PhotoMetadata m = image::read_photo_metadata(file_head(path, kHead));
+          if (m.empty() && !whole)
+            m = image::read_photo_metadata(
+                image::read_file_bytes(path, image::DecodeOptions{}.max_file_bytes));
+          read[i] = std::move(m);
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      }
+    });
+    std::vector<std::pair<std::string, image::PhotoMetadata>> batch;
+    for (size_t i = 0; i < n; ++i) {
+      if (read[i])
+        batch.emplace_back(paths[first + i], std::move(*read[i]));
+      else
+        fmt::print(stderr, "tandem: {}: metadata not read: {}\n", paths[first + i], errors[i]);
+    }
+    catalog.backfill_metadata(batch, model_id);
+    stored += int64_t(batch.size());
+  }
+  fmt::print(stderr,
+             "tandem: read the EXIF metadata of {} photos tagged before the catalog kept it\n",
+             stored);
 }
 
 // --json: `detect --json`'s form (path, width, height, objects, tags) with
@@ -381,6 +452,7 @@ int tag_command(TagOptions& o) {
     if (catalog) catalog->add_roots(roots);
     in = collect(roots, catalog.get(), model->id(), o.force, thumbnails.get());
   }
+  if (catalog) backfill_metadata(*catalog, in.metadata_only, model->id());
   pipeline::TaggerOptions to;
   // Each GPU's pipeline gets its share of the cores for its CPU decoders.
   to.decoders = o.decoders > 0 || runs.size() == 1

@@ -204,6 +204,25 @@ CREATE TRIGGER photo_date_removed AFTER DELETE ON photo_meta BEGIN
   UPDATE faces SET taken_at = NULL WHERE file_id = old.file_id;
 END;
 )sql",
+    // Version 8: the photos tagged before version 4 never had their EXIF
+    // read, and re-tagging a library to get its dates redoes all of its
+    // inference. `tag` reads the EXIF of the files listed here (no decode)
+    // and takes each off the list; tagging a file again takes it off too.
+    // Listed: the photos tagged with no metadata before the first one tagged
+    // with some (a later one without was read, and had none); every one
+    // when no photo has metadata, at the cost of reading those once.
+    R"sql(
+CREATE TABLE meta_pending (
+  file_id INTEGER PRIMARY KEY REFERENCES files (id) ON DELETE CASCADE
+);
+INSERT INTO meta_pending (file_id)
+SELECT f.id FROM files f
+WHERE f.status = 'ok' AND NOT EXISTS (SELECT 1 FROM photo_meta m WHERE m.file_id = f.id)
+  AND f.tagged_at < coalesce((SELECT min(g.tagged_at) FROM files g JOIN photo_meta m ON m.file_id = g.id), '~');
+CREATE TRIGGER files_retagged AFTER UPDATE OF tagged_at ON files BEGIN
+  DELETE FROM meta_pending WHERE file_id = new.id;
+END;
+)sql",
 };
 static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
@@ -336,6 +355,10 @@ void Catalog::open_sqlite() {
         ErrorContext{db_->name(), "", "", ""});
   db_->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "set synchronous mode");
   migrate_sqlite();
+  // Read once: a library with none pending (all but upgraded old ones)
+  // costs `tag` no lookup per photo.
+  metadata_pending_ =
+      db_->query_int("SELECT EXISTS (SELECT 1 FROM meta_pending)", "look up pending metadata") != 0;
 }
 
 void Catalog::open_postgres() { prepare_postgres_catalog(*db_); }
@@ -491,7 +514,7 @@ std::vector<int64_t> Catalog::write_one(const FileRecord& r) {
     insert_tag_->run_later();
   }
   write_objects(id, r);
-  write_meta(id, r);
+  write_meta(id, r.meta);
   {
     // Queued (tag --queue): done with this commit, whoever claimed it.
     Statement::Use use(*finish_work_);

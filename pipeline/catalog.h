@@ -84,7 +84,7 @@ class Catalog {
  public:
   // Schema version kept in PRAGMA user_version; opening an older catalog
   // migrates it, a newer one is an Error.
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   // Opens the catalog at `path`, creating it (and its folder's -wal/-shm
   // files) if missing; a postgresql:// URL connects to that database and
@@ -111,6 +111,15 @@ class Catalog {
   // tagged, or changed since), a result, or a failure.
   enum class Stored { none, ok, failed };
   Stored stored(const std::string& path, int64_t size, int64_t mtime_ns, const std::string& model_id);
+
+  // Photos tagged before the catalog kept EXIF metadata (schema version 4)
+  // have none; whether `path` is one, for `model_id`. Always false on
+  // PostgreSQL, whose catalogs are all younger.
+  bool metadata_pending(const std::string& path, const std::string& model_id);
+  // Stores the metadata read for such photos (path, metadata) in one
+  // transaction; none of them is pending afterwards.
+  void backfill_metadata(std::span<const std::pair<std::string, image::PhotoMetadata>> photos,
+                         const std::string& model_id);
 
   // Stores `batch` in one transaction: all of it or, on an Error, none. A
   // record replaces the one for the same (path, model_id), tags and objects
@@ -188,7 +197,7 @@ class Catalog {
   void insert_rows_in_bulk(std::span<const FileRecord> batch, const std::vector<int64_t>& ids);
   void write_objects(int64_t file_id, const FileRecord& r);
   void prepare_meta();
-  void write_meta(int64_t file_id, const FileRecord& r);
+  void write_meta(int64_t file_id, const image::PhotoMetadata& m);
   void read_meta(const std::string& model_id, std::vector<FileRecord>& out,
                  const std::unordered_map<int64_t, size_t>& index);
   // `fresh`: the file's row is new, so it has no old faces to read.
@@ -205,6 +214,7 @@ class Catalog {
 
   std::unique_ptr<sql::Database> db_;
   sql::Reconnect reconnect_{0, {}};  // none unless the caller asks for it
+  bool metadata_pending_ = false;    // any photo is (read at open)
   // Prepared once, used for every file (declared after db_: destroyed first).
   std::unique_ptr<sql::Statement> upsert_file_, delete_tags_, insert_tag_,
       delete_objects_, insert_object_, find_file_, select_records_, select_objects_, count_status_,

@@ -32,13 +32,12 @@ void Catalog::prepare_meta() {
   select_meta_ = std::make_unique<Statement>(*db_, kSelectMeta, "read metadata");
 }
 
-void Catalog::write_meta(int64_t file_id, const FileRecord& r) {
+void Catalog::write_meta(int64_t file_id, const image::PhotoMetadata& m) {
   {
     Statement::Use use(*delete_meta_);
     delete_meta_->bind(1, file_id);
     delete_meta_->run_later();
   }
-  const image::PhotoMetadata& m = r.meta;
   if (m.empty() && m.taken_offset.empty()) return;
   Statement& s = *insert_meta_;
   Statement::Use use(s);
@@ -56,6 +55,41 @@ void Catalog::write_meta(int64_t file_id, const FileRecord& r) {
   s.bind_or_null(12, m.longitude);
   s.bind_or_null(13, m.altitude_m);
   s.run_later();
+}
+
+bool Catalog::metadata_pending(const std::string& path, const std::string& model_id) {
+  if (!metadata_pending_) return false;
+  Statement s(*db_,
+              "SELECT 1 FROM files f JOIN meta_pending p ON p.file_id = f.id WHERE f.path = ?1 AND "
+              "f.model_id = ?2",
+              "look up pending metadata");
+  s.bind(1, path);
+  s.bind(2, model_id);
+  return s.step();
+}
+
+void Catalog::backfill_metadata(
+    std::span<const std::pair<std::string, image::PhotoMetadata>> photos,
+    const std::string& model_id) {
+  sql::in_transaction(*db_, true, "record metadata", [&] {
+    Statement find(*db_, "SELECT id FROM files WHERE path = ?1 AND model_id = ?2", "look up file");
+    Statement done(*db_, "DELETE FROM meta_pending WHERE file_id = ?1",
+                   "take off pending metadata");
+    for (const auto& [path, meta] : photos) {
+      int64_t id = 0;
+      {
+        Statement::Use use(find);
+        find.bind(1, path);
+        find.bind(2, model_id);
+        if (!find.step()) continue;  // gone since it was listed
+        id = find.int64(0);
+      }
+      write_meta(id, meta);
+      Statement::Use use(done);
+      done.bind(1, id);
+      done.run();
+    }
+  });
 }
 
 void Catalog::read_meta(const std::string& model_id, std::vector<FileRecord>& out,

@@ -127,6 +127,33 @@ TEST(CatalogMigration, Version1CatalogKeepsItsRowsAndTakesObjects) {
   // The file-name index covers the files that were there before it.
   EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM file_paths WHERE file_paths MATCH '\"IMG_\"'"), "30\n");
 
+  // Tagged before metadata was kept: every photo that did not fail waits
+  // for its EXIF to be read; storing it (or tagging the file again) takes
+  // it off the list.
+  {
+    Catalog c(path);
+    int64_t ok = 0;
+    for (const FileRecord& r : old) {
+      EXPECT_EQ(c.metadata_pending(r.path, "centernet"), r.ok) << r.path;
+      EXPECT_FALSE(c.metadata_pending(r.path, "other model")) << r.path;
+      ok += r.ok;
+    }
+    ASSERT_GT(ok, 1);
+    image::PhotoMetadata m;
+    m.taken_at = "2009-12-31T23:59:59";
+    m.make = "NIKON";
+    const std::pair<std::string, image::PhotoMetadata> read[] = {{old[1].path, m}};
+    c.backfill_metadata(read, "centernet");
+    EXPECT_FALSE(c.metadata_pending(old[1].path, "centernet"));
+    EXPECT_EQ(
+        sqlite3_cli(path,
+                    "SELECT m.taken_at, m.make FROM photo_meta m JOIN files f ON f.id = m.file_id "
+                    "WHERE f.path = '" +
+                        old[1].path + "'"),
+        "2009-12-31T23:59:59|NIKON\n");
+    EXPECT_EQ(sqlite3_cli(path, "SELECT count(*) FROM meta_pending"), fmt::format("{}\n", ok - 1));
+  }
+
   // Files tagged again (now with objects) beside files left as they were.
   std::vector<FileRecord> now = without_objects(synthetic_records(30, 0));
   std::vector<FileRecord> retagged;
@@ -139,6 +166,9 @@ TEST(CatalogMigration, Version1CatalogKeepsItsRowsAndTakesObjects) {
   ASSERT_GT(objects, 0);
   EXPECT_EQ(sqlite3_cli(path, "SELECT count(*), count(DISTINCT file_id) > 1 FROM objects"),
             fmt::format("{}|1\n", objects));
+  // Tagged again: no longer waiting for their EXIF.
+  for (const FileRecord& r : retagged)
+    EXPECT_FALSE(c.metadata_pending(r.path, "centernet")) << r.path;
   // The date copies the gallery's tag index reads equal photo_meta's, for
   // the rows written before the migration and after.
   EXPECT_EQ(

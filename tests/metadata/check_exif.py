@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -122,6 +123,38 @@ def same(a, b):
     return a == b
 
 
+def check_backfill(tandem, lib, cat):
+    """The catalog as one tagged before it kept metadata (schema 4) left it,
+    then `tag` again without --force: the EXIF is read back into it, equal
+    to what tagging stored, and no photo is tagged again."""
+    db = sqlite3.connect(cat)
+    meta_sql = "SELECT f.path, m.* FROM photo_meta m JOIN files f ON f.id = m.file_id ORDER BY f.path"
+    before = db.execute(meta_sql).fetchall()
+    tagged = db.execute("SELECT path, tagged_at FROM files ORDER BY path").fetchall()
+    with db:
+        db.execute("DELETE FROM photo_meta")
+        db.execute("INSERT INTO meta_pending (file_id) SELECT id FROM files WHERE status = 'ok'")
+    db.close()
+    r = subprocess.run([tandem, "tag", lib, "--catalog", cat, "--device", "cpu", "--faces", "off"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return ["tandem tag (the metadata backfill) failed:\n" + r.stderr[-3000:]]
+    problems = []
+    n = len(os.listdir(lib))
+    if "read the EXIF metadata of %d photos" % n not in r.stderr:
+        problems.append("backfill: tag did not say it read %d photos' EXIF: %s" % (n, r.stderr[-2000:]))
+    db = sqlite3.connect(cat)
+    if db.execute(meta_sql).fetchall() != before:
+        problems.append("backfill: photo_meta differs from what tagging stored")
+    if db.execute("SELECT path, tagged_at FROM files ORDER BY path").fetchall() != tagged:
+        problems.append("backfill: photos were tagged again")
+    if db.execute("SELECT count(*) FROM meta_pending").fetchone()[0] != 0:
+        problems.append("backfill: photos are still pending")
+    db.close()
+    print("backfill: %d photos' metadata read again, equal, none tagged again" % n)
+    return problems
+
+
 def main():
     tandem = sys.argv[1]
     if not shutil.which("exiv2"):
@@ -160,6 +193,7 @@ def main():
             print(name, json.dumps(got))
         if rows["noexif.jpg"]["meta"] != {k: None for k in rows["noexif.jpg"]["meta"]}:
             problems.append("noexif.jpg has metadata: %s" % rows["noexif.jpg"]["meta"])
+        problems += check_backfill(tandem, lib, cat)
     for p in problems:
         print("PROBLEM " + p)
     return 1 if problems else 0
