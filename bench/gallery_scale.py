@@ -17,14 +17,16 @@ What runs, in one process tree, on one machine:
             gallery/photo_sql.cpp) running the statements the server runs
             for a page, with the same SQL text, values and order, in
             Python's sqlite3 on the same file (the same libsqlite3, one
-            read-only connection, SQLite's default page cache), one read
-            transaction a page: the model's photo count and the label list
-            (read again when PRAGMA data_version changes), each search
-            word's people (labels matched in Python, ASCII prefix), each
-            drivable filter's capped count (LIMIT 20001), the plan choice
-            (drive by the smallest count when count <= 20000 and count^2 <=
-            64 x photos, else walk photo_meta_by_date, or
-            photo_meta_by_camera_date with make and model, then
+            read-only connection mapped and cached as the server's), one
+            read transaction a page: the library's size bound (largest file
+            id) and the label list (read again when PRAGMA data_version
+            changes), each search word's people (labels matched in Python,
+            ASCII prefix), each indexed filter's count up to one past the
+            most that may drive (none when the only one is a tag, a person
+            or a camera), the plan choice (walk the smallest dated filter's
+            own index, a tag's or a person's (label/person, date) or a
+            camera's (make, model, date); else drive by the smallest count
+            when count^2 <= 64 x photos; else walk photo_meta_by_date, then
             files_by_model for the undated), the key SELECTs (CROSS JOIN /
             INDEXED BY as the server), then one photo row SELECT per key.
             The same mix, one client: what is left is the server's HTTP +
