@@ -5,11 +5,8 @@
 #include <fmt/core.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -126,19 +123,6 @@ Inputs collect(const std::vector<std::string>& roots, pipeline::Catalog* catalog
   return in;
 }
 
-// Up to the first `max_bytes` of a file; throws Error naming it when it
-// cannot be read.
-std::vector<uint8_t> file_head(const std::string& path, int64_t max_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  check(bool(in), "cannot open: " + std::string(std::strerror(errno)),
-        ErrorContext{path, "", "", ""});
-  std::vector<uint8_t> bytes(static_cast<size_t>(max_bytes));
-  in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(max_bytes));
-  check(!in.bad(), "cannot read", ErrorContext{path, "", "", ""});
-  bytes.resize(size_t(in.gcount()));
-  return bytes;
-}
-
 // The EXIF of photos tagged before the catalog kept it, read from the files
 // (no decode, no inference) and stored, a batch per transaction. A JPEG's
 // EXIF is in its first 64 KiB; other formats may keep it anywhere, so a
@@ -159,9 +143,9 @@ void backfill_metadata(pipeline::Catalog& catalog, const std::vector<std::string
       for (size_t i = w; i < n; i += workers) {
         try {
           const std::string& path = paths[first + i];
-          const bool whole = int64_t(std::filesystem::file_size(path)) <= kHead;
-          image::PhotoMetadata m = image::read_photo_metadata(file_head(path, kHead));
-          if (m.empty() && !whole)
+          const std::vector<uint8_t> head = image::read_file_head(path, kHead);
+          image::PhotoMetadata m = image::read_photo_metadata(head);
+          if (m.empty() && int64_t(head.size()) == kHead)
             m = image::read_photo_metadata(
                 image::read_file_bytes(path, image::DecodeOptions{}.max_file_bytes));
           read[i] = std::move(m);

@@ -114,6 +114,18 @@ void read_file_into(std::vector<uint8_t>& bytes, const std::string& path, int64_
   throw Error(std::string("read error: ") + std::strerror(errno), ctx);
 }
 
+std::vector<uint8_t> read_file_head(const std::string& path, int64_t max_bytes) {
+  const ErrorContext ctx{path, {}, {}, {}};
+  std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw Error(std::string("cannot open: ") + std::strerror(errno), ctx);
+  std::vector<uint8_t> bytes(static_cast<size_t>(max_bytes));
+  const size_t got = std::fread(bytes.data(), 1, bytes.size(), f.get());
+  check(got == bytes.size() || std::feof(f.get()),
+        std::string("read error: ") + std::strerror(errno), ctx);
+  bytes.resize(got);
+  return bytes;
+}
+
 void decode_image_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
                        std::string_view name) {
   switch (sniff_format(bytes)) {

@@ -31,6 +31,9 @@ const char* format_name(ImageFormat format);
 std::vector<uint8_t> read_file_bytes(const std::string& path, int64_t max_bytes);
 // The same into `out`, reusing its capacity (one buffer per decoding thread).
 void read_file_into(std::vector<uint8_t>& out, const std::string& path, int64_t max_bytes);
+// The first max_bytes of a file, or all of it when shorter; throws
+// tandem::Error naming it when it cannot be read.
+std::vector<uint8_t> read_file_head(const std::string& path, int64_t max_bytes);
 
 // Decodes JPEG, PNG, WebP or HEIF bytes (into `out`, reusing its buffer).
 // Anything else, including an empty file, is a tandem::Error naming `name`
