@@ -1,5 +1,8 @@
 #include "gallery/photo_sql.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace tandem::gallery {
 
 namespace {
@@ -66,9 +69,13 @@ bool should_drive(int64_t matches, int64_t photos) {
 }
 
 int64_t drive_count_limit(int64_t photos) {
-  int64_t most = 0;  // the largest m with m * m <= 64 * photos, up to the cap
-  while (most < kDriveCountCap && (most + 1) * (most + 1) <= 64 * photos) ++most;
-  return most + 1;
+  // The largest m with m * m <= 64 * photos (should_drive's bound), up to
+  // the cap: the double's square root, corrected where it rounded.
+  const int64_t area = 64 * std::max<int64_t>(photos, 0);
+  int64_t m = int64_t(std::sqrt(double(area)));
+  while (m * m > area) --m;
+  while ((m + 1) * (m + 1) <= area) ++m;
+  return std::min(m, kDriveCountCap) + 1;
 }
 
 const DialectSql& sql_for(pipeline::sql::Dialect d) {

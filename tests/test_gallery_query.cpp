@@ -269,6 +269,20 @@ TEST(GalleryOnPostgres, AnswersAsOnSqlite) {
   EXPECT_EQ(sqlite.duplicates(std::nullopt, 30)["groups"].size(), 2u);
 }
 
+// A count stops one past the most matches that may still drive: every
+// count below the limit can drive, the limit itself cannot.
+TEST(GalleryQueryPlan, CountsOnlyAsFarAsTheChoiceToDrive) {
+  EXPECT_EQ(gallery::drive_count_limit(1'000'000), 8001);
+  EXPECT_EQ(gallery::drive_count_limit(0), 1);
+  EXPECT_EQ(gallery::drive_count_limit(int64_t(1) << 40), gallery::kDriveCountCap + 1);
+  for (int64_t photos : std::vector<int64_t>{1, 2, 99, 100, 12345, 999'999, 6'250'000, 7'000'000,
+                                             int64_t(1) << 33}) {
+    const int64_t limit = gallery::drive_count_limit(photos);
+    EXPECT_TRUE(gallery::should_drive(limit - 1, photos)) << photos;
+    EXPECT_FALSE(gallery::should_drive(limit, photos)) << photos;
+  }
+}
+
 TEST(GalleryQueryParams, RefusesWhatItCannotMean) {
   auto bad = [](QueryParams p) { EXPECT_THROW(gallery::parse_photo_query(p), Error); };
   bad({{"limit", "0"}});
