@@ -213,6 +213,18 @@ def word_clause(word, labels, people):
     return Clause("q:" + word, test, values, drive, drive_values)
 
 
+def date_range(params, column):
+    """photo_sql.cpp date_range: (" AND column >= ? AND column < ?", values)."""
+    test, values = "", []
+    if params.get("from"):
+        test += " AND %s >= ?" % column
+        values.append(parse_date(params["from"], False))
+    if params.get("to"):
+        test += " AND %s < ?" % column
+        values.append(parse_date(params["to"], True))
+    return test, values
+
+
 def filter_clauses(params, resolved):
     """photo_sql.cpp filter_clauses; resolved: [(word, labels, people)]."""
     out = []
@@ -227,14 +239,7 @@ def filter_clauses(params, resolved):
                           [p], "SELECT x.file_id AS file_id FROM faces x WHERE x.person_id = ?", [p],
                           "faces w INDEXED BY faces_by_person_date", " AND w.person_id = ?", [p]))
     if params.get("from") or params.get("to"):
-        test, values = "", []
-        if params.get("from"):
-            test += " AND m.taken_at >= ?"
-            values.append(parse_date(params["from"], False))
-        if params.get("to"):
-            test += " AND m.taken_at < ?"
-            values.append(parse_date(params["to"], True))
-        out.append(Clause("date", test, values))
+        out.append(Clause("date", *date_range(params, "m.taken_at")))
     if params.get("make") or params.get("model"):
         test, values = "", []
         if params.get("make"):
@@ -337,12 +342,9 @@ class Peer:
         values = by.dated_values + [self.model]
         if dated:
             sql += " AND w.taken_at IS NOT NULL"
-            if params.get("from"):
-                sql += " AND w.taken_at >= ?"
-                values.append(parse_date(params["from"], False))
-            if params.get("to"):
-                sql += " AND w.taken_at < ?"
-                values.append(parse_date(params["to"], True))
+            range_sql, range_values = date_range(params, "w.taken_at")
+            sql += range_sql
+            values += range_values
             if continues:
                 sql += " AND (w.taken_at, w.file_id) < (?, ?)"
                 values += [after[1], float(after[2])]

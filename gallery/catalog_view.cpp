@@ -303,10 +303,9 @@ std::vector<CatalogView::Key> CatalogView::dated_filter_keys(
   if (dated) {
     sql += " AND w.taken_at IS NOT NULL";
     // A date range bounds the index range, not only the rows' test.
-    if (!q.filter.from.empty())
-      sql += " AND w.taken_at >= ?", values.push_back({true, q.filter.from, 0});
-    if (!q.filter.to.empty())
-      sql += " AND w.taken_at < ?", values.push_back({true, q.filter.to, 0});
+    const SqlPart range = date_range(q.filter, "w.taken_at");
+    sql += range.sql;
+    values.insert(values.end(), range.values.begin(), range.values.end());
     if (continues) {
       sql += " AND (w.taken_at, w.file_id) < (?, ?)";
       values.push_back({true, q.after->taken_at, 0});

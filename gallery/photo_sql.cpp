@@ -78,6 +78,13 @@ int64_t drive_count_limit(int64_t photos) {
   return std::min(m, kDriveCountCap) + 1;
 }
 
+SqlPart date_range(const PhotoFilter& f, const std::string& column) {
+  SqlPart p;
+  if (!f.from.empty()) p.add(" AND " + column + " >= ?", {text(f.from)});
+  if (!f.to.empty()) p.add(" AND " + column + " < ?", {text(f.to)});
+  return p;
+}
+
 const DialectSql& sql_for(pipeline::sql::Dialect d) {
   static const DialectSql sqlite;
   static const DialectSql postgresql{" ILIKE ", " JOIN ", false, false, false};
@@ -112,8 +119,7 @@ std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector
   if (!f.from.empty() || !f.to.empty()) {
     // A date range is the walk's own index range; it never drives.
     FilterClause c;
-    if (!f.from.empty()) c.test.add(" AND m.taken_at >= ?", {text(f.from)});
-    if (!f.to.empty()) c.test.add(" AND m.taken_at < ?", {text(f.to)});
+    c.test = date_range(f, "m.taken_at");
     out.push_back(std::move(c));
   }
   if (!f.make.empty() || !f.model.empty()) {

@@ -89,6 +89,10 @@ struct DialectSql {
 };
 const DialectSql& sql_for(pipeline::sql::Dialect d);
 
+// The filter's date range as a test of `column` (" AND column >= ? AND
+// column < ?", the bounds given); empty without one.
+SqlPart date_range(const PhotoFilter& f, const std::string& column);
+
 std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector<ResolvedWord>& words,
                                          const DialectSql& d);
 
