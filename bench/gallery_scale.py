@@ -21,14 +21,20 @@ What runs, in one process tree, on one machine:
             read transaction a page: the library's size bound (largest file
             id) and the label list (read again when PRAGMA data_version
             changes), each search word's people (labels matched in Python,
-            ASCII prefix), each indexed filter's count up to one past the
-            most that may drive (none when the only one is a tag, a person
-            or a camera), the plan choice (walk the smallest dated filter's
-            own index, a tag's or a person's (label/person, date) or a
-            camera's (make, model, date); else drive by the smallest count
-            when count^2 <= 64 x photos; else walk photo_meta_by_date, then
-            files_by_model for the undated), the key SELECTs (CROSS JOIN /
-            INDEXED BY as the server), then one photo row SELECT per key.
+            ASCII prefix; people kept per word, as the server), each
+            indexed filter's count up to one past the most that may drive
+            (none when the only one is a tag, a person, a camera or a word
+            read in date order; counts kept by SQL and values, as the
+            server keeps them, so a filter is counted on its first page
+            only), the plan choice (walk the smallest dated filter's own
+            index, a tag's or a person's (label/person, date), a word's
+            labels', people's and file names' union when it names at most
+            three, or a camera's (make, model, date); else drive by the
+            smallest count when count^2 <= 64 x photos; else walk
+            photo_meta_by_date, then files_by_model for the undated), the
+            key SELECTs (CROSS JOIN / INDEXED BY, each row tested on the
+            walked row's id before its joins, as the server), then one
+            photo row SELECT per key.
             The same mix, one client: what is left is the server's HTTP +
             JSON + stat() share. The run checks each page's ids against
             the server's ("pages whose ids differ"); that the statements
@@ -173,17 +179,36 @@ def drive_count_limit(photos):
     return most + 1
 
 
-class Clause:
-    """photo_sql.h FilterClause: the row test (" AND ...") and the query of
-    the file ids it matches ("" when it cannot drive); name: for reports."""
+ROW_ID = "{id}"  # photo_sql.h kRowId
+MAX_DATED_SOURCES = 4  # photo_sql.h kMaxDatedSources
 
-    def __init__(self, name, test, test_values, drive="", drive_values=(), dated_from="", dated_where="",
-                 dated_values=()):
+
+class Source:
+    """photo_sql.h DatedSource: rows `w` (file_id, taken_at) newest first."""
+
+    def __init__(self, from_sql, from_values=(), where="", where_values=(), superset=False):
+        self.from_sql, self.from_values = from_sql, list(from_values)
+        self.where, self.where_values = where, list(where_values)
+        self.superset = superset
+
+
+class Clause:
+    """photo_sql.h FilterClause: the row test (" AND ...", the photo's id
+    written as ROW_ID) and the query of the file ids it matches ("" when it
+    cannot drive); name: for reports."""
+
+    def __init__(self, name, test, test_values, drive="", drive_values=(), dated=(), reads_meta=False,
+                 date_range=False):
         self.name, self.test, self.test_values = name, test, list(test_values)
         self.drive, self.drive_values = drive, list(drive_values)
-        # A tag's or a person's own (key, date) index, as `w`.
-        self.dated_from, self.dated_where, self.dated_values = dated_from, dated_where, list(dated_values)
+        # Its own indexes in date order (a tag's, a person's, a word's), as `w`.
+        self.dated = list(dated)
+        self.dated_bound, self.dated_bound_values = "", []
+        self.reads_meta, self.date_range = reads_meta, date_range
         self.camera_walk = False  # a camera (make and model): the date walk reads its index
+
+    def test_on(self, row_id):
+        return self.test.replace(ROW_ID, row_id), self.test_values
 
 
 def word_clause(word, labels, people):
@@ -192,25 +217,35 @@ def word_clause(word, labels, people):
     values = ["%" + e + "%"]
     drive, drive_values = "", []
     if labels:
-        test += (" OR EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND t.label IN (%s))"
+        test += (" OR EXISTS (SELECT 1 FROM tags t WHERE t.file_id = {id} AND t.label IN (%s))"
                  % placeholders(len(labels)))
         drive += "SELECT t.file_id AS file_id FROM tags t WHERE t.label IN (%s)" % placeholders(len(labels))
         values += labels
         drive_values += labels
     if people:
-        test += (" OR EXISTS (SELECT 1 FROM faces x WHERE x.file_id = f.id AND x.person_id IN (%s))"
+        test += (" OR EXISTS (SELECT 1 FROM faces x WHERE x.file_id = {id} AND +x.person_id IN (%s))"
                  % placeholders(len(people)))
         drive += ((" UNION ALL " if drive else "") + "SELECT x.file_id AS file_id FROM faces x WHERE x.person_id IN (%s)"
                   % placeholders(len(people)))
         values += [float(p) for p in people]
         drive_values += [float(p) for p in people]
     test += ")"
+    c = Clause("q:" + word, test, values)
     if len(word.encode()) >= 3:  # the trigram index needs three bytes or more
-        drive += (" UNION ALL " if drive else "") + "SELECT rowid AS file_id FROM file_paths WHERE file_paths MATCH ?"
-        drive_values.append('"' + word.replace('"', '""') + '"')
-    else:
-        drive, drive_values = "", []
-    return Clause("q:" + word, test, values, drive, drive_values)
+        quoted = '"' + word.replace('"', '""') + '"'
+        c.drive = drive + (" UNION ALL " if drive else "") + \
+            "SELECT rowid AS file_id FROM file_paths WHERE file_paths MATCH ?"
+        c.drive_values = drive_values + [quoted]
+        if len(labels) + len(people) + 1 <= MAX_DATED_SOURCES:
+            c.dated = [Source("tags w INDEXED BY tags_by_label_date", (), " AND w.label = ?", [l]) for l in labels]
+            c.dated += [Source("faces w INDEXED BY faces_by_person_date", (), " AND w.person_id = ?", [float(p)])
+                        for p in people]
+            c.dated.append(Source("(SELECT p.rowid AS file_id, pm.taken_at AS taken_at FROM file_paths p LEFT JOIN "
+                                  "photo_meta pm ON pm.file_id = p.rowid WHERE file_paths MATCH ?) w", [quoted],
+                                  superset=True))
+            c.dated_bound, c.dated_bound_values = "SELECT rowid AS file_id FROM file_paths WHERE file_paths MATCH ?", \
+                [quoted]
+    return c
 
 
 def date_range(params, column):
@@ -229,17 +264,17 @@ def filter_clauses(params, resolved):
     """photo_sql.cpp filter_clauses; resolved: [(word, labels, people)]."""
     out = []
     if params.get("tag"):
-        out.append(Clause("tag", " AND EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND t.label = ?)",
+        out.append(Clause("tag", " AND EXISTS (SELECT 1 FROM tags t WHERE t.file_id = {id} AND t.label = ?)",
                           [params["tag"]], "SELECT t.file_id AS file_id FROM tags t WHERE t.label = ?",
-                          [params["tag"]], "tags w INDEXED BY tags_by_label_date", " AND w.label = ?",
-                          [params["tag"]]))
+                          [params["tag"]], [Source("tags w INDEXED BY tags_by_label_date", (), " AND w.label = ?",
+                                                   [params["tag"]])]))
     if params.get("person"):
         p = float(int(params["person"]))  # the server binds it as a double
-        out.append(Clause("person", " AND EXISTS (SELECT 1 FROM faces x WHERE x.file_id = f.id AND x.person_id = ?)",
+        out.append(Clause("person", " AND EXISTS (SELECT 1 FROM faces x WHERE x.file_id = {id} AND x.person_id = ?)",
                           [p], "SELECT x.file_id AS file_id FROM faces x WHERE x.person_id = ?", [p],
-                          "faces w INDEXED BY faces_by_person_date", " AND w.person_id = ?", [p]))
+                          [Source("faces w INDEXED BY faces_by_person_date", (), " AND w.person_id = ?", [p])]))
     if params.get("from") or params.get("to"):
-        out.append(Clause("date", *date_range(params, "m.taken_at")))
+        out.append(Clause("date", *date_range(params, "m.taken_at"), reads_meta=True, date_range=True))
     if params.get("make") or params.get("model"):
         test, values = "", []
         if params.get("make"):
@@ -248,7 +283,7 @@ def filter_clauses(params, resolved):
         if params.get("model"):
             test += " AND m.model = ?"
             values.append(params["model"])
-        c = Clause("camera", test, values)
+        c = Clause("camera", test, values, reads_meta=True)
         if params.get("make") and params.get("model"):
             c.drive = "SELECT m.file_id AS file_id FROM photo_meta m WHERE m.make = ? AND m.model = ?"
             c.drive_values = [params["make"], params["model"]]
@@ -259,7 +294,7 @@ def filter_clauses(params, resolved):
         v = [s, n, w, e]
         out.append(Clause("box", " AND m.latitude BETWEEN ? AND ? AND m.longitude BETWEEN ? AND ?", v,
                           "SELECT m.file_id AS file_id FROM photo_meta m WHERE m.latitude BETWEEN ? AND ? "
-                          "AND m.longitude BETWEEN ? AND ?", v))
+                          "AND m.longitude BETWEEN ? AND ?", v, reads_meta=True))
     for word, labels, people in resolved:
         out.append(word_clause(word, labels, people))
     return out
@@ -278,11 +313,15 @@ class Peer:
     def __init__(self, db, model="centernet"):
         self.db, self.model = db, model
         self.seen_version, self.photo_count, self.labels = -1, 0, []
+        # CatalogView::counts_: a filter's count, kept (here until another
+        # connection commits; nothing does while the benchmark runs).
+        self.counts, self.people_by_word = {}, {}
 
     def refresh(self):
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if version == self.seen_version:
             return
+        self.counts, self.people_by_word = {}, {}
         self.photo_count = self.db.execute("SELECT coalesce(max(id), 0) FROM files").fetchone()[0]
         self.labels = [r[0] for r in self.db.execute(LABELS_SQL)]
         self.seen_version = version
@@ -292,10 +331,12 @@ class Peer:
         for w in words:
             lw = ascii_lower(w)
             labels = [l for l in self.labels if ascii_lower(l).startswith(lw)]
-            e = like_escape(w)
-            people = [r[0] for r in self.db.execute(
-                "SELECT id FROM people WHERE name LIKE ?1 ESCAPE '\\' OR name LIKE ?2 ESCAPE '\\'",
-                [e + "%", "% " + e + "%"])]
+            if w not in self.people_by_word:
+                e = like_escape(w)
+                self.people_by_word[w] = [r[0] for r in self.db.execute(
+                    "SELECT id FROM people WHERE name LIKE ?1 ESCAPE '\\' OR name LIKE ?2 ESCAPE '\\'",
+                    [e + "%", "% " + e + "%"])]
+            people = self.people_by_word[w]
             out.append((w, labels, people))
         return out
 
@@ -304,8 +345,24 @@ class Peer:
         {clause name: count})."""
         indexed = [k for k, c in enumerate(clauses) if c.drive]
 
+        def count(drive, values):
+            sql = "SELECT count(*) FROM (" + drive + " LIMIT " + str(drive_count_limit(self.photo_count)) + \
+                ") AS matches"
+            key = (sql, tuple(values))
+            if key not in self.counts:
+                if trace is not None:
+                    trace.append((sql, values))
+                self.counts[key] = self.db.execute(sql, values).fetchone()[0]
+            return self.counts[key]
+
         def dated(k):
-            return bool(clauses[k].dated_from) or clauses[k].camera_walk
+            c = clauses[k]
+            if c.camera_walk:
+                return True
+            if not c.dated:
+                return False
+            return not c.dated_bound or count(c.dated_bound, c.dated_bound_values) < drive_count_limit(
+                self.photo_count)
 
         def dated_route(k):
             return (-1, False) if clauses[k].camera_walk else (k, True)
@@ -315,11 +372,7 @@ class Peer:
         best, fewest, best_dated, fewest_dated, counts = -1, 0, -1, 0, {}
         for k in indexed:
             c = clauses[k]
-            sql = ("SELECT count(*) FROM (" + c.drive + " LIMIT " + str(drive_count_limit(self.photo_count)) +
-                   ") AS matches")
-            if trace is not None:
-                trace.append((sql, c.drive_values))
-            n = self.db.execute(sql, c.drive_values).fetchone()[0]
+            n = count(c.drive, c.drive_values)
             counts[c.name] = n
             if best < 0 or n < fewest:
                 best, fewest = k, n
@@ -336,29 +389,46 @@ class Peer:
     def dated_filter_keys(self, params, after, clauses, k, dated, limit, trace=None):
         continues = after is not None and after[0] == dated
         by = clauses[k]
-        sql = ("SELECT DISTINCT w.file_id, " + ("w.taken_at" if dated else "NULL") + " FROM " + by.dated_from +
-               " CROSS JOIN files f ON f.id = w.file_id" + (" CROSS JOIN " if dated else " LEFT JOIN ") +
-               "photo_meta m ON m.file_id = w.file_id WHERE 1 = 1" + by.dated_where + " AND f.model_id = ?")
-        values = by.dated_values + [self.model]
-        if dated:
-            sql += " AND w.taken_at IS NOT NULL"
-            range_sql, range_values = date_range(params, "w.taken_at")
-            sql += range_sql
-            values += range_values
-            if continues:
-                sql += " AND (w.taken_at, w.file_id) < (?, ?)"
-                values += [after[1], float(after[2])]
+
+        def tested(c):
+            return c is not by and not (dated and c.date_range)
+
+        meta = not dated or any(tested(c) and c.reads_meta for c in clauses)
+        order = " ORDER BY taken_at DESC, file_id DESC" if dated else " ORDER BY file_id DESC"
+
+        def branch(src):
+            sql = ("SELECT DISTINCT w.file_id AS file_id, " + ("w.taken_at" if dated else "NULL") +
+                   " AS taken_at FROM " + src.from_sql + " CROSS JOIN files f ON f.id = w.file_id" +
+                   ("" if not meta else (" CROSS JOIN " if dated else " LEFT JOIN ") +
+                    "photo_meta m ON m.file_id = w.file_id") + " WHERE 1 = 1" + src.where + " AND f.model_id = ?")
+            values = src.from_values + src.where_values + [self.model]
+            if dated:
+                sql += " AND w.taken_at IS NOT NULL"
+                range_sql, range_values = date_range(params, "w.taken_at")
+                sql += range_sql
+                values += range_values
+                if continues:
+                    sql += " AND (w.taken_at, w.file_id) < (?, ?)"
+                    values += [after[1], float(after[2])]
+            else:
+                sql += " AND w.taken_at IS NULL AND m.taken_at IS NULL"
+                if continues:
+                    sql += " AND w.file_id < ?"
+                    values.append(float(after[2]))
+            for c in clauses:
+                if tested(c) or (c is by and src.superset):
+                    test, test_values = c.test_on("w.file_id")
+                    sql += test
+                    values += test_values
+            return sql + order + " LIMIT ?", values + [float(limit)]
+
+        if len(by.dated) == 1:
+            sql, values = branch(by.dated[0])
         else:
-            sql += " AND w.taken_at IS NULL AND m.taken_at IS NULL"
-            if continues:
-                sql += " AND w.file_id < ?"
-                values.append(float(after[2]))
-        for c in clauses:
-            if c is not by:  # its own test is the index's condition
-                sql += c.test
-                values += c.test_values
-        sql += " ORDER BY w.taken_at DESC, w.file_id DESC LIMIT ?" if dated else " ORDER BY w.file_id DESC LIMIT ?"
-        values.append(limit)
+            parts = [branch(src) for src in by.dated]
+            sql = ("SELECT file_id, taken_at FROM (" + " UNION ".join("SELECT * FROM (" + p[0] + ")" for p in parts) +
+                   ")" + order + " LIMIT ?")
+            values = [v for p in parts for v in p[1]] + [float(limit)]
         if trace is not None:
             trace.append((sql, values))
         return [(r[0], r[1]) for r in self.db.execute(sql, values)]
@@ -384,8 +454,10 @@ class Peer:
                    " LEFT JOIN photo_meta m ON m.file_id = f.id WHERE f.model_id = ? AND m.taken_at IS NULL")
             if continues:
                 sql += " AND f.id < ?"
-        for c in clauses:
-            sql += c.test
+        row_id = "d.file_id" if drive >= 0 else "m.file_id" if dated else "f.id"
+        tests = [c.test_on(row_id) for c in clauses]
+        for test, _ in tests:
+            sql += test
         sql += " ORDER BY m.taken_at DESC, m.file_id DESC LIMIT ?" if dated else " ORDER BY f.id DESC LIMIT ?"
         values = list(clauses[drive].drive_values) if drive >= 0 else []
         values.append(self.model)
@@ -393,8 +465,8 @@ class Peer:
             values.append(after[1])
         if continues:
             values.append(after[2])
-        for c in clauses:
-            values += c.test_values
+        for _, test_values in tests:
+            values += test_values
         values.append(limit)
         if trace is not None:
             trace.append((sql, values))

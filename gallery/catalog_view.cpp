@@ -1,5 +1,7 @@
 #include "gallery/catalog_view.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <functional>
 
 #include "core/error.h"
@@ -15,6 +17,9 @@ using pipeline::sql::Dialect;
 using pipeline::sql::Statement;
 
 namespace {
+
+// How many plan counts are kept (CatalogView::counts_).
+constexpr size_t kCountsKept = 4096;
 
 // The columns of a photo in a list, in the order photo_json reads them.
 constexpr const char* kPhotoColumns =
@@ -173,6 +178,8 @@ GROUP BY m.make, m.model ORDER BY n DESC LIMIT 100
 void CatalogView::refresh() {
   const int64_t version = data_version();
   if (version == seen_version_) return;
+  changed_since_counts_ = true;
+  people_by_word_.clear();
   // The library's size only scales the choice to drive: the largest file id
   // (every model's files, and the deleted) bounds it in one index step.
   // Counting the model's files read a million index entries (35-50 ms) on
@@ -220,6 +227,11 @@ std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& w
     const std::string lw = ascii_lower(w);
     for (const std::string& l : labels_)
       if (ascii_lower(l).rfind(lw, 0) == 0) r.labels.push_back(l);
+    if (auto known = people_by_word_.find(w); known != people_by_word_.end()) {
+      r.people = known->second;
+      out.push_back(std::move(r));
+      continue;
+    }
     const char* like = sql_for(db_->dialect()).like;
     const std::string sql = std::string("SELECT id FROM people WHERE name") + like + "?1 ESCAPE '\\' OR name" + like +
                             "?2 ESCAPE '\\'";
@@ -228,6 +240,8 @@ std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& w
     s.bind(1, e + "%");
     s.bind(2, "% " + e + "%");
     while (s.step()) r.people.push_back(s.int64(0));
+    if (people_by_word_.size() >= 4096) people_by_word_.clear();
+    people_by_word_.emplace(w, r.people);
     out.push_back(std::move(r));
   }
   return out;
@@ -236,10 +250,28 @@ std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& w
 int64_t CatalogView::count_matches(const SqlPart& drive) {
   const std::string sql = "SELECT count(*) FROM (" + drive.sql + " LIMIT " +
                           std::to_string(drive_count_limit(photos_bound_)) + ") AS matches";
+  const auto now = std::chrono::steady_clock::now();
+  if (changed_since_counts_ && now - counts_since_ >= counts_kept_after_change_) {
+    counts_.clear();
+    changed_since_counts_ = false;
+  }
+  if (counts_.empty()) counts_since_ = now;
+  std::string key = sql;
+  for (const SqlValue& v : drive.values) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%.17g", v.number);
+    key += '\x1f' + (v.is_text ? v.text : std::string(number));
+  }
+  if (auto it = counts_.find(key); it != counts_.end()) return it->second;
   Statement s(*db_, sql.c_str(), "count a filter's photos");
+  ++counts_run_;
   int i = 1;
   bind_all(s, i, drive.values);
-  return s.step() ? s.int64(0) : 0;
+  const int64_t n = s.step() ? s.int64(0) : 0;
+  // A bound on memory against a client asking ever new filters.
+  if (counts_.size() >= kCountsKept) counts_.clear();
+  counts_.emplace(std::move(key), n);
+  return n;
 }
 
 CatalogView::Route CatalogView::choose_route(const std::vector<FilterClause>& clauses) {
@@ -252,8 +284,14 @@ CatalogView::Route CatalogView::choose_route(const std::vector<FilterClause>& cl
   auto dated_route = [&](int k) {
     return clauses[size_t(k)].camera_walk ? Route{} : Route{k, true};
   };
+  // A search word reads its file names' matches whole: only while they
+  // are few enough to sort (counted like a drive's).
   auto dated = [&](int k) {
-    return !clauses[size_t(k)].dated_from.empty() || clauses[size_t(k)].camera_walk;
+    const FilterClause& c = clauses[size_t(k)];
+    if (c.camera_walk) return true;
+    if (c.dated.empty()) return false;
+    return c.dated_bound.sql.empty() ||
+           count_matches(c.dated_bound) < drive_count_limit(photos_bound_);
   };
   // One filter with an index, and a dated one: walking it needs no count.
   if (plan_ == Plan::choose && indexed.size() == 1 && dated(indexed[0]))
@@ -272,7 +310,7 @@ CatalogView::Route CatalogView::choose_route(const std::vector<FilterClause>& cl
   if (plan_ == Plan::drive) return {best, false};
   if (plan_ == Plan::dated_filter) {
     for (int k : indexed)
-      if (!clauses[size_t(k)].dated_from.empty()) return {k, true};
+      if (!clauses[size_t(k)].dated.empty()) return {k, true};
     return {};
   }
   // A dated index's walk never reads more rows than driving by its filter
@@ -290,44 +328,67 @@ std::vector<CatalogView::Key> CatalogView::dated_filter_keys(
   const bool continues = q.after && q.after->dated == dated;
   const FilterClause& by = clauses[size_t(clause)];
   const DialectSql& d = sql_for(db_->dialect());
-  // The index holds (key, taken_at, file_id): a dated page reads it newest
+  // An index holds (key, taken_at, file_id): a dated page reads it newest
   // first, an undated one its NULL dates by file id. DISTINCT: a person
-  // may have two faces in one photo.
-  std::string sql = std::string("SELECT DISTINCT w.file_id, ") + (dated ? "w.taken_at" : "NULL") +
-                    " FROM " + by.dated_from + d.cross_join + "files f ON f.id = w.file_id" +
-                    (dated ? d.cross_join : std::string(" LEFT JOIN ")) +
-                    "photo_meta m ON m.file_id = w.file_id WHERE 1 = 1" + by.dated_where.sql +
-                    " AND f.model_id = ?";
-  std::vector<SqlValue> values = by.dated_where.values;
-  values.push_back({true, model_, 0});
-  if (dated) {
-    sql += " AND w.taken_at IS NOT NULL";
-    // A date range bounds the index range, not only the rows' test.
-    const SqlPart range = date_range(q.filter, "w.taken_at");
-    sql += range.sql;
-    values.insert(values.end(), range.values.begin(), range.values.end());
-    if (continues) {
-      sql += " AND (w.taken_at, w.file_id) < (?, ?)";
-      values.push_back({true, q.after->taken_at, 0});
-      values.push_back({false, {}, double(q.after->id)});
+  // may have two faces in one photo. The index's date is the photo's (the
+  // catalog's triggers keep it so): a date range is its range, and a dated
+  // page reads photo_meta only for a filter that tests it.
+  auto tested = [&](const FilterClause& c) { return &c != &by && !(dated && c.date_range); };
+  const bool meta =
+      !dated || std::any_of(clauses.begin(), clauses.end(),
+                            [&](const FilterClause& c) { return tested(c) && c.reads_meta; });
+  const char* order = dated ? " ORDER BY taken_at DESC, file_id DESC" : " ORDER BY file_id DESC";
+  auto branch = [&](const DatedSource& src) {
+    SqlPart b;
+    b.add(std::string("SELECT DISTINCT w.file_id AS file_id, ") + (dated ? "w.taken_at" : "NULL") +
+              " AS taken_at FROM ",
+          {});
+    b.add(src.from.sql, src.from.values);
+    b.add(std::string(d.cross_join) + "files f ON f.id = w.file_id" +
+          (!meta ? std::string()
+                 : (dated ? d.cross_join : std::string(" LEFT JOIN ")) +
+                       "photo_meta m ON m.file_id = w.file_id") +
+          " WHERE 1 = 1");
+    b.add(src.where.sql, src.where.values);
+    b.add(" AND f.model_id = ?", {{true, model_, 0}});
+    if (dated) {
+      b.add(" AND w.taken_at IS NOT NULL");
+      // A date range bounds the index range, not only the rows' test.
+      const SqlPart range = date_range(q.filter, "w.taken_at");
+      b.add(range.sql, range.values);
+      if (continues)
+        b.add(" AND (w.taken_at, w.file_id) < (?, ?)",
+              {{true, q.after->taken_at, 0}, {false, {}, double(q.after->id)}});
+    } else {
+      b.add(" AND w.taken_at IS NULL AND m.taken_at IS NULL");
+      if (continues) b.add(" AND w.file_id < ?", {{false, {}, double(q.after->id)}});
     }
+    // The walked filter's own test is its index's condition already.
+    for (const FilterClause& c : clauses) {
+      if (!tested(c) && !(&c == &by && src.superset)) continue;
+      const SqlPart test = c.test_on("w.file_id");
+      b.add(test.sql, test.values);
+    }
+    b.add(std::string(order) + " LIMIT ?", {{false, {}, double(limit)}});
+    return b;
+  };
+  // Several sources (a search word's labels, people and file names): each
+  // one's newest `limit`, merged.
+  SqlPart all;
+  if (by.dated.size() == 1) {
+    all = branch(by.dated[0]);
   } else {
-    sql += " AND w.taken_at IS NULL AND m.taken_at IS NULL";
-    if (continues) sql += " AND w.file_id < ?", values.push_back({false, {}, double(q.after->id)});
+    all.add("SELECT file_id, taken_at FROM (");
+    for (size_t k = 0; k < by.dated.size(); ++k) {
+      const SqlPart b = branch(by.dated[k]);
+      all.add(std::string(k ? " UNION " : "") + "SELECT * FROM (" + b.sql + ")", b.values);
+    }
+    all.add(std::string(")") + order + " LIMIT ?", {{false, {}, double(limit)}});
   }
-  // The walked filter's own test is its index's condition already.
-  for (const FilterClause& c : clauses) {
-    if (&c == &by) continue;
-    sql += c.test.sql;
-    values.insert(values.end(), c.test.values.begin(), c.test.values.end());
-  }
-  sql += dated ? " ORDER BY w.taken_at DESC, w.file_id DESC LIMIT ?"
-               : " ORDER BY w.file_id DESC LIMIT ?";
-  Statement s(*db_, sql.c_str(),
+  Statement s(*db_, all.sql.c_str(),
               dated ? "list a filter's dated photos" : "list a filter's undated photos");
   int i = 1;
-  bind_all(s, i, values);
-  s.bind(i++, int64_t(limit));
+  bind_all(s, i, all.values);
   std::vector<Key> keys;
   while (s.step()) keys.push_back({s.int64(0), s.is_null(1) ? std::string() : s.text(1)});
   return keys;
@@ -359,7 +420,10 @@ std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q,
           " LEFT JOIN photo_meta m ON m.file_id = f.id WHERE f.model_id = ? AND m.taken_at IS NULL";
     if (continues) sql += " AND f.id < ?";
   }
-  for (const FilterClause& c : clauses) sql += c.test.sql;
+  // Each row tested as soon as it is read, before its joins.
+  const std::string row_id = drive >= 0 ? "d.file_id" : dated ? "m.file_id" : "f.id";
+  std::vector<SqlPart> tests;
+  for (const FilterClause& c : clauses) sql += tests.emplace_back(c.test_on(row_id)).sql;
   sql += dated ? " ORDER BY m.taken_at DESC, m.file_id DESC LIMIT ?" : " ORDER BY f.id DESC LIMIT ?";
   Statement s(*db_, sql.c_str(), dated ? "list dated photos" : "list undated photos");
   int i = 1;
@@ -367,7 +431,7 @@ std::vector<CatalogView::Key> CatalogView::page_keys(const PhotoQuery& q,
   s.bind(i++, model_);
   if (continues && dated) s.bind(i++, q.after->taken_at);
   if (continues) s.bind(i++, q.after->id);
-  for (const FilterClause& c : clauses) bind_all(s, i, c.test.values);
+  for (const SqlPart& t : tests) bind_all(s, i, t.values);
   s.bind(i++, int64_t(limit));
   std::vector<Key> keys;
   while (s.step()) keys.push_back({s.int64(0), s.is_null(1) ? std::string() : s.text(1)});

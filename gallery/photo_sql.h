@@ -16,15 +16,17 @@
 //    the others admit) rows, never sorts, and needs no count when that
 //    filter is the only one with an index: what a tag or a person uses
 //    whenever the catalog has those indexes, unless another filter matches
-//    few enough photos to drive.
+//    few enough photos to drive. A search word naming few labels and
+//    people walks each one's index and its file names' matches (sorted:
+//    only while they are few), and merges them.
 //
-// The choice counts each filter's matches (capped) and drives by the
-// smallest when count^2 <= 64 x the library (reading c rows and sorting
-// them against walking about 60 x library / c rows). SQLite is not left to
-// choose: Debian's build has no STAT4 histograms, so it takes every label
-// for an average one, and it chose to sort the whole library for a common
-// tag (5 s at a million photos, bench/gallery_scale.py). CROSS JOIN and
-// INDEXED BY pin the plan. Every filter's row test is applied in both
+// The choice counts each filter's matches (capped; kept for the filter's
+// next pages, CatalogView) and drives by the smallest when count^2 <= 64 x
+// the library (reading c rows and sorting them against walking about 60 x
+// library / c rows). SQLite is not left to choose: Debian's build has no
+// STAT4 histograms, so it takes every label for an average one, and it
+// chose to sort the whole library for a common tag (5 s at a million
+// photos, bench/gallery_scale.py). CROSS JOIN and INDEXED BY pin the plan. Every filter's row test is applied in both
 // forms, so the two give the same photos. On PostgreSQL, whose planner
 // keeps statistics per value, the same two forms are sent without the
 // pins, and a search word never drives (its catalog has no file-name
@@ -51,17 +53,40 @@ struct SqlPart {
   void add(const std::string& more, std::vector<SqlValue> v = {});
 };
 
+// Where a row test names its photo's id (test_on puts a column there).
+constexpr const char* kRowId = "{id}";
+
+// Rows `w` (file_id, taken_at) a filter's photos are read from newest
+// first: an index in date order (a tag's, a person's) or a query whose
+// few rows are sorted (a search word's file names).
+struct DatedSource {
+  SqlPart from;           // "tags w INDEXED BY tags_by_label_date"
+  SqlPart where;          // " AND w.label = ?"
+  bool superset = false;  // rows the filter's own test must narrow
+};
+
 // One filter: its row test over `files f` and `photo_meta m` (" AND ..."),
 // and, when it has an index of its own, the query of the file ids it
 // matches (empty when it cannot drive). A tag and a person have an index
 // in date order too (SQLite's catalog, schema version 7): its rows as `w`
 // (file_id, taken_at) and their condition, read newest first like a walk
-// but over that filter's photos alone.
+// but over that filter's photos alone. A search word has one such source
+// per label and person it names, and its file names: their union, newest
+// first.
 struct FilterClause {
   SqlPart test;
+  // The test with the photo's id read from `id`: the id column of the
+  // table a query reads first, so that SQLite tests each row before it
+  // joins the row to files (a tag and a person together: 0.5 ms a page
+  // against 1.5 at a million photos).
+  SqlPart test_on(const std::string& id) const;
+  bool reads_meta = false;  // the test reads photo_meta m
+  bool date_range = false;  // the test is a date range and nothing else
   SqlPart drive;
-  std::string dated_from;  // e.g. "tags w INDEXED BY tags_by_label_date"; empty: none
-  SqlPart dated_where;     // " AND w.label = ?"
+  std::vector<DatedSource> dated;  // empty: none
+  // The ids a dated source sorts (a word's file names): counted first,
+  // the sources serve only while they are few enough to sort.
+  SqlPart dated_bound;
   // A camera (make and model): the date walk itself reads its index.
   bool camera_walk = false;
 };
@@ -99,6 +124,13 @@ std::vector<FilterClause> filter_clauses(const PhotoFilter& f, const std::vector
 // Whether driving by a filter matching `matches` photos beats walking a
 // library of `photos`.
 bool should_drive(int64_t matches, int64_t photos);
+
+// The most sources a search word is read from in date order (labels and
+// people it names, and its file names); past that it walks. Each source
+// reads up to a page of rows: a word naming ten people ("anna") costs as
+// much that way as the walk (2.4 ms at a million photos), where a label
+// and the file names ("dog") take a third of the walk's time.
+constexpr size_t kMaxDatedSources = 4;
 
 // The most a filter's matches are counted to (more: it walks).
 constexpr int64_t kDriveCountCap = 20000;

@@ -3,9 +3,13 @@
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -176,6 +180,11 @@ GalleryServer::GalleryServer(ServerOptions o) : s_(std::make_unique<State>()) {
   s.http.set_tcp_nodelay(true);
   s.http.set_read_timeout(10, 0);
   s.http.set_write_timeout(30, 0);
+  int listening = -1;
+  s.http.set_socket_options([&listening](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listening = sock;  // the last one made is the one bound
+  });
   s.routes();
   if (s.o.port == 0) {
     s.port = s.http.bind_to_any_port(s.o.bind);
@@ -184,6 +193,15 @@ GalleryServer::GalleryServer(ServerOptions o) : s_(std::make_unique<State>()) {
     check(s.http.bind_to_port(s.o.bind, s.o.port), fmt::format("cannot listen on {}:{} (in use?)", s.o.bind, s.o.port));
     s.port = s.o.port;
   }
+  // httplib listens with a queue of 5 connections: 32 clients connecting at
+  // once overflowed it, and each connection dropped waited for TCP to
+  // retry (its first page took 200-240 ms). Listening again on the socket
+  // widens the queue to the system's limit.
+  if (listening >= 0 && ::listen(listening, SOMAXCONN) != 0)
+    std::fprintf(stderr,
+                 "tandem serve: cannot widen the connection queue (%s); clients connecting at once "
+                 "may wait\n",
+                 std::strerror(errno));
 }
 
 GalleryServer::~GalleryServer() = default;

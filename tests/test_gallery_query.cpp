@@ -88,6 +88,22 @@ class GalleryQuery : public ::testing::TestWithParam<std::string> {
     pipeline::Catalog c(path_);
     for (int i = 0; i < 120; ++i) records_.push_back(record(i));
     c.write(records_);
+    // Three people's faces, some twice in a photo; two of them named.
+    std::vector<pipeline::FileRecord> faces;
+    for (int i = 200; i < 260; ++i) {
+      pipeline::FileRecord r = record(i);
+      if (!r.ok) continue;
+      r.faces = {face_of(i % 3, i, 10)};
+      if (i % 5 == 0) r.faces.push_back(face_of(i % 3, i + 1000, 400));
+      faces.push_back(std::move(r));
+    }
+    c.write_and_assign(faces);
+    for (const pipeline::FileRecord& r : faces) person_of_[r.path] = r.faces[0].person_id;
+    const int64_t alice = faces[0].faces[0].person_id, alison = faces[1].faces[0].person_id;
+    c.name_person(alice, "Alice Smith");
+    c.name_person(alison, "Bob Alison");
+    names_[alice] = "Alice Smith", names_[alison] = "Bob Alison";
+    for (pipeline::FileRecord& r : faces) records_.push_back(std::move(r));
     // Ids as the catalog gave them (a path is unique per model).
     std::unique_ptr<pipeline::sql::Database> db = pipeline::sql::open_for_reading(path_);
     pipeline::sql::Statement s(*db, "SELECT path, id FROM files", "read ids");
@@ -100,6 +116,31 @@ class GalleryQuery : public ::testing::TestWithParam<std::string> {
   std::vector<pipeline::FileRecord> records_;
   std::vector<int64_t> ids_;
   std::map<std::string, int64_t> by_path_;
+  std::map<std::string, int64_t> person_of_;  // by path: the person of a photo's faces
+  std::map<int64_t, std::string> names_;
+
+  int64_t person_named(const std::string& name) const {
+    for (const auto& [id, n] : names_)
+      if (n == name) return id;
+    return 0;
+  }
+  // A search word as the gallery means it: part of the path, the start of
+  // a label, or the start of a word of a person's name (ASCII case folded).
+  bool matches_word(const pipeline::FileRecord& r, const std::string& word) const {
+    auto lower = [](std::string t) {
+      for (char& ch : t)
+        if (ch >= 'A' && ch <= 'Z') ch = char(ch - 'A' + 'a');
+      return t;
+    };
+    const std::string w = lower(word);
+    if (lower(r.path).find(w) != std::string::npos) return true;
+    for (const pipeline::TagScore& t : r.tags)
+      if (lower(t.label).rfind(w, 0) == 0) return true;
+    auto p = person_of_.find(r.path);
+    if (p == person_of_.end() || !names_.count(p->second)) return false;
+    const std::string name = " " + lower(names_.at(p->second));
+    return name.find(" " + w) != std::string::npos;
+  }
 };
 
 INSTANTIATE_TEST_SUITE_P(Catalogs, GalleryQuery, ::testing::Values("sqlite", "postgres"),
@@ -159,6 +200,39 @@ TEST_P(GalleryQuery, EveryFilterPagesLikeTheReference) {
          return r.path.find("Ürlaub") != std::string::npos && has_tag("dog")(r);
        },
        true},
+      {{{"person", std::to_string(person_named("Alice Smith"))}},
+       [&](const pipeline::FileRecord& r) {
+         return person_of_.count(r.path) && person_of_.at(r.path) == person_named("Alice Smith");
+       },
+       true},
+      {{{"person", std::to_string(person_named("Bob Alison"))},
+        {"from", "2013-01"},
+        {"to", "2015-06"}},
+       [&](const pipeline::FileRecord& r) {
+         return person_of_.count(r.path) && person_of_.at(r.path) == person_named("Bob Alison") &&
+                r.meta.taken_at >= "2013-01-01" && r.meta.taken_at < "2015-07-01";
+       },
+       false},
+      {{{"tag", "dog"}, {"person", std::to_string(person_named("Alice Smith"))}},
+       [&](const pipeline::FileRecord& r) {
+         return has_tag("dog")(r) && person_of_.count(r.path) &&
+                person_of_.at(r.path) == person_named("Alice Smith");
+       },
+       true},
+      {{{"q", "alice"}},
+       [&](const pipeline::FileRecord& r) { return matches_word(r, "alice"); },
+       true},
+      {{{"q", "ali"}}, [&](const pipeline::FileRecord& r) { return matches_word(r, "ali"); }, true},
+      {{{"q", "ali dog"}},
+       [&](const pipeline::FileRecord& r) {
+         return matches_word(r, "ali") && matches_word(r, "dog");
+       },
+       true},
+      {{{"q", "alison"}, {"make", "Canon"}, {"model", "EOS 5D"}},
+       [&](const pipeline::FileRecord& r) {
+         return matches_word(r, "alison") && r.meta.make == "Canon";
+       },
+       true},
       {{{"q", "roll3 traf"}},
        [&](const pipeline::FileRecord& r) {
          return r.path.find("roll3") != std::string::npos &&
@@ -176,6 +250,54 @@ TEST_P(GalleryQuery, EveryFilterPagesLikeTheReference) {
       EXPECT_EQ(all_pages(v, c.params), reference(records_, ids_, c.keep, c.undated)) << what;
     }
   }
+}
+
+// A filter's counts choose its plan once: the next page and the same
+// page again reuse them, until another connection commits.
+TEST_P(GalleryQuery, CountsAreKeptUntilTheCatalogChanges) {
+  CatalogView v(path_, "centernet");
+  const QueryParams q{{"tag", "dog"}, {"make", "Canon"}, {"model", "EOS 5D"}, {"limit", "3"}};
+  const json first = v.photos(gallery::parse_photo_query(q));
+  EXPECT_EQ(v.counts_run(), 2) << "the tag and the camera";
+  ASSERT_FALSE(first["next"].is_null());
+  QueryParams next = q;
+  next.emplace("cursor", first["next"].get<std::string>());
+  const json second = v.photos(gallery::parse_photo_query(next));
+  EXPECT_EQ(v.photos(gallery::parse_photo_query(q)), first);
+  EXPECT_EQ(v.counts_run(), 2);
+  EXPECT_NE(second, first);
+  v.photos(gallery::parse_photo_query({{"tag", "cat"}, {"make", "Canon"}, {"model", "EOS 5D"}}));
+  EXPECT_EQ(v.counts_run(), 3) << "the camera's count is kept";
+  v.keep_counts_after_change(std::chrono::milliseconds(0));
+  {
+    pipeline::Catalog c(path_);
+    const std::vector<pipeline::FileRecord> more = {record(600), record(601)};
+    c.write(more);
+  }
+  EXPECT_EQ(v.photos(gallery::parse_photo_query(q))["photos"].size(), 3u);
+  EXPECT_EQ(v.counts_run(), 5) << "counted again after a commit";
+}
+
+// A word's people are read once, and again once a name changes.
+TEST_P(GalleryQuery, ANewNameIsFoundAtOnce) {
+  CatalogView v(path_, "centernet");
+  const QueryParams q{{"q", "zed"}, {"limit", "200"}};
+  EXPECT_TRUE(v.photos(gallery::parse_photo_query(q))["photos"].empty());
+  const int64_t bob = person_named("Bob Alison");
+  {
+    pipeline::Catalog c(path_);
+    c.name_person(bob, "Zed Alison");
+  }
+  std::vector<int64_t> got;
+  const json page = v.photos(gallery::parse_photo_query(q));
+  for (const json& p : page["photos"]) got.push_back(p["id"]);
+  std::vector<int64_t> want;
+  for (const auto& [path, person] : person_of_)
+    if (person == bob) want.push_back(by_path_.at(path));
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
 }
 
 TEST_P(GalleryQuery, PagesStayExactWhilePhotosAreAdded) {
@@ -253,7 +375,8 @@ TEST(GalleryOnPostgres, AnswersAsOnSqlite) {
   CatalogView sqlite(catalogs[0], ""), postgres(catalogs[1], "");
   json a = sqlite.summary(), b = postgres.summary();
   expect_same_json(a, b, "summary");
-  for (const json& p : sqlite.photos(gallery::parse_photo_query({{"limit", "200"}}))["photos"]) {
+  const json all = sqlite.photos(gallery::parse_photo_query({{"limit", "200"}}));
+  for (const json& p : all["photos"]) {
     const int64_t id = p["id"].get<int64_t>();
     expect_same_json(sqlite.photo(id), postgres.photo(id), "photo " + std::to_string(id));
   }
