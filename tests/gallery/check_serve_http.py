@@ -23,9 +23,11 @@ or a 500:
     committed batches (the summary too) and never block it;
   * paging with cursors lists each photo once, newest date first.
 
-Exit 77 (skipped) without darknet's photos or the detector model.
-usage: check_serve_http.py TANDEM_BIN
+Exit 77 (skipped) without darknet's photos (TANDEM_DARKNET_DATA, default
+Debian's) or the detector model.
+usage: check_serve_http.py TANDEM_BIN [--device cpu|cuda]  (the device `tag` writes the catalogs with)
 """
+import argparse
 import http.client
 import json
 import os
@@ -37,7 +39,8 @@ import sys
 import tempfile
 import time
 
-DARKNET = "/usr/share/darknet/data"
+DARKNET = os.environ.get("TANDEM_DARKNET_DATA", "/usr/share/darknet/data")
+DEVICE = "cpu"
 failures = []
 
 
@@ -102,7 +105,7 @@ class Server:
 
 
 def tag(tandem, lib, cat, env):
-    r = subprocess.run([tandem, "tag", lib, "--catalog", cat, "--device", "cpu", "--faces", "off"],
+    r = subprocess.run([tandem, "tag", lib, "--catalog", cat, "--device", DEVICE, "--faces", "off"],
                        capture_output=True, env=env)
     if r.returncode != 0:
         sys.exit("FAILED: tandem tag\n" + r.stderr.decode(errors="replace")[-3000:])
@@ -120,7 +123,12 @@ def all_pages(s, query=""):
 
 
 def main():
-    tandem = sys.argv[1]
+    global DEVICE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tandem")
+    ap.add_argument("--device", default=DEVICE)
+    a = ap.parse_args()
+    tandem, DEVICE = a.tandem, a.device
     if not os.path.isdir(DARKNET) or not models_ok():
         print("SKIP: needs darknet's photos and the detector model (scripts/setup)")
         return 77
@@ -260,7 +268,7 @@ def main():
     tag(tandem, os.path.join(busy, "0-dog.jpg"), busy_cat, env)
     s = Server(tandem, busy_cat, env)
     try:
-        writer = subprocess.Popen([tandem, "tag", busy, "--catalog", busy_cat, "--device", "cpu", "--faces", "off",
+        writer = subprocess.Popen([tandem, "tag", busy, "--catalog", busy_cat, "--device", DEVICE, "--faces", "off",
                                    "--batch", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         seen, statuses = [], set()
         while writer.poll() is None:
