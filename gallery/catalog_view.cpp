@@ -18,8 +18,11 @@ using pipeline::sql::Statement;
 
 namespace {
 
-// How many plan counts are kept (CatalogView::counts_).
+// How many plan counts and search words' people are kept
+// (CatalogView::counts_, people_by_word_): a bound on memory against a
+// client asking ever new filters.
 constexpr size_t kCountsKept = 4096;
+constexpr size_t kWordsKept = 4096;
 
 // The columns of a photo in a list, in the order photo_json reads them.
 constexpr const char* kPhotoColumns =
@@ -240,7 +243,7 @@ std::vector<ResolvedWord> CatalogView::resolve(const std::vector<std::string>& w
     s.bind(1, e + "%");
     s.bind(2, "% " + e + "%");
     while (s.step()) r.people.push_back(s.int64(0));
-    if (people_by_word_.size() >= 4096) people_by_word_.clear();
+    if (people_by_word_.size() >= kWordsKept) people_by_word_.clear();
     people_by_word_.emplace(w, r.people);
     out.push_back(std::move(r));
   }
@@ -268,7 +271,6 @@ int64_t CatalogView::count_matches(const SqlPart& drive) {
   int i = 1;
   bind_all(s, i, drive.values);
   const int64_t n = s.step() ? s.int64(0) : 0;
-  // A bound on memory against a client asking ever new filters.
   if (counts_.size() >= kCountsKept) counts_.clear();
   counts_.emplace(std::move(key), n);
   return n;
