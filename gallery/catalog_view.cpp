@@ -261,9 +261,14 @@ int64_t CatalogView::count_matches(const SqlPart& drive) {
   if (counts_.empty()) counts_since_ = now;
   std::string key = sql;
   for (const SqlValue& v : drive.values) {
-    char number[32];
-    std::snprintf(number, sizeof number, "%.17g", v.number);
-    key += '\x1f' + (v.is_text ? v.text : std::string(number));
+    key += '\x1f';
+    if (v.is_text) {
+      key += v.text;
+    } else {
+      char number[32];
+      std::snprintf(number, sizeof number, "%.17g", v.number);
+      key += number;
+    }
   }
   if (auto it = counts_.find(key); it != counts_.end()) return it->second;
   Statement s(*db_, sql.c_str(), "count a filter's photos");

@@ -61,7 +61,8 @@ FilterClause word_clause(const ResolvedWord& w, const DialectSql& d) {
     std::string quoted = "\"";
     for (char ch : w.word) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     quoted += "\"";
-    drive += std::string(drive.empty() ? "" : " UNION ALL ") + "SELECT rowid AS file_id FROM file_paths WHERE file_paths MATCH ?";
+    const char* names_matching = "SELECT rowid AS file_id FROM file_paths WHERE file_paths MATCH ?";
+    drive += std::string(drive.empty() ? "" : " UNION ALL ") + names_matching;
     drive_values.push_back(text(quoted));
     c.drive.add(drive, std::move(drive_values));
     if (d.dated_filters && w.labels.size() + w.people.size() + 1 <= kMaxDatedSources) {
@@ -78,8 +79,7 @@ FilterClause word_clause(const ResolvedWord& w, const DialectSql& d) {
           {text(quoted)});
       names.superset = true;  // the trigram index folds case beyond ASCII
       c.dated.push_back(std::move(names));
-      c.dated_bound.add("SELECT rowid AS file_id FROM file_paths WHERE file_paths MATCH ?",
-                        {text(quoted)});
+      c.dated_bound.add(names_matching, {text(quoted)});
     }
   }
   return c;
