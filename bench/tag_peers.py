@@ -11,6 +11,10 @@ run, the shipped CenterNet COCO detector (`tandem tag` with no --model):
                     `tandem tag --faces off`: the default run without the
                     face stage (BlazeFace, region decodes, FaceRes), to
                     price it
+  detector-tag-nokeep
+                    `tandem tag --gpu-keep 0`: faces cut from region decodes
+                    on the CPU for every photo, also those the GPU decoded
+                    (the default cuts them from the GPU's kept decode)
   detector-tag-exact, detector-decode-exact
                     the two above with --exact-progressive (progressive
                     files decode every scan, not the default)
@@ -75,7 +79,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_TOOLS = os.path.join(os.path.dirname(HERE), "tools", "node")
 
-DETECTOR_PEERS = ["detector-tag", "detector-decode", "detector-tag-nofaces", "detector-tag-exact", "detector-decode-exact",
+DETECTOR_PEERS = ["detector-tag", "detector-decode", "detector-tag-nofaces", "detector-tag-nokeep", "detector-tag-exact",
+                  "detector-decode-exact",
                   "torch-ssdlite", "tfjs-node", "tfjs-node-wasm"]
 BENCH_PEERS = ["detector-bench", "tfjs-bench", "tfjs-bench-wasm"]
 RESNET_PEERS = ["tandem-decode", "tandem-decode-cpu", "tandem-tag", "tandem-tag-cpu-decode", "tandem-tag-profile",
@@ -94,6 +99,7 @@ WHAT = {
     "detector-tag": "`tandem tag`, default model (CenterNet 512x512), catalog",
     "detector-decode": "`tandem tag --decode-only`, default model's input",
     "detector-tag-nofaces": "`tandem tag --faces off`, default model, catalog",
+    "detector-tag-nokeep": "`tandem tag --gpu-keep 0` (faces from CPU region decodes), catalog",
     "detector-tag-exact": "`tandem tag --exact-progressive`, default model, catalog",
     "detector-decode-exact": "`tandem tag --decode-only --exact-progressive`",
     "torch-ssdlite": "(c) PyTorch: PIL Dataset + DataLoader(%d workers), ssdlite320_mobilenet_v3_large",
@@ -248,6 +254,8 @@ def tandem_tag_command(name, a, cuda, tmp):
     cmd += ["--decode-only"] if decode_only else ["--catalog", os.path.join(tmp, "cat.sqlite")]
     if name.endswith("-nofaces"):
         cmd += ["--faces", "off"]
+    if name.endswith("-nokeep") and cuda:
+        cmd += ["--gpu-keep", "0"]
     if name.endswith("-exact"):
         cmd += ["--exact-progressive"]
     if name == "tandem-tag-profile":
@@ -260,7 +268,7 @@ def tandem_tag_command(name, a, cuda, tmp):
 def tandem_result(p, seconds):
     """Counts from the summary on stderr (else the per-file JSON lines);
     img/s from the process's wall time."""
-    r = {"summary": [line for line in p.stderr.splitlines() if line.strip()][-6:]}
+    r = {"summary": [line for line in p.stderr.splitlines() if line.strip()][-8:]}
     counts, rate = SUMMARY_COUNTS.search(p.stderr), SUMMARY_RATE.search(p.stderr)
     if p.returncode != 0 and not counts:
         return {**r, "error": last_error_line(p.stderr or p.stdout)}

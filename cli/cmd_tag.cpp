@@ -4,6 +4,7 @@
 // a summary at the end naming the stage that limited the run.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -54,6 +55,7 @@ struct TagOptions {
   bool print = false;           // per-photo lines on stdout even with a catalog or exports
   std::string nvjpeg = "auto";  // GPU JPEG decoding: auto, on, off
   int gpu_decoders = 2;
+  int gpu_keep_mb = -1;  // GPU memory for decoded photos kept for their face crops; -1: default
   bool decode_only = false;
   bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
   std::string faces = "auto";       // auto, on, off
@@ -293,6 +295,13 @@ DeviceRun open_device_run(const TagOptions& o, const pipeline::TagModelOptions& 
   if (gpu_open.valid()) gpu_open.get();  // its error, if any, is the model load's too
   r.gpu = open_gpu_decoders(o, mo.device, *r.model);
   r.faces = open_faces(o, mo, *r.model);
+  // The faces of the photos the GPU decodes are cut from its full-size
+  // decode, kept on the GPU until the face stage has found them.
+  const size_t keep = o.gpu_keep_mb >= 0
+                          ? (size_t(o.gpu_keep_mb) << 20) / std::max<size_t>(1, r.gpu.size())
+                          : pipeline::default_kept_bytes(mo.device.index, int(r.gpu.size()));
+  if (r.faces)
+    for (auto& d : r.gpu) d->keep_decoded(keep);
   return r;
 }
 
@@ -577,6 +586,12 @@ void add_tag_command(CLI::App& app) {
                   "them), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   sub->add_option("--gpu-decoders", o->gpu_decoders, "GPU JPEG decoder threads (each its own nvJPEG state and stream)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option(
+         "--gpu-keep", o->gpu_keep_mb,
+         "GPU memory (MB) holding the photos the GPU decoded until their faces are cut from them "
+         "(0: none, the faces' regions are decoded again on the CPU; default: a quarter of the "
+         "GPU's memory, at most 16 GiB)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--decode-only", o->decode_only,
                 "Read, decode and fill batches, run no network and store nothing: the decoders' ceiling");

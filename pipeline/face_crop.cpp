@@ -63,6 +63,18 @@ void FaceCropper::crop(std::span<const uint8_t> bytes, std::span<const Face* con
   }
 }
 
+bool FaceCropper::crop_kept(const KeptPixels& pixels, std::span<const Face* const> faces,
+                            std::span<float* const> out) {
+  TANDEM_ZONE_CAT("face crop (kept pixels)", "faces");
+  check(faces.size() == out.size(), "FaceCropper::crop_kept: one output per face");
+  for (size_t k = 0; k < faces.size(); ++k) {
+    image::PixelRect got;
+    if (!pixels(square_of(*faces[k]), region_, &got)) return false;
+    cut(*faces[k], 1.0, got, out[k]);
+  }
+  return true;
+}
+
 void FaceCropper::cut(const Face& face, double scale, const image::PixelRect& origin, float* out) {
   const image::PixelRect sq = square_of(face);
   // The square at the decoded scale, black where it leaves the photo.

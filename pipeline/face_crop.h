@@ -5,9 +5,10 @@
 // the model's resolution, so a face 5% of a 12-MP photo's width is read
 // from about 200 of its pixels instead of the 25 a 1/8 decode leaves.
 #include <cstdint>
+#include <functional>
 #include <span>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "image/image.h"
 #include "image/region_decode.h"
@@ -15,6 +16,13 @@
 #include "pipeline/face_detector.h"
 
 namespace tandem::pipeline {
+
+// A photo's pixels decoded earlier and still held (the GPU JPEG decoder's
+// full-resolution decode, GpuJpegDecoder::read_kept): the upright rectangle
+// asked for, clipped to the photo, into `out`, the part read into
+// `*clipped`; false when they are gone.
+using KeptPixels = std::function<bool(const image::PixelRect& upright, image::Image& out,
+                                      image::PixelRect* clipped)>;
 
 // One thread's cropper (it reuses its buffers).
 class FaceCropper {
@@ -34,6 +42,12 @@ class FaceCropper {
   // each read the rows above them again).
   void crop(std::span<const uint8_t> bytes, std::span<const Face* const> faces, const image::DecodeOptions& opt,
             std::string_view name, std::span<float* const> out);
+
+  // The same from the photo's kept full-resolution pixels: each face's
+  // square read from `pixels` and resized as crop() resizes its decode.
+  // False, with nothing promised in `out`, when they are gone.
+  bool crop_kept(const KeptPixels& pixels, std::span<const Face* const> faces,
+                 std::span<float* const> out);
 
  private:
   // Writes the face's square, cut from region_ (decoded at `scale`, its

@@ -148,8 +148,10 @@ Tensor FaceStage::input(const Tensor& batch, int count) {
 
 std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
                                                     const std::vector<std::pair<int, int>>& sizes,
-                                                    const std::vector<std::string>& photos, std::mutex& device,
-                                                    const ParallelFor* crops) {
+                                                    const std::vector<std::string>& photos,
+                                                    std::mutex& device, const ParallelFor* crops,
+                                                    const std::vector<KeptPixels>* kept,
+                                                    CropCounts* counts) {
   std::vector<std::vector<FaceRecord>> out(static_cast<size_t>(count));
   if (count <= 0) return out;
   std::vector<std::pair<int, int>> all_sizes = sizes;
@@ -172,19 +174,21 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
     return std::span<const uint8_t>(scratch);
   };
   std::vector<std::vector<DescribedFace>> described =
-      describe_faces(embedder_, faces, read, photos, options_.decode, crops ? *crops : own_threads(crop_threads_),
-                     &device);
-  for (size_t i = 0; i < faces.size(); ++i)
+      describe_faces(embedder_, faces, read, photos, options_.decode,
+                     crops ? *crops : own_threads(crop_threads_), &device, kept);
+  for (size_t i = 0; i < faces.size(); ++i) {
     for (size_t k = 0; k < faces[i].size(); ++k)
       if (described[i][k].traits) out[i].push_back(record_of(faces[i][k], std::move(*described[i][k].traits)));
+    if (counts && !described[i].empty())
+      ++(described[i][0].from_kept ? counts->from_kept : counts->decoded);
+  }
   return out;
 }
 
-std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
-                                                       const std::vector<std::vector<Face>>& faces,
-                                                       const PhotoBytes& bytes, const std::vector<std::string>& names,
-                                                       const image::DecodeOptions& opt, const ParallelFor& parallel,
-                                                       std::mutex* device) {
+std::vector<std::vector<DescribedFace>> describe_faces(
+    FaceEmbedder& embedder, const std::vector<std::vector<Face>>& faces, const PhotoBytes& bytes,
+    const std::vector<std::string>& names, const image::DecodeOptions& opt,
+    const ParallelFor& parallel, std::mutex* device, const std::vector<KeptPixels>* kept) {
   std::vector<std::vector<DescribedFace>> out;
   std::vector<FaceRef> refs;
   std::vector<size_t> first_ref;  // where each photo's faces start in refs
@@ -211,10 +215,17 @@ std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
         slots.push_back(crops.data<float>() + k * per);
       }
       try {
-        std::vector<uint8_t> scratch;
-        FaceCropper(side).crop(bytes(photo, scratch), group, opt, names[photo], slots);
-        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k)
+        FaceCropper cropper(side);
+        const bool from_kept = kept && photo < kept->size() && (*kept)[photo] &&
+                               cropper.crop_kept((*kept)[photo], group, slots);
+        if (!from_kept) {
+          std::vector<uint8_t> scratch;
+          cropper.crop(bytes(photo, scratch), group, opt, names[photo], slots);
+        }
+        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
           out[photo][refs[k].face].traits.emplace();  // filled from FaceRes below
+          out[photo][refs[k].face].from_kept = from_kept;
+        }
       } catch (const std::exception& e) {
         for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
           out[photo][refs[k].face].error = e.what();

@@ -22,6 +22,8 @@
 
 #include "image/image.h"
 #include "image/preprocess.h"
+#include "image/region_decode.h"
+#include "pipeline/face_crop.h"
 #include "pipeline/face_detector.h"
 #include "pipeline/face_embedder.h"
 #include "pipeline/tag_score.h"
@@ -59,20 +61,22 @@ using PhotoBytes = std::function<std::span<const uint8_t>(size_t photo, std::vec
 struct DescribedFace {
   std::optional<FaceTraits> traits;
   std::string error;
+  bool from_kept = false;  // cut from the photo's kept pixels, not from a region decode
 };
 
 // Cuts every face from a fresh region decode of its photo (one task per
-// photo, run through `parallel`, reading the photo once) and runs
+// photo, run through `parallel`, reading the photo once), or from its kept
+// pixels where `kept` has a reader for it and they are still there, and runs
 // FaceRes on the crops in one batch padded to a power of two, at least 8,
 // so the network compiles once per size (a batch of every new size cost
 // 2.85 s of a 9.6 s tag of 6 photos on the 2-core machine). The result is
 // parallel to `faces`; `names[i]` names photo i in errors. `device`, when
 // given, is held while FaceRes runs (and not while the crops decode).
-std::vector<std::vector<DescribedFace>> describe_faces(FaceEmbedder& embedder,
-                                                       const std::vector<std::vector<Face>>& faces,
-                                                       const PhotoBytes& bytes, const std::vector<std::string>& names,
-                                                       const image::DecodeOptions& opt, const ParallelFor& parallel,
-                                                       std::mutex* device = nullptr);
+std::vector<std::vector<DescribedFace>> describe_faces(
+    FaceEmbedder& embedder, const std::vector<std::vector<Face>>& faces, const PhotoBytes& bytes,
+    const std::vector<std::string>& names, const image::DecodeOptions& opt,
+    const ParallelFor& parallel, std::mutex* device = nullptr,
+    const std::vector<KeptPixels>* kept = nullptr);
 
 class FaceStage {
  public:
@@ -102,10 +106,18 @@ class FaceStage {
   // whose region cannot be decoded again (the file changed meanwhile) is
   // left out. `input`'s buffer is kept for a later input(). The region
   // decodes run through `crops`, or on crop_threads threads of the stage's
-  // own when it is null.
-  std::vector<std::vector<FaceRecord>> run(Tensor input, int count, const std::vector<std::pair<int, int>>& sizes,
-                                           const std::vector<std::string>& photos, std::mutex& device,
-                                           const ParallelFor* crops = nullptr);
+  // own when it is null. `kept[i]`, when given and set, reads photo i's
+  // pixels decoded earlier: its faces are cut from them while they last.
+  // `counts`, when given, adds the photos whose faces were cut each way.
+  struct CropCounts {
+    int64_t from_kept = 0, decoded = 0;  // photos with faces
+  };
+  std::vector<std::vector<FaceRecord>> run(Tensor input, int count,
+                                           const std::vector<std::pair<int, int>>& sizes,
+                                           const std::vector<std::string>& photos,
+                                           std::mutex& device, const ParallelFor* crops = nullptr,
+                                           const std::vector<KeptPixels>* kept = nullptr,
+                                           CropCounts* counts = nullptr);
 
  private:
   Tensor take_buffer(int count);

@@ -1,6 +1,9 @@
 #include "pipeline/gpu_jpeg.h"
 
+#include <algorithm>
+
 #ifdef TANDEM_HAVE_CUDA
+#include "cuda/context.h"
 #include "cuda/nvjpeg/jpeg_batch_decoder.h"
 #endif
 
@@ -22,6 +25,7 @@ class NvjpegDecoder final : public GpuJpegDecoder {
 
   bool open(std::string* why_not) override {
     if (!d_) d_ = cuda::JpegBatchDecoder::create(device_, params_, why_not);
+    if (d_ && keep_) d_->keep_decoded(keep_);
     return d_ != nullptr;
   }
 
@@ -30,17 +34,41 @@ class NvjpegDecoder final : public GpuJpegDecoder {
   std::vector<Result> decode(const std::vector<Job>& jobs) override {
     std::vector<cuda::DecodeJob> in;
     in.reserve(jobs.size());
-    for (const Job& j : jobs) in.push_back({j.jpeg, j.orientation, j.out, j.thumbnail, j.thumbnail_side});
+    for (const Job& j : jobs)
+      in.push_back({j.jpeg, j.orientation, j.out, j.thumbnail, j.thumbnail_side, j.keep});
     std::vector<Result> out;
     for (cuda::DecodeResult& r : d_->decode(in))
-      out.push_back({r.ok, std::move(r.error), r.full_width, r.full_height, r.thumbnail_width, r.thumbnail_height});
+      out.push_back({r.ok, std::move(r.error), r.full_width, r.full_height, r.thumbnail_width,
+                     r.thumbnail_height, r.kept});
     return out;
+  }
+
+  void keep_decoded(size_t bytes) override { keep_ = bytes; }
+
+  bool read_kept(uint64_t ticket, const image::PixelRect& upright, image::Image& out,
+                 image::PixelRect* clipped) override {
+    if (!d_) return false;
+    cuda::KeptImages::Rect got;
+    if (!d_->read_kept(ticket, {upright.x, upright.y, upright.width, upright.height}, rgb_scratch(),
+                       &got))
+      return false;
+    out.reshape(got.width, got.height, 3);
+    std::copy(rgb_scratch().begin(), rgb_scratch().end(), out.data());
+    if (clipped) *clipped = {got.x, got.y, got.width, got.height};
+    return true;
   }
 
  private:
   int device_ = 0;
   cuda::GpuPreprocessParams params_;
+  // Per calling thread: read_kept() runs on many at once.
+  static std::vector<uint8_t>& rgb_scratch() {
+    thread_local std::vector<uint8_t> b;
+    return b;
+  }
+
   std::unique_ptr<cuda::JpegBatchDecoder> d_;  // null until open()
+  size_t keep_ = 0;                            // keep_decoded()'s bytes
 };
 
 }  // namespace
@@ -56,6 +84,12 @@ cuda::GpuPreprocessParams gpu_preprocess_params(const image::PreprocessConfig& c
   p.normalize = config.normalize;
   for (int c = 0; c < 3; ++c) p.mean[c] = config.mean[size_t(c)], p.std[c] = config.std[size_t(c)];
   return p;
+}
+
+size_t default_kept_bytes(int device, int decoders) {
+  if (decoders <= 0 || device < 0 || device >= cuda::device_count()) return 0;
+  const size_t total = cuda::context(device).props.totalGlobalMem;
+  return std::min(total / 4, size_t(16) << 30) / size_t(decoders);
 }
 
 std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::PreprocessConfig& config,
@@ -74,6 +108,8 @@ std::unique_ptr<GpuJpegDecoder> gpu_jpeg_decoder_opened_later(int device,
 }
 
 #else
+
+size_t default_kept_bytes(int, int) { return 0; }
 
 std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int, const image::PreprocessConfig&, std::string* why_not) {
   if (why_not) *why_not = "tandem was built without CUDA";

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "image/image.h"
 #include "image/preprocess.h"
+#include "image/region_decode.h"
 
 namespace tandem::cuda {
 struct GpuPreprocessParams;  // cuda/jpeg_preprocess.h
@@ -30,12 +32,14 @@ class GpuJpegDecoder {
     // from the same decode.
     float* thumbnail = nullptr;
     int thumbnail_side = 0;
+    bool keep = false;  // keep the decoded photo for read_kept() (keep_decoded() on)
   };
   struct Result {
     bool ok = false;
     std::string error;
     int width = 0, height = 0;  // upright, full size
     int thumbnail_width = 0, thumbnail_height = 0;  // 0: no thumbnail was made
+    uint64_t kept = 0;  // read_kept()'s ticket; 0: the photo was not kept
   };
   virtual ~GpuJpegDecoder() = default;
   // Readies the decoder on the thread that uses it, before any other call;
@@ -51,7 +55,26 @@ class GpuJpegDecoder {
   // Decodes the jobs as one group; a bad file fails alone. Throws only when
   // the GPU itself fails.
   virtual std::vector<Result> decode(const std::vector<Job>& jobs) = 0;
+
+  // Keeps the full-resolution pixels of the photos whose jobs ask for it in
+  // up to `bytes` of GPU memory, newest first, so that a face found later is
+  // cut from them instead of decoded again on the CPU. Before open().
+  virtual void keep_decoded(size_t bytes) { (void)bytes; }
+  // The upright rectangle `upright` (full-resolution pixels, clipped to the
+  // photo) of kept photo `ticket` as RGB in `out`, `*clipped` the part read;
+  // false when the photo is no longer kept or the rectangle misses it.
+  // Callable from any thread, also while decode() runs on its own.
+  virtual bool read_kept(uint64_t ticket, const image::PixelRect& upright, image::Image& out,
+                         image::PixelRect* clipped) {
+    (void)ticket, (void)upright, (void)out, (void)clipped;
+    return false;
+  }
 };
+
+// GPU memory to keep decoded photos in, per decoder, when `decoders` share
+// GPU `device`: a quarter of its memory, at most 16 GiB, split between them
+// (0 without CUDA or a GPU).
+size_t default_kept_bytes(int device, int decoders);
 
 // A decoder on GPU `device` producing `config`'s network input, or null with
 // the reason (no CUDA build, no GPU, no libnvjpeg, no hardware engines).

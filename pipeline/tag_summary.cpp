@@ -79,8 +79,13 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored, 
   out += fmt::format("thread time: read {:.1f} s, decode {:.1f} s, resize {:.1f} s, waiting for a batch slot {:.1f} s; "
                      "inference {:.1f} s (waiting for images {:.1f} s); write {:.1f} s\n",
                      t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);
-  if (t.faces > 0)
-    out += fmt::format("faces: {:.1f} s (waiting for a batch {:.1f} s)\n", t.faces, t.faces_wait);
+  if (t.faces > 0) {
+    out += fmt::format("faces: {:.1f} s (waiting for a batch {:.1f} s)", t.faces, t.faces_wait);
+    if (s.face_photos_kept + s.face_photos_decoded > 0)
+      out += fmt::format("; photos with faces: {} cut from the GPU's decode, {} decoded again",
+                         s.face_photos_kept, s.face_photos_decoded);
+    out += "\n";
+  }
   if (s.thumbnails > 0 || s.thumbnails_failed > 0) {
     out += fmt::format("thumbnails: {} written ({:.1f} s of thread time{})", s.thumbnails, t.thumbnails,
                        s.gpu_decoded > 0 ? fmt::format("; {} fitted on the GPU", s.gpu_decoded) : "");

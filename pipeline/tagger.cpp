@@ -69,6 +69,10 @@ struct SlotMeta {
   TagRecord record;
   bool filled = false;  // false: the slot's input could not be written
   bool skip = false;    // the GPU could not decode it: a CPU decoder does, and reports it
+  // The GPU decoder holding the photo's full-resolution pixels for its
+  // face crops, and their ticket (GpuJpegDecoder::read_kept); 0: none.
+  GpuJpegDecoder* kept_by = nullptr;
+  uint64_t kept = 0;
 };
 
 // A file a GPU decoder read but hands to the CPU decoders (the engines do
@@ -87,6 +91,7 @@ struct FaceJob {
   int count = 0;
   std::vector<std::pair<int, int>> sizes;
   std::vector<std::string> photos;  // per slot; empty: no image
+  std::vector<KeptPixels> kept;     // per slot: its GPU-decoded pixels, where kept
 };
 
 // A thumbnail a GPU decoder made (pipeline/thumbnails.h's large size, from
@@ -119,6 +124,9 @@ struct Run {
   Clock::time_point start = Clock::now();
   std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
   std::atomic<int64_t> thumbnails_failed{0};
+  // Photos whose faces were cut from the GPU decoders' kept pixels, and
+  // those whose face regions were decoded again.
+  std::atomic<int64_t> face_photos_kept{0}, face_photos_decoded{0};
   std::string thumbnail_error;  // the first failure's, under error_mutex
   std::atomic<int> gpu_threads_running{0};
   std::atomic<int> gpu_unopened{0};
@@ -287,7 +295,7 @@ class DecoderThread {
     Clock::time_point t3 = Clock::now();
     time_.slot_wait += std::chrono::duration<double>(t3 - t2).count();
     SlotMeta& m = run_.meta[size_t(c.buffer)][size_t(c.slot)];
-    m.skip = false;
+    m.skip = false, m.kept_by = nullptr, m.kept = 0;
     try {
       TANDEM_ZONE_CAT("resize", "tag");
       writer_->write(img_, buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats());
@@ -346,7 +354,8 @@ class GpuDecoderThread {
         max_group_(size_t(std::max(1, o.batch))),
         max_bytes_(o.decode.max_file_bytes),
         required_(o.gpu_decoders_required),
-        thumbnails_(o.thumbnails != nullptr) {}
+        thumbnails_(o.thumbnails != nullptr),
+        keep_(o.faces != nullptr && !o.decode_only) {}
 
   void operator()(int index) {
     TANDEM_THREAD_NAME("gpu-decoder-" + std::to_string(index));
@@ -455,6 +464,7 @@ class GpuDecoderThread {
       const BatchRing::Claim& c = claims[k];
       jobs.push_back({g.bytes[k], image::read_jpeg_orientation(g.bytes[k]),
                       buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats()});
+      jobs.back().keep = keep_;
       if (thumbnails_) {
         thumb_floats_[k].resize(size_t(kLargeThumbnailSide) * kLargeThumbnailSide * 3);
         jobs.back().thumbnail = thumb_floats_[k].data(), jobs.back().thumbnail_side = kLargeThumbnailSide;
@@ -488,7 +498,7 @@ class GpuDecoderThread {
       records[k].width = results[k].width, records[k].height = results[k].height;
       records[k].decode_ms = ms;
       if (results[k].thumbnail_width > 0) post_thumbnail(records[k], results[k], thumb_floats_[k]);
-      commit(claims[k], &records[k]);
+      commit(claims[k], &records[k], results[k].kept);
     }
     int64_t decoded = int64_t(records.size() - refused.size());
     run_.gpu_done += decoded;
@@ -504,11 +514,13 @@ class GpuDecoderThread {
     return true;
   }
 
-  // Commits a claimed slot, holding `r`'s image, or nothing to report.
-  void commit(const BatchRing::Claim& c, TagRecord* r) {
+  // Commits a claimed slot, holding `r`'s image (its pixels kept under
+  // ticket `kept`, when not 0), or nothing to report.
+  void commit(const BatchRing::Claim& c, TagRecord* r, uint64_t kept = 0) {
     SlotMeta& m = run_.meta[size_t(c.buffer)][size_t(c.slot)];
     m.filled = r != nullptr;
     m.skip = r == nullptr;
+    m.kept_by = kept ? &dec_ : nullptr, m.kept = kept;
     if (r) m.record = std::move(*r);
     run_.ring.commit(c);
   }
@@ -558,6 +570,7 @@ class GpuDecoderThread {
   const int64_t max_bytes_;
   const bool required_;
   const bool thumbnails_;  // whether to ask the engines for thumbnails
+  const bool keep_;        // whether to keep the decoded photos for the face stage's crops
   std::vector<std::vector<float>> thumb_floats_;  // a group's thumbnails, reused
   bool opened_ = false;
   std::vector<std::vector<uint8_t>>
@@ -727,7 +740,10 @@ class InferenceThread {
   void collect(std::vector<SlotMeta>& meta, int count, std::vector<TagResult>& found, double ms, FaceJob& job) {
     for (int s = 0; s < count; ++s) {
       SlotMeta& m = meta[size_t(s)];
-      if (faces_) job.photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
+      if (faces_) {
+        job.photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
+        job.kept.push_back(kept_pixels(m));
+      }
       if (m.skip) continue;
       TagRecord r = std::move(m.record);
       if (m.filled) {
@@ -738,6 +754,15 @@ class InferenceThread {
       job.slot.push_back(m.filled ? s : -1);
       job.records.push_back(std::move(r));
     }
+  }
+
+  // The slot's pixels a GPU decoder kept, as the face stage reads them.
+  static KeptPixels kept_pixels(const SlotMeta& m) {
+    if (!m.filled || m.skip || !m.kept_by) return nullptr;
+    return [d = m.kept_by, ticket = m.kept](const image::PixelRect& r, image::Image& out,
+                                            image::PixelRect* got) {
+      return d->read_kept(ticket, r, out, got);
+    };
   }
 
   TagModel& model_;
@@ -774,6 +799,7 @@ class FaceThread {
       run_.fail(std::current_exception());
     }
     run_.add_time(time_);
+    run_.face_photos_kept += counts_.from_kept, run_.face_photos_decoded += counts_.decoded;
   }
 
  private:
@@ -790,7 +816,8 @@ class FaceThread {
     std::vector<std::vector<FaceRecord>> faces;
     {
       TANDEM_ZONE_CAT("faces", "tag");
-      faces = stage_.run(std::move(job.input), job.count, job.sizes, job.photos, run_.device, crops);
+      faces = stage_.run(std::move(job.input), job.count, job.sizes, job.photos, run_.device, crops,
+                         &job.kept, &counts_);
     }
     for (size_t k = 0; k < job.records.size(); ++k)
       if (job.slot[k] >= 0)
@@ -803,6 +830,7 @@ class FaceThread {
   Run& run_;
   const bool shared_crops_;
   StageTimes time_;
+  FaceStage::CropCounts counts_;
 };
 
 // Encodes and writes the thumbnails the GPU decoders made, until their
@@ -933,6 +961,8 @@ TagStats Tagger::run(FileFeed& feed, const std::function<void(std::vector<TagRec
   stats.gpu_memory_error = run.gpu_memory_error;
   stats.thumbnails = options_.thumbnails ? options_.thumbnails->written() : 0;
   stats.thumbnails_failed = run.thumbnails_failed;
+  stats.face_photos_kept = run.face_photos_kept;
+  stats.face_photos_decoded = run.face_photos_decoded;
   stats.thumbnail_error = run.thumbnail_error;
   stats.failed = progress_.failed - failed_before;
   stats.tagged = progress_.done - done_before - stats.failed;
@@ -954,6 +984,8 @@ void add_run(TagStats& total, const TagStats& part) {
   total.face_threads = std::max(total.face_threads, part.face_threads);
   total.gpu_decoded += part.gpu_decoded, total.gpu_refused += part.gpu_refused;
   total.thumbnails += part.thumbnails, total.thumbnails_failed += part.thumbnails_failed;
+  total.face_photos_kept += part.face_photos_kept,
+      total.face_photos_decoded += part.face_photos_decoded;
   if (total.thumbnail_error.empty()) total.thumbnail_error = part.thumbnail_error;
   total.decode_only = part.decode_only;
   total.wall_s += part.wall_s;

@@ -59,7 +59,9 @@ struct TaggerOptions {
   // Faces of every photo (not owned; null: none), found on each batch after
   // the model ran (pipeline/face_stage.h), on a thread of their own while
   // the model runs the next batch; their region decodes on the decoder
-  // threads' spare turns unless the stage has crop threads of its own.
+  // threads' spare turns unless the stage has crop threads of its own. The
+  // photos the GPU decoders decode are kept there (GpuJpegDecoder::
+  // keep_decoded, when the caller set it) and their faces cut from them.
   FaceStage* faces = nullptr;
   // Threads running the face stage, each on its own batch. With the
   // networks on a GPU, two keep one batch's slowest region decode from
@@ -100,6 +102,9 @@ struct TagStats {
   int64_t gpu_decoded = 0;  // images the GPU decoded (the rest: the CPU decoders)
   int64_t gpu_refused = 0;  // files a GPU decoder handed to the CPU (progressive, ...)
   int64_t thumbnails = 0, thumbnails_failed = 0;  // written; could not be written (the photo is tagged)
+  // Photos with faces: cut from the GPU decoders' kept pixels; their
+  // regions decoded again on the CPU.
+  int64_t face_photos_kept = 0, face_photos_decoded = 0;
   std::string thumbnail_error;                    // why the first one failed
   bool decode_only = false;
   double wall_s = 0;

@@ -185,10 +185,17 @@ void JpegBatchDecoder::plan_thumbnail(Slot& s, int orientation, int side, int up
 
 void JpegBatchDecoder::reserve_buffers(std::vector<Slot>& slots) {
   size_t decoded_bytes = 0, temp_bytes = 0, thumb_floats = 0;
+  if (kept_) kept_->begin_group();
   for (Slot& s : slots) {
     s.pitch = size_t(s.header.width) * 3;
-    s.offset = decoded_bytes;
-    decoded_bytes += round_up(s.pitch * size_t(s.header.height), kImageAlign);
+    const size_t bytes = s.pitch * size_t(s.header.height);
+    std::optional<uint8_t*> ring = s.keep && kept_ ? kept_->place(bytes) : std::nullopt;
+    s.kept = ring.has_value();
+    s.image = ring.value_or(nullptr);
+    if (!s.kept) {
+      s.offset = decoded_bytes;
+      decoded_bytes += round_up(bytes, kImageAlign);
+    }
     temp_bytes =
         std::max(temp_bytes, size_t(s.plan->plan.rows) * size_t(params_.output_width()) * 3);
     if (s.thumb_plan) {
@@ -198,6 +205,8 @@ void JpegBatchDecoder::reserve_buffers(std::vector<Slot>& slots) {
     }
   }
   ensure_bytes(decoded_, decoded_bytes, "cudaMalloc(decoded JPEGs)");
+  for (Slot& s : slots)
+    if (!s.kept) s.image = static_cast<uint8_t*>(decoded_.get()) + s.offset;
   ensure_bytes(temp_, temp_bytes, "cudaMalloc(JPEG preprocess rows)");
   ensure_bytes(outputs_, slots.size() * output_size() * sizeof(float), "cudaMalloc(JPEG preprocess outputs)");
   if (thumb_floats) ensure_bytes(thumbs_, thumb_floats * sizeof(float), "cudaMalloc(JPEG thumbnails)");
@@ -217,13 +226,12 @@ bool JpegBatchDecoder::decode_batch(const std::vector<Slot*>& batch, std::string
   std::vector<const unsigned char*> data(batch.size());
   std::vector<size_t> lengths(batch.size());
   std::vector<nvjpegImage_t> images(batch.size());
-  auto* decoded = static_cast<unsigned char*>(decoded_.get());
   for (size_t k = 0; k < batch.size(); ++k) {
     const Slot& s = *batch[k];
     data[k] = s.jpeg.data();
     lengths[k] = s.jpeg.size();
     images[k] = nvjpegImage_t{};
-    images[k].channel[0] = decoded + s.offset;  // RGBI writes channel[0] only
+    images[k].channel[0] = s.image;  // RGBI writes channel[0] only
     images[k].pitch[0] = s.pitch;
   }
   const nvjpegStatus_t s = api_->DecodeBatched(handle_, state_, data.data(), lengths.data(), images.data(), stream_);
@@ -255,8 +263,8 @@ void JpegBatchDecoder::decode_slots(std::vector<Slot>& slots, std::vector<Decode
   }
 }
 
-void JpegBatchDecoder::preprocess_slots(const std::vector<Slot>& slots, const std::vector<DecodeJob>& jobs) {
-  auto* decoded = static_cast<const uint8_t*>(decoded_.get());
+void JpegBatchDecoder::preprocess_slots(const std::vector<Slot>& slots,
+                                        const std::vector<DecodeJob>& jobs) {
   auto* temp = static_cast<uint8_t*>(temp_.get());
   auto* outputs = static_cast<float*>(outputs_.get());
   const size_t floats = output_size();
@@ -265,8 +273,8 @@ void JpegBatchDecoder::preprocess_slots(const std::vector<Slot>& slots, const st
     if (!s.decoded) continue;
     const DecodeJob& job = jobs[s.job];
     const DevicePreprocessPlan& c = *s.plan;
-    const StoredRgb img =
-        stored_rgb(decoded + s.offset, s.pitch, s.header.width, s.header.height, job.orientation, s.header.gray);
+    const StoredRgb img = stored_rgb(s.image, s.pitch, s.header.width, s.header.height,
+                                     job.orientation, s.header.gray);
     float* out = outputs + k * floats;
     launch_preprocess(img, c.horizontal, c.vertical, c.plan.row0, c.plan.rows, temp, params_, out,
                       stream_);
@@ -305,6 +313,7 @@ std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>&
     Slot s;
     s.job = i;
     s.jpeg = job.jpeg;
+    s.keep = job.keep;
     if (!inspect(job.jpeg, s.header, r.error)) continue;
     try {
       s.plan = &plan_for(s.header.width, s.header.height, job.orientation);
@@ -333,9 +342,21 @@ std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>&
       DecodeResult& r = results[s.job];
       r.ok = s.decoded;
       if (s.decoded && s.thumb_plan) r.thumbnail_width = s.thumb_params.width, r.thumbnail_height = s.thumb_params.height;
+      if (s.decoded && s.kept)
+        r.kept = kept_->add(s.image, s.pitch, s.header.width, s.header.height,
+                            jobs[s.job].orientation, s.header.gray);
     }
   }
   return results;
+}
+
+void JpegBatchDecoder::keep_decoded(size_t capacity) {
+  kept_ = capacity > 0 ? std::make_unique<KeptImages>(device_, capacity) : nullptr;
+}
+
+bool JpegBatchDecoder::read_kept(uint64_t ticket, KeptImages::Rect upright,
+                                 std::vector<uint8_t>& out, KeptImages::Rect* clipped) {
+  return kept_ && kept_->read(ticket, upright, out, clipped);
 }
 
 }  // namespace tandem::cuda

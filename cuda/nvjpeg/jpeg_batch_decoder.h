@@ -23,6 +23,7 @@
 
 #include "cuda/device_buffer.h"
 #include "cuda/jpeg_preprocess.h"
+#include "cuda/nvjpeg/kept_images.h"
 #include "cuda/nvjpeg/nvjpeg_api.h"
 #include "cuda/nvjpeg/resample_plan.h"
 
@@ -38,6 +39,8 @@ struct DecodeJob {
   // thumbnail_side^2 * 3 floats.
   float* thumbnail = nullptr;
   int thumbnail_side = 0;
+  // Keep the decoded photo on the GPU for read_kept() (keep_decoded() on).
+  bool keep = false;
 };
 
 struct DecodeResult {
@@ -45,6 +48,7 @@ struct DecodeResult {
   std::string error;                   // why not, when !ok
   int full_width = 0, full_height = 0;  // upright size at full resolution (after orientation)
   int thumbnail_width = 0, thumbnail_height = 0;  // what was written to the job's thumbnail
+  uint64_t kept = 0;  // read_kept()'s ticket for the decoded photo; 0: not kept
 };
 
 // The upright width x height fitted into side x side, never enlarged, as
@@ -78,6 +82,16 @@ class JpegBatchDecoder {
   // itself fails (a CUDA error), not for a bad file.
   std::vector<DecodeResult> decode(const std::vector<DecodeJob>& jobs);
 
+  // Keeps the decoded photos of the jobs that ask for it in `capacity` bytes
+  // of device memory (cuda/nvjpeg/kept_images.h), the oldest evicted first.
+  // Before the first decode().
+  void keep_decoded(size_t capacity);
+  // The upright rectangle of a kept photo at full resolution, as
+  // KeptImages::read gives it; false when it is no longer kept. Unlike the
+  // rest of the decoder, callable from any thread, also while decode() runs.
+  bool read_kept(uint64_t ticket, KeptImages::Rect upright, std::vector<uint8_t>& out,
+                 KeptImages::Rect* clipped);
+
  private:
   // What the header says, for a file the engines can take.
   struct Header {
@@ -89,7 +103,10 @@ class JpegBatchDecoder {
     size_t job = 0;
     std::span<const uint8_t> jpeg;
     Header header;
-    size_t offset = 0, pitch = 0;  // its RGB image in decoded_
+    bool keep = false;             // the job asks for the photo to be kept
+    uint8_t* image = nullptr;      // its RGB image: in decoded_, or in kept_'s ring
+    bool kept = false;             // image is in kept_'s ring
+    size_t offset = 0, pitch = 0;  // offset: the image's place in decoded_ when not kept
     const DevicePreprocessPlan* plan = nullptr;
     // The thumbnail's, when the job asks for one.
     GpuPreprocessParams thumb_params;
@@ -127,6 +144,7 @@ class JpegBatchDecoder {
   std::map<std::tuple<int, int, int>, DevicePreprocessPlan> plans_;
   // By (stored width, height, orientation, side).
   std::map<std::tuple<int, int, int, int>, DevicePreprocessPlan> thumb_plans_;
+  std::unique_ptr<KeptImages> kept_;  // null: nothing is kept
 };
 
 }  // namespace tandem::cuda

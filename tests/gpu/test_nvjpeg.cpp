@@ -285,6 +285,90 @@ TEST(GpuJpeg, RepeatedCallsAreDeterministic) {
   EXPECT_TRUE(d->decode({}).empty());
 }
 
+// Photos kept on the GPU after their decode (cuda/nvjpeg/kept_images.h):
+// an upright rectangle read back, in every orientation and across the
+// photo's edges, is the CPU's full-size decode of that rectangle within the
+// decoders' difference (kLevels, per pixel, before any resize).
+TEST(GpuJpeg, KeptPhotoRegionsAreTheCpuDecodeInEveryOrientation) {
+  TANDEM_REQUIRE_GPU_JPEG(d, kDetector);
+  d->keep_decoded(size_t(64) << 20);
+  const std::vector<uint8_t> jpeg = color_jpeg(TJSAMP_420);
+  const int orientations[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  Batch b;
+  for (int o : orientations) {
+    b.add(jpeg, o, d->output_size());
+    b.jobs.back().keep = true;
+  }
+  const std::vector<cuda::DecodeResult> r = b.run(*d);
+  image::DecodeOptions full;
+  full.apply_orientation = false;
+  const image::Image stored = image::decode_image(jpeg, full);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const int o = orientations[i];
+    ASSERT_TRUE(r[i].ok) << r[i].error;
+    ASSERT_NE(r[i].kept, 0u) << "orientation " << o;
+    image::Image upright;
+    image::orient_image(stored, o, upright);
+    // Inside, over the right and bottom edges, over the top-left corner.
+    const cuda::KeptImages::Rect rects[] = {{123, 77, 301, 190},
+                                            {upright.width - 50, upright.height - 40, 120, 90},
+                                            {-30, -20, 90, 60}};
+    for (const cuda::KeptImages::Rect& want : rects) {
+      std::vector<uint8_t> got;
+      cuda::KeptImages::Rect clipped;
+      ASSERT_TRUE(d->read_kept(r[i].kept, want, got, &clipped)) << "orientation " << o;
+      const int x0 = std::max(0, want.x), y0 = std::max(0, want.y);
+      EXPECT_EQ(clipped.x, x0);
+      EXPECT_EQ(clipped.y, y0);
+      EXPECT_EQ(clipped.width, std::min(upright.width, want.x + want.width) - x0);
+      EXPECT_EQ(clipped.height, std::min(upright.height, want.y + want.height) - y0);
+      ASSERT_EQ(got.size(), size_t(clipped.width) * size_t(clipped.height) * 3);
+      std::vector<float> gpu(got.begin(), got.end()), cpu;
+      for (int y = 0; y < clipped.height; ++y) {
+        const uint8_t* row = upright.row(y0 + y) + 3 * x0;
+        cpu.insert(cpu.end(), row, row + 3 * clipped.width);
+      }
+      expect_close(gpu, cpu, "kept photo, orientation " + std::to_string(o), kLevels);
+    }
+  }
+}
+
+// The ring keeps the newest photos: once later decodes have filled it, the
+// first photo's ticket reads nothing, the last one's still reads, and a
+// photo larger than the whole ring is decoded but not kept.
+TEST(GpuJpeg, KeptPhotosMakeRoomOldestFirst) {
+  TANDEM_REQUIRE_GPU_JPEG(d, kDetector);
+  const size_t photo = size_t(kW) * size_t(kH) * 3;
+  d->keep_decoded(photo * 3 + photo / 2);  // three photos and a half
+  const std::vector<uint8_t> jpeg = color_jpeg(TJSAMP_420);
+  std::vector<uint64_t> tickets;
+  for (int call = 0; call < 5; ++call) {
+    Batch b;
+    b.add(jpeg, 1, d->output_size());
+    b.jobs.back().keep = true;
+    const auto r = b.run(*d);
+    ASSERT_TRUE(r[0].ok) << r[0].error;
+    ASSERT_NE(r[0].kept, 0u);
+    tickets.push_back(r[0].kept);
+  }
+  std::vector<uint8_t> px;
+  cuda::KeptImages::Rect got;
+  EXPECT_FALSE(d->read_kept(tickets[0], {0, 0, 10, 10}, px, &got))
+      << "the first photo should be gone";
+  EXPECT_TRUE(d->read_kept(tickets[4], {0, 0, 10, 10}, px, &got));
+  EXPECT_TRUE(d->read_kept(tickets[3], {0, 0, 10, 10}, px, &got));
+  // Larger than the ring: decoded all the same, not kept.
+  const std::vector<uint8_t> large = color_jpeg(TJSAMP_420, 0, 2400, 1800);
+  Batch b;
+  b.add(large, 1, d->output_size());
+  b.jobs.back().keep = true;
+  const auto r = b.run(*d);
+  ASSERT_TRUE(r[0].ok) << r[0].error;
+  EXPECT_EQ(r[0].kept, 0u);
+  EXPECT_TRUE(d->read_kept(tickets[4], {0, 0, 10, 10}, px, &got))
+      << "a photo not kept evicts nothing";
+}
+
 // Decoded pixels for the kernel tests: random bytes (every value, no
 // smoothness to hide an off-by-one tap), `channels` 1 or 3.
 image::Image random_image(int w, int h, int channels, uint32_t seed) {

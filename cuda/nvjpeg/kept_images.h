@@ -1,0 +1,89 @@
+#pragma once
+// Decoded photos kept in device memory after their decode, so that parts of
+// them can be read back at full resolution later without decoding the file
+// again: `tandem tag` cuts its face crops from them once the face detector
+// has found the faces, a second or so after the JPEG engines decoded the
+// photo. On the CPU a face region's decode cost 54 ms a photo, a good part
+// of a whole decode, because libjpeg entropy-decodes every row above it.
+//
+// The images live in one ring of device memory: a new image takes the
+// space after the last one and evicts whatever it overlaps, oldest first.
+// A read of an evicted image fails and the caller decodes the region
+// itself; memory use is fixed and no free or allocation happens per photo
+// (cudaFree synchronises the device).
+//
+// Thread-safety: place() and add() belong to the decoder's thread; read()
+// may be called from any thread at the same time.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "cuda/device_buffer.h"
+
+namespace tandem::cuda {
+
+class KeptImages {
+ public:
+  // Up to `capacity` bytes on GPU `device`, allocated at the first place().
+  KeptImages(int device, size_t capacity);
+  ~KeptImages();
+  KeptImages(const KeptImages&) = delete;
+  KeptImages& operator=(const KeptImages&) = delete;
+
+  // Room for an image of `bytes` (decoder thread): a device pointer, 256-byte
+  // aligned, whose previous contents are no longer readable; nothing when
+  // the image is larger than the ring, when the ring cannot be allocated
+  // (keeping then stops for good), or when the room would overlap one
+  // placed since the last begin_group() (the group being decoded).
+  std::optional<uint8_t*> place(size_t bytes);
+
+  // Makes an image placed at `data` readable once its decode has completed
+  // (decoder thread, after synchronising its stream). `pitch`: bytes a row
+  // of 3-byte pixels; width x height as stored; orientation 1..8 turns it
+  // upright; gray: channel 0 holds the value. Returns its ticket (never 0).
+  uint64_t add(const uint8_t* data, size_t pitch, int width, int height, int orientation,
+               bool gray);
+  // Starts a group (decoder thread): the placements before it no longer
+  // bound the next ones, whose decodes follow theirs on the stream.
+  void begin_group() { group_.clear(); }
+
+  // The upright rectangle (x, y, w, h) of image `ticket`, clipped to the
+  // upright image, as 8-bit RGB rows (3 * width bytes each) in `out`;
+  // *clipped receives the rectangle read. False when the image was evicted
+  // or nothing of the rectangle lies in it. Any thread.
+  struct Rect {
+    int x = 0, y = 0, width = 0, height = 0;
+  };
+  bool read(uint64_t ticket, Rect upright, std::vector<uint8_t>& out, Rect* clipped);
+
+  size_t capacity() const { return capacity_; }
+  bool enabled() const { return enabled_; }
+
+ private:
+  struct Entry {
+    size_t offset = 0, bytes = 0, pitch = 0;
+    int width = 0, height = 0, orientation = 1;
+    bool gray = false;
+  };
+  // Drops entries overlapping [begin, end) (under mutex_).
+  void evict(size_t begin, size_t end);
+
+  const int device_;
+  const size_t capacity_;
+  bool enabled_ = true;
+  DeviceBuffer ring_;
+  size_t head_ = 0;                               // where the next image goes
+  std::vector<std::pair<size_t, size_t>> group_;  // [begin, end) placed in the current group
+  std::mutex mutex_;                              // guards entries_ and the reads against eviction
+  std::map<uint64_t, Entry> entries_;
+  uint64_t next_ticket_ = 1;
+  cudaStream_t copy_stream_ = nullptr;
+  std::vector<uint8_t> staging_;
+};
+
+}  // namespace tandem::cuda
