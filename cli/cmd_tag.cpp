@@ -590,8 +590,8 @@ void add_tag_command(CLI::App& app) {
   sub->add_option(
          "--gpu-keep", o->gpu_keep_mb,
          "GPU memory (MB) holding the photos the GPU decoded until their faces are cut from them "
-         "(0: none, the faces' regions are decoded again on the CPU; default: a quarter of the "
-         "GPU's memory, at most 16 GiB)")
+         "(0: none, the faces' regions are decoded again on the CPU; default: half the GPU's "
+         "memory, at most 32 GiB)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--decode-only", o->decode_only,
                 "Read, decode and fill batches, run no network and store nothing: the decoders' ceiling");

@@ -88,8 +88,15 @@ cuda::GpuPreprocessParams gpu_preprocess_params(const image::PreprocessConfig& c
 
 size_t default_kept_bytes(int device, int decoders) {
   if (decoders <= 0 || device < 0 || device >= cuda::device_count()) return 0;
-  const size_t total = cuda::context(device).props.totalGlobalMem;
-  return std::min(total / 4, size_t(16) << 30) / size_t(decoders);
+  // The photos between their decode and the face stage (five batches of
+  // 128 waiting, two with the face threads, two queued for them; about 750
+  // the GPU decoded, 27 GB at 12 MP) must fit, else their faces are decoded
+  // again: with 16 GiB on an H100 half of them were. A GPU that shares the
+  // system's memory (Jetson) gives less.
+  const cudaDeviceProp& props = cuda::context(device).props;
+  const size_t total = props.totalGlobalMem;
+  const size_t share = props.integrated ? total / 8 : std::min(total / 2, size_t(32) << 30);
+  return share / size_t(decoders);
 }
 
 std::unique_ptr<GpuJpegDecoder> open_gpu_jpeg_decoder(int device, const image::PreprocessConfig& config,

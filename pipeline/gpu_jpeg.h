@@ -72,7 +72,8 @@ class GpuJpegDecoder {
 };
 
 // GPU memory to keep decoded photos in, per decoder, when `decoders` share
-// GPU `device`: a quarter of its memory, at most 16 GiB, split between them
+// GPU `device`: half its memory, at most 32 GiB (an eighth where the GPU
+// shares the system's memory), split between them
 // (0 without CUDA or a GPU).
 size_t default_kept_bytes(int device, int decoders);
 
