@@ -60,6 +60,7 @@ struct TagOptions {
   bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
   std::string faces = "auto";       // auto, on, off
   int face_threads = 0;             // threads cutting face crops; 0: the stage's default
+  int face_batches = 0;             // batches whose faces are found at once; 0: 2 on a GPU, 1 on CPU
   bool queue = false;               // share the run with other workers through the catalog's queue
   double lease = 60;                // --queue: seconds a claim lasts unrenewed
   int claim = 0;                    // --queue: files per claim (0: 2 batches)
@@ -459,7 +460,7 @@ int tag_command(TagOptions& o) {
   if (!on_cpu && !o.decode_only) to.buffers = 5;
   to.decode_only = o.decode_only;
   to.decode.coarse_progressive = !o.exact_progressive;
-  to.face_threads = on_cpu ? 1 : 2;
+  to.face_threads = o.face_batches > 0 ? o.face_batches : (on_cpu ? 1 : 2);
   to.gpu_decoders_required = o.nvjpeg == "on";
   to.thumbnails = thumbnails.get();
   std::vector<const pipeline::TagProgress*> progress_parts;
@@ -603,6 +604,11 @@ void add_tag_command(CLI::App& app) {
                   "Thumbnails of every photo (freedesktop layout in $XDG_CACHE_HOME/thumbnails, which file managers "
                   "share; beside the catalog when that is not writable): auto (on with --catalog), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  sub->add_option(
+         "--face-batches", o->face_batches,
+         "Batches whose faces are found at once, each on a thread of its own (default: 2 on a GPU, "
+         "1 on the CPU): a batch's faces wait for its slowest region decode")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--face-threads", o->face_threads,
                   "Threads of their own decoding face regions for recognition (0 = none: the decoder threads "
                   "take those decodes before their next file)")

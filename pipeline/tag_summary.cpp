@@ -81,7 +81,7 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored, 
                      t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);
   if (t.faces > 0) {
     out += fmt::format("faces: {:.1f} s (waiting for a batch {:.1f} s)", t.faces, t.faces_wait);
-    if (s.face_photos_kept + s.face_photos_decoded > 0)
+    if (s.gpu_decoders > 0 && s.face_photos_kept + s.face_photos_decoded > 0)
       out += fmt::format("; photos with faces: {} cut from the GPU's decode, {} decoded again",
                          s.face_photos_kept, s.face_photos_decoded);
     out += "\n";

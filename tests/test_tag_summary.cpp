@@ -48,3 +48,21 @@ TEST(TagSummary, InferenceBoundFp16RunDoesNotSuggestFp16) {
 }
 
 }  // namespace
+
+// The face line says where a GPU run's face crops came from (the H100 run of
+// the corpus with people); a CPU run, whose every crop is a region decode,
+// does not say it.
+TEST(TagSummary, FaceLineCountsCropsFromTheGpusDecode) {
+  TagStats s = decode_bound_gpu_run(2, 752);
+  s.time.faces = 22.5, s.time.faces_wait = 3.2;
+  s.face_photos_kept = 1529, s.face_photos_decoded = 331;
+  diagnose(s, {false, true});
+  const std::string gpu = format_summary(s, 0, 0);
+  EXPECT_NE(gpu.find("photos with faces: 1529 cut from the GPU's decode, 331 decoded again"),
+            std::string::npos)
+      << gpu;
+  s.gpu_decoders = 0, s.face_photos_kept = 0, s.face_photos_decoded = 1860;
+  const std::string cpu = format_summary(s, 0, 0);
+  EXPECT_NE(cpu.find("faces: 22.5 s"), std::string::npos) << cpu;
+  EXPECT_EQ(cpu.find("cut from the GPU"), std::string::npos) << cpu;
+}
