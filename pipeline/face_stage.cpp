@@ -1,6 +1,7 @@
 #include "pipeline/face_stage.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <thread>
@@ -14,6 +15,10 @@
 namespace tandem::pipeline {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 struct FaceRef {
   size_t photo, face;
@@ -151,16 +156,20 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
                                                     const std::vector<std::string>& photos,
                                                     std::mutex& device, const ParallelFor* crops,
                                                     const std::vector<KeptPixels>* kept,
-                                                    CropCounts* counts) {
+                                                    FaceStageStats* stats) {
   std::vector<std::vector<FaceRecord>> out(static_cast<size_t>(count));
   if (count <= 0) return out;
   std::vector<std::pair<int, int>> all_sizes = sizes;
   all_sizes.resize(size_t(input.dim(0)), {1, 1});
   std::vector<std::vector<Face>> faces;
   {
+    const Clock::time_point t0 = Clock::now();
     std::lock_guard<std::mutex> lock(device);
+    const Clock::time_point t1 = Clock::now();
     TANDEM_ZONE_CAT("face detector", "faces");
     faces = detector_.detect(input, all_sizes);
+    if (stats)
+      stats->device_wait_s += seconds(t1 - t0), stats->networks_s += seconds(Clock::now() - t1);
   }
   {
     std::lock_guard<std::mutex> lock(spare_mutex_);
@@ -175,12 +184,12 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
   };
   std::vector<std::vector<DescribedFace>> described =
       describe_faces(embedder_, faces, read, photos, options_.decode,
-                     crops ? *crops : own_threads(crop_threads_), &device, kept);
+                     crops ? *crops : own_threads(crop_threads_), &device, kept, stats);
   for (size_t i = 0; i < faces.size(); ++i) {
     for (size_t k = 0; k < faces[i].size(); ++k)
       if (described[i][k].traits) out[i].push_back(record_of(faces[i][k], std::move(*described[i][k].traits)));
-    if (counts && !described[i].empty())
-      ++(described[i][0].from_kept ? counts->from_kept : counts->decoded);
+    if (stats && !described[i].empty())
+      ++(described[i][0].from_kept ? stats->from_kept : stats->decoded);
   }
   return out;
 }
@@ -188,7 +197,8 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
 std::vector<std::vector<DescribedFace>> describe_faces(
     FaceEmbedder& embedder, const std::vector<std::vector<Face>>& faces, const PhotoBytes& bytes,
     const std::vector<std::string>& names, const image::DecodeOptions& opt,
-    const ParallelFor& parallel, std::mutex* device, const std::vector<KeptPixels>* kept) {
+    const ParallelFor& parallel, std::mutex* device, const std::vector<KeptPixels>* kept,
+    FaceStageStats* stats) {
   std::vector<std::vector<DescribedFace>> out;
   std::vector<FaceRef> refs;
   std::vector<size_t> first_ref;  // where each photo's faces start in refs
@@ -204,6 +214,7 @@ std::vector<std::vector<DescribedFace>> describe_faces(
   int64_t padded = 8;
   while (padded < int64_t(refs.size())) padded *= 2;
   Tensor crops = Tensor::zeros(DType::f32, {padded, side, side, 3});
+  const Clock::time_point crops_start = Clock::now();
   {
     TANDEM_ZONE_CAT("face crops", "faces");
     parallel(first_ref.size() - 1, [&](size_t p) {
@@ -236,10 +247,16 @@ std::vector<std::vector<DescribedFace>> describe_faces(
   }
   std::vector<FaceTraits> traits;
   {
+    const Clock::time_point t0 = Clock::now();
     std::unique_lock<std::mutex> lock;
     if (device) lock = std::unique_lock<std::mutex>(*device);
+    const Clock::time_point t1 = Clock::now();
     TANDEM_ZONE_CAT("face descriptors", "faces");
     traits = embedder.describe(crops);
+    if (stats) {
+      stats->crops_s += seconds(t0 - crops_start);
+      stats->device_wait_s += seconds(t1 - t0), stats->networks_s += seconds(Clock::now() - t1);
+    }
   }
   for (size_t k = 0; k < refs.size(); ++k) {
     DescribedFace& d = out[refs[k].photo][refs[k].face];

@@ -64,6 +64,14 @@ struct DescribedFace {
   bool from_kept = false;  // cut from the photo's kept pixels, not from a region decode
 };
 
+// Where the face stage's time went, summed over its calls.
+struct FaceStageStats {
+  int64_t from_kept = 0, decoded = 0;  // photos with faces: cut from kept pixels; region-decoded
+  double device_wait_s = 0;  // waiting for the device lock (the tag model holds it meanwhile)
+  double networks_s = 0;     // BlazeFace and FaceRes, holding it
+  double crops_s = 0;        // cutting a batch's crops, until its slowest photo's are cut
+};
+
 // Cuts every face from a fresh region decode of its photo (one task per
 // photo, run through `parallel`, reading the photo once), or from its kept
 // pixels where `kept` has a reader for it and they are still there, and runs
@@ -72,11 +80,13 @@ struct DescribedFace {
 // 2.85 s of a 9.6 s tag of 6 photos on the 2-core machine). The result is
 // parallel to `faces`; `names[i]` names photo i in errors. `device`, when
 // given, is held while FaceRes runs (and not while the crops decode).
+// `stats`, when given, adds the times of the crops and of FaceRes (its wait
+// for the device apart).
 std::vector<std::vector<DescribedFace>> describe_faces(
     FaceEmbedder& embedder, const std::vector<std::vector<Face>>& faces, const PhotoBytes& bytes,
     const std::vector<std::string>& names, const image::DecodeOptions& opt,
     const ParallelFor& parallel, std::mutex* device = nullptr,
-    const std::vector<KeptPixels>* kept = nullptr);
+    const std::vector<KeptPixels>* kept = nullptr, FaceStageStats* stats = nullptr);
 
 class FaceStage {
  public:
@@ -108,16 +118,14 @@ class FaceStage {
   // decodes run through `crops`, or on crop_threads threads of the stage's
   // own when it is null. `kept[i]`, when given and set, reads photo i's
   // pixels decoded earlier: its faces are cut from them while they last.
-  // `counts`, when given, adds the photos whose faces were cut each way.
-  struct CropCounts {
-    int64_t from_kept = 0, decoded = 0;  // photos with faces
-  };
+  // `stats`, when given, adds the photos whose faces were cut each way and
+  // where the call's time went.
   std::vector<std::vector<FaceRecord>> run(Tensor input, int count,
                                            const std::vector<std::pair<int, int>>& sizes,
                                            const std::vector<std::string>& photos,
                                            std::mutex& device, const ParallelFor* crops = nullptr,
                                            const std::vector<KeptPixels>* kept = nullptr,
-                                           CropCounts* counts = nullptr);
+                                           FaceStageStats* stats = nullptr);
 
  private:
   Tensor take_buffer(int count);

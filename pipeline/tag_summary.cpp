@@ -80,10 +80,14 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored, 
                      "inference {:.1f} s (waiting for images {:.1f} s); write {:.1f} s\n",
                      t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);
   if (t.faces > 0) {
-    out += fmt::format("faces: {:.1f} s (waiting for a batch {:.1f} s)", t.faces, t.faces_wait);
-    if (s.gpu_decoders > 0 && s.face_photos_kept + s.face_photos_decoded > 0)
+    const FaceStageStats& f = s.faces;
+    out += fmt::format(
+        "faces: {:.1f} s (waiting for a batch {:.1f} s; crops {:.1f} s, networks {:.1f} s, "
+        "waiting for the device {:.1f} s)",
+        t.faces, t.faces_wait, f.crops_s, f.networks_s, f.device_wait_s);
+    if (s.gpu_decoders > 0 && f.from_kept + f.decoded > 0)
       out += fmt::format("; photos with faces: {} cut from the GPU's decode, {} decoded again",
-                         s.face_photos_kept, s.face_photos_decoded);
+                         f.from_kept, f.decoded);
     out += "\n";
   }
   if (s.thumbnails > 0 || s.thumbnails_failed > 0) {

@@ -124,9 +124,8 @@ struct Run {
   Clock::time_point start = Clock::now();
   std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
   std::atomic<int64_t> thumbnails_failed{0};
-  // Photos whose faces were cut from the GPU decoders' kept pixels, and
-  // those whose face regions were decoded again.
-  std::atomic<int64_t> face_photos_kept{0}, face_photos_decoded{0};
+  // The face threads' counts and times, under time_mutex.
+  FaceStageStats faces;
   std::string thumbnail_error;  // the first failure's, under error_mutex
   std::atomic<int> gpu_threads_running{0};
   std::atomic<int> gpu_unopened{0};
@@ -799,7 +798,10 @@ class FaceThread {
       run_.fail(std::current_exception());
     }
     run_.add_time(time_);
-    run_.face_photos_kept += counts_.from_kept, run_.face_photos_decoded += counts_.decoded;
+    std::lock_guard<std::mutex> lock(run_.time_mutex);
+    run_.faces.from_kept += stats_.from_kept, run_.faces.decoded += stats_.decoded;
+    run_.faces.device_wait_s += stats_.device_wait_s, run_.faces.networks_s += stats_.networks_s;
+    run_.faces.crops_s += stats_.crops_s;
   }
 
  private:
@@ -817,7 +819,7 @@ class FaceThread {
     {
       TANDEM_ZONE_CAT("faces", "tag");
       faces = stage_.run(std::move(job.input), job.count, job.sizes, job.photos, run_.device, crops,
-                         &job.kept, &counts_);
+                         &job.kept, &stats_);
     }
     for (size_t k = 0; k < job.records.size(); ++k)
       if (job.slot[k] >= 0)
@@ -830,7 +832,7 @@ class FaceThread {
   Run& run_;
   const bool shared_crops_;
   StageTimes time_;
-  FaceStage::CropCounts counts_;
+  FaceStageStats stats_;
 };
 
 // Encodes and writes the thumbnails the GPU decoders made, until their
@@ -961,8 +963,7 @@ TagStats Tagger::run(FileFeed& feed, const std::function<void(std::vector<TagRec
   stats.gpu_memory_error = run.gpu_memory_error;
   stats.thumbnails = options_.thumbnails ? options_.thumbnails->written() : 0;
   stats.thumbnails_failed = run.thumbnails_failed;
-  stats.face_photos_kept = run.face_photos_kept;
-  stats.face_photos_decoded = run.face_photos_decoded;
+  stats.faces = run.faces;
   stats.thumbnail_error = run.thumbnail_error;
   stats.failed = progress_.failed - failed_before;
   stats.tagged = progress_.done - done_before - stats.failed;
@@ -984,8 +985,10 @@ void add_run(TagStats& total, const TagStats& part) {
   total.face_threads = std::max(total.face_threads, part.face_threads);
   total.gpu_decoded += part.gpu_decoded, total.gpu_refused += part.gpu_refused;
   total.thumbnails += part.thumbnails, total.thumbnails_failed += part.thumbnails_failed;
-  total.face_photos_kept += part.face_photos_kept,
-      total.face_photos_decoded += part.face_photos_decoded;
+  total.faces.from_kept += part.faces.from_kept, total.faces.decoded += part.faces.decoded;
+  total.faces.device_wait_s += part.faces.device_wait_s,
+      total.faces.networks_s += part.faces.networks_s;
+  total.faces.crops_s += part.faces.crops_s;
   if (total.thumbnail_error.empty()) total.thumbnail_error = part.thumbnail_error;
   total.decode_only = part.decode_only;
   total.wall_s += part.wall_s;

@@ -102,9 +102,9 @@ struct TagStats {
   int64_t gpu_decoded = 0;  // images the GPU decoded (the rest: the CPU decoders)
   int64_t gpu_refused = 0;  // files a GPU decoder handed to the CPU (progressive, ...)
   int64_t thumbnails = 0, thumbnails_failed = 0;  // written; could not be written (the photo is tagged)
-  // Photos with faces: cut from the GPU decoders' kept pixels; their
-  // regions decoded again on the CPU.
-  int64_t face_photos_kept = 0, face_photos_decoded = 0;
+  // The face stage: photos whose faces were cut from the GPU decoders' kept
+  // pixels or from region decodes, and where its threads' time went.
+  FaceStageStats faces;
   std::string thumbnail_error;                    // why the first one failed
   bool decode_only = false;
   double wall_s = 0;

@@ -55,14 +55,20 @@ TEST(TagSummary, InferenceBoundFp16RunDoesNotSuggestFp16) {
 TEST(TagSummary, FaceLineCountsCropsFromTheGpusDecode) {
   TagStats s = decode_bound_gpu_run(2, 752);
   s.time.faces = 22.5, s.time.faces_wait = 3.2;
-  s.face_photos_kept = 1529, s.face_photos_decoded = 331;
+  s.faces.from_kept = 1529, s.faces.decoded = 331;
+  s.faces.crops_s = 15.0, s.faces.networks_s = 2.5, s.faces.device_wait_s = 1.5;
   diagnose(s, {false, true});
   const std::string gpu = format_summary(s, 0, 0);
   EXPECT_NE(gpu.find("photos with faces: 1529 cut from the GPU's decode, 331 decoded again"),
             std::string::npos)
       << gpu;
-  s.gpu_decoders = 0, s.face_photos_kept = 0, s.face_photos_decoded = 1860;
+  s.gpu_decoders = 0, s.faces.from_kept = 0, s.faces.decoded = 1860;
   const std::string cpu = format_summary(s, 0, 0);
-  EXPECT_NE(cpu.find("faces: 22.5 s"), std::string::npos) << cpu;
+  EXPECT_NE(
+      cpu.find(
+          "faces: 22.5 s (waiting for a batch 3.2 s; crops 15.0 s, networks 2.5 s, waiting for the "
+          "device 1.5 s)"),
+      std::string::npos)
+      << cpu;
   EXPECT_EQ(cpu.find("cut from the GPU"), std::string::npos) << cpu;
 }
