@@ -254,7 +254,7 @@ def tandem_tag_command(name, a, cuda, tmp):
     cmd += ["--decode-only"] if decode_only else ["--catalog", os.path.join(tmp, "cat.sqlite")]
     if name.endswith("-nofaces"):
         cmd += ["--faces", "off"]
-    if name.endswith("-nokeep") and cuda:
+    if name.endswith("-nokeep"):
         cmd += ["--gpu-keep", "0"]
     if name.endswith("-exact"):
         cmd += ["--exact-progressive"]
@@ -542,6 +542,8 @@ def file_lists(a, files, tmp):
 
 
 def run_peer(peer, a, cuda, lists):
+    if peer.endswith("-nokeep") and not cuda:
+        return {"skipped": "no GPU: every face crop is a region decode already (detector-tag)"}
     if peer.startswith(("tandem", "detector-tag", "detector-decode")):
         return run_tandem(peer, a, cuda, a.timeout)
     if peer in TFJS_PEERS:

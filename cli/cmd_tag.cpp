@@ -298,11 +298,12 @@ DeviceRun open_device_run(const TagOptions& o, const pipeline::TagModelOptions& 
   r.faces = open_faces(o, mo, *r.model);
   // The faces of the photos the GPU decodes are cut from its full-size
   // decode, kept on the GPU until the face stage has found them.
-  const size_t keep = o.gpu_keep_mb >= 0
-                          ? (size_t(o.gpu_keep_mb) << 20) / std::max<size_t>(1, r.gpu.size())
-                          : pipeline::default_kept_bytes(mo.device.index, int(r.gpu.size()));
-  if (r.faces)
+  if (r.faces && !r.gpu.empty()) {
+    const size_t keep = o.gpu_keep_mb >= 0
+                            ? (size_t(o.gpu_keep_mb) << 20) / r.gpu.size()
+                            : pipeline::default_kept_bytes(mo.device.index, int(r.gpu.size()));
     for (auto& d : r.gpu) d->keep_decoded(keep);
+  }
   return r;
 }
 

@@ -22,7 +22,6 @@
 
 #include "image/image.h"
 #include "image/preprocess.h"
-#include "image/region_decode.h"
 #include "pipeline/face_crop.h"
 #include "pipeline/face_detector.h"
 #include "pipeline/face_embedder.h"

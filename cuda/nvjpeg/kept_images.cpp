@@ -1,7 +1,6 @@
 #include "cuda/nvjpeg/kept_images.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.h"
 #include "cuda/check.h"

@@ -61,9 +61,6 @@ class KeptImages {
   };
   bool read(uint64_t ticket, Rect upright, std::vector<uint8_t>& out, Rect* clipped);
 
-  size_t capacity() const { return capacity_; }
-  bool enabled() const { return enabled_; }
-
  private:
   struct Entry {
     size_t offset = 0, bytes = 0, pitch = 0;

@@ -18,18 +18,9 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SAMPLES = os.path.join(REPO, "tools", "node", "node_modules", "@vladmandic", "face-api", "demo")
+from compare_human import SAMPLES, models_dir, skip  # beside this script
+
 MIN_COSINE = 0.99
-
-
-def skip(why):
-    print("SKIP: " + why)
-    sys.exit(77)
-
-
-def models_dir():
-    return os.environ.get("TANDEM_MODELS") or os.path.join(os.path.expanduser("~"), ".cache", "tandem", "models")
 
 
 def faces(tandem, photos, extra):

@@ -33,8 +33,8 @@ import subprocess
 import sys
 import tempfile
 
-from check_tag_faces import SAMPLES, models_dir, turned_copy  # beside this script
-from compare_human import iou
+from check_tag_faces import turned_copy  # beside this script
+from compare_human import SAMPLES, face_models_installed, iou
 
 
 def tag(tandem, lib, cat, extra):
@@ -87,7 +87,7 @@ def main():
     if not photos:
         print("SKIP: face-api's demo photos (scripts/install-node-tools) missing")
         return 77
-    if not os.path.exists(os.path.join(models_dir(), "blazeface.json")):
+    if not face_models_installed():
         print("SKIP: the face models are not installed (scripts/install-models)")
         return 77
     problems = []

@@ -32,15 +32,9 @@ import tempfile
 
 from PIL import Image
 
-from compare_human import iou  # the same IoU, beside this script
+from compare_human import SAMPLES, face_models_installed, iou  # beside this script
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SAMPLES = os.path.join(REPO, "tools", "node", "node_modules", "@vladmandic", "face-api", "demo")
 DOG = "/usr/share/darknet/data/dog.jpg"
-
-
-def models_dir():
-    return os.environ.get("TANDEM_MODELS") or os.path.join(os.path.expanduser("~"), ".cache", "tandem", "models")
 
 
 def run(cmd):
@@ -122,7 +116,7 @@ def main():
     if not photos or not os.path.exists(DOG):
         print("SKIP: face-api's demo photos (scripts/install-node-tools) or darknet's dog.jpg missing")
         return 77
-    if not os.path.exists(os.path.join(models_dir(), "blazeface.json")):
+    if not face_models_installed():
         print("SKIP: the face models are not installed (scripts/install-models)")
         return 77
     problems = []

@@ -58,6 +58,10 @@ def models_dir():
     return os.environ.get("TANDEM_MODELS") or os.path.join(os.path.expanduser("~"), ".cache", "tandem", "models")
 
 
+def face_models_installed():
+    return os.path.exists(os.path.join(models_dir(), "blazeface.json"))
+
+
 def run_json_lines(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -175,7 +179,7 @@ def main():
     photos = a.photos or sorted(glob.glob(os.path.join(SAMPLES, "sample*.jpg")))
     if not photos and not a.reference:
         skip("no photos: face-api's demo photos come with scripts/install-node-tools")
-    if not os.path.exists(os.path.join(models_dir(), "blazeface.json")):
+    if not face_models_installed():
         skip("the face models are not installed (scripts/install-models)")
     if a.reference:
         with open(a.reference) as f:

@@ -150,9 +150,11 @@ void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu,
 struct Batch {
   std::vector<std::vector<float>> outputs;
   std::vector<cuda::DecodeJob> jobs;
-  void add(const std::vector<uint8_t>& jpeg, int orientation, size_t floats) {
+  // keep: the decoder keeps the photo for read_kept().
+  void add(const std::vector<uint8_t>& jpeg, int orientation, size_t floats, bool keep = false) {
     outputs.emplace_back(floats, -1000.f);
     jobs.push_back({jpeg, orientation, nullptr});
+    jobs.back().keep = keep;
   }
   std::vector<cuda::DecodeResult> run(cuda::JpegBatchDecoder& d) {
     for (size_t i = 0; i < jobs.size(); ++i) jobs[i].out = outputs[i].data();
@@ -295,10 +297,7 @@ TEST(GpuJpeg, KeptPhotoRegionsAreTheCpuDecodeInEveryOrientation) {
   const std::vector<uint8_t> jpeg = color_jpeg(TJSAMP_420);
   const int orientations[] = {1, 2, 3, 4, 5, 6, 7, 8};
   Batch b;
-  for (int o : orientations) {
-    b.add(jpeg, o, d->output_size());
-    b.jobs.back().keep = true;
-  }
+  for (int o : orientations) b.add(jpeg, o, d->output_size(), true);
   const std::vector<cuda::DecodeResult> r = b.run(*d);
   image::DecodeOptions full;
   full.apply_orientation = false;
@@ -344,8 +343,7 @@ TEST(GpuJpeg, KeptPhotosMakeRoomOldestFirst) {
   std::vector<uint64_t> tickets;
   for (int call = 0; call < 5; ++call) {
     Batch b;
-    b.add(jpeg, 1, d->output_size());
-    b.jobs.back().keep = true;
+    b.add(jpeg, 1, d->output_size(), true);
     const auto r = b.run(*d);
     ASSERT_TRUE(r[0].ok) << r[0].error;
     ASSERT_NE(r[0].kept, 0u);
@@ -360,8 +358,7 @@ TEST(GpuJpeg, KeptPhotosMakeRoomOldestFirst) {
   // Larger than the ring: decoded all the same, not kept.
   const std::vector<uint8_t> large = color_jpeg(TJSAMP_420, 0, 2400, 1800);
   Batch b;
-  b.add(large, 1, d->output_size());
-  b.jobs.back().keep = true;
+  b.add(large, 1, d->output_size(), true);
   const auto r = b.run(*d);
   ASSERT_TRUE(r[0].ok) << r[0].error;
   EXPECT_EQ(r[0].kept, 0u);
