@@ -82,6 +82,30 @@ __global__ void vertical_pass(const uint8_t* temp, DeviceAxis v, int width, int 
   }
 }
 
+// Output pixel (x, y) of a width x height image: the mean, rounded half
+// up, of the factor x factor upright pixels from (x0 + x * factor,
+// y0 + y * factor), packed RGB rows.
+__global__ void upright_shrink(StoredRgb img, int x0, int y0, int width, int height, int factor,
+                               uint8_t* out) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= width || y >= height) return;
+  const int c1 = img.gray ? 0 : 1, c2 = img.gray ? 0 : 2;
+  uint32_t a0 = 0, a1 = 0, a2 = 0;
+  for (int j = 0; j < factor; ++j) {
+    const uint8_t* row = img.data + img.base + ptrdiff_t(y0 + y * factor + j) * img.step_y;
+    for (int i = 0; i < factor; ++i) {
+      const uint8_t* q = row + ptrdiff_t(x0 + x * factor + i) * img.step_x;
+      a0 += q[0], a1 += q[c1], a2 += q[c2];
+    }
+  }
+  const uint32_t n = uint32_t(factor * factor), half = n / 2;
+  uint8_t* d = out + (size_t(y) * size_t(width) + size_t(x)) * 3;
+  d[0] = uint8_t((a0 + half) / n);
+  d[1] = uint8_t((a1 + half) / n);
+  d[2] = uint8_t((a2 + half) / n);
+}
+
 }  // namespace
 
 StoredRgb stored_rgb(const uint8_t* data, size_t pitch, int width, int height, int orientation, bool gray) {
@@ -121,6 +145,14 @@ void launch_preprocess(const StoredRgb& img, const DeviceAxis& horizontal,
   vertical_pass<<<dim3(gx, unsigned((height + 7) / 8)), block, 0, stream>>>(temp, vertical, width,
                                                                             height, row0, f, out);
   check_launch("vertical_pass (JPEG preprocess)");
+}
+
+void launch_upright_shrink(const StoredRgb& img, int x0, int y0, int width, int height, int factor,
+                           uint8_t* out, cudaStream_t stream) {
+  const dim3 block(32, 8);
+  upright_shrink<<<dim3(unsigned((width + 31) / 32), unsigned((height + 7) / 8)), block, 0, stream>>>(
+      img, x0, y0, width, height, factor, out);
+  check_launch("upright_shrink (kept photo region)");
 }
 
 }  // namespace tandem::cuda

@@ -84,4 +84,11 @@ void launch_preprocess(const StoredRgb& img, const DeviceAxis& horizontal,
                        const DeviceAxis& vertical, int row0, int rows, uint8_t* temp,
                        const GpuPreprocessParams& p, float* out, cudaStream_t stream);
 
+// Enqueues on `stream` a width x height RGB image (packed rows, 3 bytes a
+// pixel) into `out`: pixel (x, y) the mean, rounded half up, of the
+// factor x factor upright pixels of `img` from (x0 + x * factor,
+// y0 + y * factor). factor 1 copies the rectangle upright. Checks the launch.
+void launch_upright_shrink(const StoredRgb& img, int x0, int y0, int width, int height, int factor,
+                           uint8_t* out, cudaStream_t stream);
+
 }  // namespace tandem::cuda

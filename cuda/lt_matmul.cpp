@@ -1,5 +1,6 @@
 #include "cuda/lt_matmul.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "cuda/check.h"
@@ -44,6 +45,60 @@ cublasLtMatrixLayout_t make_layout(DType t, int64_t rows, int64_t cols, int64_t 
 
 }  // namespace
 
+LtKernels lt_kernels_from(const char* value) {
+  const std::string v = value ? value : "";
+  if (v.empty() || v == "any") return LtKernels::any;
+  if (v == "plain") return LtKernels::plain;
+  throw Error("TANDEM_CUBLASLT_KERNELS=" + v + ": expected 'any' or 'plain'");
+}
+
+namespace {
+
+uint16_t config_of(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t a) {
+  uint16_t v = 0;
+  size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, a, &v, sizeof(v), &written) !=
+      CUBLAS_STATUS_SUCCESS)
+    return 0;
+  return v;
+}
+
+bool unclustered(const cublasLtMatmulAlgo_t& algo) {
+  const uint16_t c = config_of(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID);
+  return c == CUBLASLT_CLUSTER_SHAPE_AUTO || c == CUBLASLT_CLUSTER_SHAPE_1x1x1;
+}
+
+// A warp-level MMA kernel (its inner shape one of mma.sync's) or one on the
+// CUDA cores (no tensor-op bit among its numerical implementation flags).
+bool plain(const cublasLtMatmulAlgo_t& algo) {
+  const uint16_t inner = config_of(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID);
+  if (inner >= CUBLASLT_MATMUL_INNER_SHAPE_MMA884 && inner <= CUBLASLT_MATMUL_INNER_SHAPE_MMA16816)
+    return unclustered(algo);
+  uint64_t flags = 0;
+  size_t written = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &flags,
+                                        sizeof(flags), &written) != CUBLAS_STATUS_SUCCESS)
+    return false;
+  return (flags & CUBLASLT_NUMERICAL_IMPL_FLAGS_OP_TYPE_MASK) ==
+             CUBLASLT_NUMERICAL_IMPL_FLAGS_FMA &&
+         unclustered(algo);
+}
+
+// The heuristic's result to run: its best, or under LtKernels::plain the
+// best plain one, else the best unclustered one; null when none.
+const cublasLtMatmulHeuristicResult_t* choose(const cublasLtMatmulHeuristicResult_t* r, int found,
+                                              LtKernels k) {
+  const cublasLtMatmulHeuristicResult_t* best = nullptr;
+  for (int i = 0; i < found; ++i) {
+    if (r[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    if (k == LtKernels::any || plain(r[i].algo)) return &r[i];
+    if (!best && unclustered(r[i].algo)) best = &r[i];
+  }
+  return best;
+}
+
+}  // namespace
+
 LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_(c), s_(s), where_(std::move(where)) {
   check_supported(s.dtype == DType::f32 || is_16bit_float(s.dtype),
                   "cuBLASLt matmul takes f32, f16 or bf16, not " + std::string(dtype_name(s.dtype)), where_);
@@ -78,18 +133,24 @@ LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_
     for (auto a : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, a, &kAlignment, sizeof(kAlignment));
-    cublasLtMatmulHeuristicResult_t result{};
+    const LtKernels kernels = lt_kernels_from(std::getenv("TANDEM_CUBLASLT_KERNELS"));
+    constexpr int kCandidates = 32;
+    cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(c.lt, desc_, lt_a_, lt_b_, lt_d_, lt_d_, pref, 1, &result, &found);
+      st = cublasLtMatmulAlgoGetHeuristic(c.lt, desc_, lt_a_, lt_b_, lt_d_, lt_d_, pref,
+                                          kernels == LtKernels::any ? 1 : kCandidates, results,
+                                          &found);
     cublasLtMatmulPreferenceDestroy(pref);
     check_cublas(st, "cublasLtMatmulAlgoGetHeuristic", where_);
-    check_supported(found > 0 && result.state == CUBLAS_STATUS_SUCCESS,
-                    "cuBLASLt has no algorithm for this matmul (M=" + std::to_string(s.m) + " N=" +
-                        std::to_string(s.n) + " K=" + std::to_string(s.k) + ")",
+    const cublasLtMatmulHeuristicResult_t* result = choose(results, found, kernels);
+    check_supported(result != nullptr,
+                    "cuBLASLt has no " + std::string(kernels == LtKernels::plain ? "plain " : "") +
+                        "algorithm for this matmul (M=" + std::to_string(s.m) +
+                        " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) + ")",
                     where_);
-    algo_ = result.algo;
-    workspace_ = result.workspaceSize;
+    algo_ = result->algo;
+    workspace_ = result->workspaceSize;
   } catch (...) {
     release();
     throw;

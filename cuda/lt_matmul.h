@@ -33,6 +33,17 @@ struct LtMatmulSpec {
   bool relu = false;           // applied last, after C and bias
 };
 
+// The kernels cuBLASLt may choose from, by TANDEM_CUBLASLT_KERNELS: unset
+// or "any", its heuristic's best; "plain", the best of its first 32 that
+// is a warp-level MMA kernel (Ampere's kind) or a CUDA-core one, without
+// Hopper's warpgroup MMA, TMA or thread block clusters, else the best
+// without clusters. compute-sanitizer's racecheck breaks down on Hopper's
+// cluster GEMMs even when told not to check them (a hardware exception it
+// fails to handle), so scripts/sanitize-gpu runs `tag` on the plain ones.
+enum class LtKernels { any, plain };
+// Throws Error for a value other than those.
+LtKernels lt_kernels_from(const char* value);
+
 class LtMatmul {
  public:
   LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where);

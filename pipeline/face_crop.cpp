@@ -68,9 +68,11 @@ bool FaceCropper::crop_kept(const KeptPixels& pixels, std::span<const Face* cons
   TANDEM_ZONE_CAT("face crop (kept pixels)", "faces");
   check(faces.size() == out.size(), "FaceCropper::crop_kept: one output per face");
   for (size_t k = 0; k < faces.size(); ++k) {
+    const image::PixelRect square = square_of(*faces[k]);
+    const int shrink = 8 / scale_num(square, size_);
     image::PixelRect got;
-    if (!pixels(square_of(*faces[k]), region_, &got)) return false;
-    cut(*faces[k], 1.0, got, out[k]);
+    if (!pixels(square, shrink, region_, &got)) return false;
+    cut(*faces[k], 1.0 / shrink, got, out[k]);
   }
   return true;
 }

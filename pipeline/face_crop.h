@@ -19,10 +19,12 @@ namespace tandem::pipeline {
 
 // A photo's pixels decoded earlier and still held (the GPU JPEG decoder's
 // full-resolution decode, GpuJpegDecoder::read_kept): the upright rectangle
-// asked for, clipped to the photo, into `out`, the part read into
-// `*clipped`; false when they are gone.
-using KeptPixels = std::function<bool(const image::PixelRect& upright, image::Image& out,
-                                      image::PixelRect* clipped)>;
+// asked for, clipped to the photo and its sides cut to multiples of
+// `shrink` (1, 2, 4 or 8), into `*clipped`, and its pixels into `out`, each
+// the mean of a shrink x shrink block; false when they are gone or less
+// than a block is left.
+using KeptPixels = std::function<bool(const image::PixelRect& upright, int shrink,
+                                      image::Image& out, image::PixelRect* clipped)>;
 
 // One thread's cropper (it reuses its buffers).
 class FaceCropper {
@@ -44,8 +46,10 @@ class FaceCropper {
             std::string_view name, std::span<float* const> out);
 
   // The same from the photo's kept full-resolution pixels: each face's
-  // square read from `pixels` and resized as crop() resizes its decode.
-  // False, with nothing promised in `out`, when they are gone.
+  // square read from `pixels` shrunk by the factor crop() would scale its
+  // DCT by (block means standing in for the scaled IDCT, so that a large
+  // face crosses from the GPU small), then resized as crop() resizes its
+  // decode. False, with nothing promised in `out`, when they are gone.
   bool crop_kept(const KeptPixels& pixels, std::span<const Face* const> faces,
                  std::span<float* const> out);
 

@@ -57,14 +57,15 @@ ParallelFor own_threads(int threads) {
   return [threads](size_t n, const std::function<void(size_t)>& body) { parallel_for(n, threads, body); };
 }
 
-std::vector<FaceRecord> faces_on_people(std::vector<FaceRecord> faces, const std::vector<DetectedObject>& objects) {
+std::vector<Face> faces_on_people(std::vector<Face> faces,
+                                  const std::vector<DetectedObject>& objects) {
   static const std::set<std::string> kAnimals = {"bird", "cat",   "dog",  "horse", "sheep",
                                                  "cow",  "elephant", "bear", "zebra", "giraffe"};
-  auto within = [](const FaceRecord& f, const DetectedObject& o) {
+  auto within = [](const Face& f, const DetectedObject& o) {
     const float cx = (f.box.x1 + f.box.x2) / 2, cy = (f.box.y1 + f.box.y2) / 2;
     return cx >= o.box.x1 && cx <= o.box.x2 && cy >= o.box.y1 && cy <= o.box.y2;
   };
-  auto an_animals = [&](const FaceRecord& f) {
+  auto an_animals = [&](const Face& f) {
     bool animal = false;
     for (const DetectedObject& o : objects) {
       if (!within(f, o)) continue;
@@ -151,12 +152,11 @@ Tensor FaceStage::input(const Tensor& batch, int count) {
   return out;
 }
 
-std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
-                                                    const std::vector<std::pair<int, int>>& sizes,
-                                                    const std::vector<std::string>& photos,
-                                                    std::mutex& device, const ParallelFor* crops,
-                                                    const std::vector<KeptPixels>* kept,
-                                                    FaceStageStats* stats) {
+std::vector<std::vector<FaceRecord>> FaceStage::run(
+    Tensor input, int count, const std::vector<std::pair<int, int>>& sizes,
+    const std::vector<std::string>& photos, std::mutex& device, const ParallelFor* crops,
+    const std::vector<KeptPixels>* kept, FaceStageStats* stats,
+    const std::vector<std::vector<DetectedObject>>* objects) {
   std::vector<std::vector<FaceRecord>> out(static_cast<size_t>(count));
   if (count <= 0) return out;
   std::vector<std::pair<int, int>> all_sizes = sizes;
@@ -177,7 +177,10 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(Tensor input, int count,
   }
   faces.resize(size_t(count));
   for (size_t i = 0; i < faces.size(); ++i)
-    if (photos[i].empty()) faces[i].clear();
+    if (photos[i].empty())
+      faces[i].clear();
+    else if (objects && i < objects->size())
+      faces[i] = faces_on_people(std::move(faces[i]), (*objects)[i]);
   const PhotoBytes read = [&](size_t i, std::vector<uint8_t>& scratch) {
     image::read_file_into(scratch, photos[i], options_.decode.max_file_bytes);
     return std::span<const uint8_t>(scratch);

@@ -49,8 +49,10 @@ ParallelFor own_threads(int threads);
 // detected animal (COCO's bird to giraffe) and in no detected person is
 // dropped; requiring a person around every face instead lost 2 of the 22
 // faces of face-api's demo group photos, where the detector missed people
-// that overlap.
-std::vector<FaceRecord> faces_on_people(std::vector<FaceRecord> faces, const std::vector<DetectedObject>& objects);
+// that overlap. Applied before the faces are cut, so no region is decoded
+// for a face that is dropped.
+std::vector<Face> faces_on_people(std::vector<Face> faces,
+                                  const std::vector<DetectedObject>& objects);
 
 // Where describe_faces finds photo i's bytes: filled into `scratch` (or any
 // buffer that outlives the call); may throw, failing that photo's faces.
@@ -117,14 +119,16 @@ class FaceStage {
   // decodes run through `crops`, or on crop_threads threads of the stage's
   // own when it is null. `kept[i]`, when given and set, reads photo i's
   // pixels decoded earlier: its faces are cut from them while they last.
-  // `stats`, when given, adds the photos whose faces were cut each way and
-  // where the call's time went.
-  std::vector<std::vector<FaceRecord>> run(Tensor input, int count,
-                                           const std::vector<std::pair<int, int>>& sizes,
-                                           const std::vector<std::string>& photos,
-                                           std::mutex& device, const ParallelFor* crops = nullptr,
-                                           const std::vector<KeptPixels>* kept = nullptr,
-                                           FaceStageStats* stats = nullptr);
+  // `objects[i]`, when given, are photo i's detections: its faces on
+  // animals are dropped before any is cut (faces_on_people). `stats`, when
+  // given, adds the photos whose faces were cut each way and where the
+  // call's time went.
+  std::vector<std::vector<FaceRecord>> run(
+      Tensor input, int count, const std::vector<std::pair<int, int>>& sizes,
+      const std::vector<std::string>& photos, std::mutex& device,
+      const ParallelFor* crops = nullptr, const std::vector<KeptPixels>* kept = nullptr,
+      FaceStageStats* stats = nullptr,
+      const std::vector<std::vector<DetectedObject>>* objects = nullptr);
 
  private:
   Tensor take_buffer(int count);

@@ -45,15 +45,17 @@ class NvjpegDecoder final : public GpuJpegDecoder {
 
   void keep_decoded(size_t bytes) override { keep_ = bytes; }
 
-  bool read_kept(uint64_t ticket, const image::PixelRect& upright, image::Image& out,
+  bool read_kept(uint64_t ticket, const image::PixelRect& upright, int shrink, image::Image& out,
                  image::PixelRect* clipped) override {
     if (!d_) return false;
     cuda::KeptImages::Rect got;
-    if (!d_->read_kept(ticket, {upright.x, upright.y, upright.width, upright.height}, rgb_scratch(),
+    const auto rows = [&](int width, int height) {
+      out.reshape(width, height, 3);
+      return out.data();
+    };
+    if (!d_->read_kept(ticket, {upright.x, upright.y, upright.width, upright.height}, shrink, rows,
                        &got))
       return false;
-    out.reshape(got.width, got.height, 3);
-    std::copy(rgb_scratch().begin(), rgb_scratch().end(), out.data());
     if (clipped) *clipped = {got.x, got.y, got.width, got.height};
     return true;
   }
@@ -61,12 +63,6 @@ class NvjpegDecoder final : public GpuJpegDecoder {
  private:
   int device_ = 0;
   cuda::GpuPreprocessParams params_;
-  // Per calling thread: read_kept() runs on many at once.
-  static std::vector<uint8_t>& rgb_scratch() {
-    thread_local std::vector<uint8_t> b;
-    return b;
-  }
-
   std::unique_ptr<cuda::JpegBatchDecoder> d_;  // null until open()
   size_t keep_ = 0;                            // keep_decoded()'s bytes
 };

@@ -62,11 +62,13 @@ class GpuJpegDecoder {
   virtual void keep_decoded(size_t bytes) { (void)bytes; }
   // The upright rectangle `upright` (full-resolution pixels, clipped to the
   // photo) of kept photo `ticket` as RGB in `out`, `*clipped` the part read;
-  // false when the photo is no longer kept or the rectangle misses it.
-  // Callable from any thread, also while decode() runs on its own.
-  virtual bool read_kept(uint64_t ticket, const image::PixelRect& upright, image::Image& out,
-                         image::PixelRect* clipped) {
-    (void)ticket, (void)upright, (void)out, (void)clipped;
+  // with `shrink` 2, 4 or 8, its blocks of shrink x shrink averaged on the
+  // GPU (cuda::KeptImages::read). False when the photo is no longer kept or
+  // the rectangle misses it. Callable from any thread, also while decode()
+  // runs on its own.
+  virtual bool read_kept(uint64_t ticket, const image::PixelRect& upright, int shrink,
+                         image::Image& out, image::PixelRect* clipped) {
+    (void)ticket, (void)upright, (void)shrink, (void)out, (void)clipped;
     return false;
   }
 };

@@ -758,9 +758,9 @@ class InferenceThread {
   // The slot's pixels a GPU decoder kept, as the face stage reads them.
   static KeptPixels kept_pixels(const SlotMeta& m) {
     if (!m.filled || m.skip || !m.kept_by) return nullptr;
-    return [d = m.kept_by, ticket = m.kept](const image::PixelRect& r, image::Image& out,
-                                            image::PixelRect* got) {
-      return d->read_kept(ticket, r, out, got);
+    return [d = m.kept_by, ticket = m.kept](const image::PixelRect& r, int shrink,
+                                            image::Image& out, image::PixelRect* got) {
+      return d->read_kept(ticket, r, shrink, out, got);
     };
   }
 
@@ -815,15 +815,17 @@ class FaceThread {
 
   void one(FaceJob& job, const ParallelFor* crops) {
     Clock::time_point t0 = Clock::now();
+    std::vector<std::vector<DetectedObject>> objects(size_t(job.count));
+    for (size_t k = 0; k < job.records.size(); ++k)
+      if (job.slot[k] >= 0) objects[size_t(job.slot[k])] = job.records[k].objects;
     std::vector<std::vector<FaceRecord>> faces;
     {
       TANDEM_ZONE_CAT("faces", "tag");
       faces = stage_.run(std::move(job.input), job.count, job.sizes, job.photos, run_.device, crops,
-                         &job.kept, &stats_);
+                         &job.kept, &stats_, &objects);
     }
     for (size_t k = 0; k < job.records.size(); ++k)
-      if (job.slot[k] >= 0)
-        job.records[k].faces = faces_on_people(std::move(faces[size_t(job.slot[k])]), job.records[k].objects);
+      if (job.slot[k] >= 0) job.records[k].faces = std::move(faces[size_t(job.slot[k])]);
     time_.faces += seconds_since(t0);
     run_.done.push(std::move(job.records));
   }

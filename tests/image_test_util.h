@@ -165,4 +165,21 @@ inline Image cmyk_of(const Image& rgb) {
   return c;
 }
 
+// The w x h rectangle of `in` from (x0, y0) shrunk by `f`: each pixel the
+// mean, rounded half up, of an f x f block (w and h multiples of f).
+inline Image block_means(const Image& in, int x0, int y0, int w, int h, int f) {
+  Image out(w / f, h / f, 3);
+  const int n = f * f;
+  for (int y = 0; y < out.height; ++y)
+    for (int x = 0; x < out.width; ++x)
+      for (int c = 0; c < 3; ++c) {
+        int sum = 0;
+        for (int j = 0; j < f; ++j)
+          for (int i = 0; i < f; ++i)
+            sum += in.row(y0 + y * f + j)[(x0 + x * f + i) * in.channels + c];
+        out.row(y)[3 * x + c] = uint8_t((sum + n / 2) / n);
+      }
+  return out;
+}
+
 }  // namespace tandem::image::testing

@@ -54,7 +54,7 @@ TEST(Faces, SimilarityIsHumansWithItsDefaults) {
 
 TEST(Faces, AnAnimalsFaceIsNoPersons) {
   auto face_at = [](float x) {
-    FaceRecord f;
+    Face f;
     f.box = {x, 10, x + 20, 30};
     return f;
   };
@@ -63,7 +63,7 @@ TEST(Faces, AnAnimalsFaceIsNoPersons) {
                                                {"bicycle", 0.7f, {200, 0, 300, 100}}};
   // In the dog only: dropped; in the dog and a person: kept; in a bicycle or
   // in nothing detected: kept.
-  const std::vector<FaceRecord> kept =
+  const std::vector<Face> kept =
       faces_on_people({face_at(5), face_at(60), face_at(210), face_at(400)}, objects);
   ASSERT_EQ(kept.size(), 3u);
   EXPECT_FLOAT_EQ(kept[0].box.x1, 60);

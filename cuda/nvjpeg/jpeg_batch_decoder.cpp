@@ -355,8 +355,13 @@ void JpegBatchDecoder::keep_decoded(size_t capacity) {
 }
 
 bool JpegBatchDecoder::read_kept(uint64_t ticket, KeptImages::Rect upright,
-                                 std::vector<uint8_t>& out, KeptImages::Rect* clipped) {
-  return kept_ && kept_->read(ticket, upright, out, clipped);
+                                 std::vector<uint8_t>& out, KeptImages::Rect* clipped, int shrink) {
+  return kept_ && kept_->read(ticket, upright, out, clipped, shrink);
+}
+
+bool JpegBatchDecoder::read_kept(uint64_t ticket, KeptImages::Rect upright, int shrink,
+                                 const KeptImages::Rows& rows, KeptImages::Rect* clipped) {
+  return kept_ && kept_->read(ticket, upright, shrink, rows, clipped);
 }
 
 }  // namespace tandem::cuda

@@ -90,7 +90,9 @@ class JpegBatchDecoder {
   // KeptImages::read gives it; false when it is no longer kept. Unlike the
   // rest of the decoder, callable from any thread, also while decode() runs.
   bool read_kept(uint64_t ticket, KeptImages::Rect upright, std::vector<uint8_t>& out,
-                 KeptImages::Rect* clipped);
+                 KeptImages::Rect* clipped, int shrink = 1);
+  bool read_kept(uint64_t ticket, KeptImages::Rect upright, int shrink,
+                 const KeptImages::Rows& rows, KeptImages::Rect* clipped);
 
  private:
   // What the header says, for a file the engines can take.

@@ -1,6 +1,8 @@
 #include "cuda/nvjpeg/kept_images.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 
 #include "core/error.h"
 #include "cuda/check.h"
@@ -23,12 +25,34 @@ bool overlaps(size_t a0, size_t a1, size_t b0, size_t b1) { return a0 < b1 && b0
 KeptImages::KeptImages(int device, size_t capacity)
     : device_(device), capacity_(capacity / kAlign * kAlign) {}
 
-KeptImages::~KeptImages() {
-  if (copy_stream_) {
-    cudaSetDevice(device_);
-    cudaStreamDestroy(copy_stream_);  // status ignored: a destructor cannot report it
+namespace {
+
+// A thread's pinned host buffer for the copies off the device: a copy into
+// pageable memory goes through the driver's own staging, one more pass.
+class PinnedStaging {
+ public:
+  ~PinnedStaging() {
+    if (p_) cudaFreeHost(p_);  // status ignored: a destructor cannot report it
   }
-}
+  uint8_t* get(size_t bytes) {
+    if (bytes <= bytes_) return p_;
+    if (p_) check_cuda(cudaFreeHost(p_), "cudaFreeHost(kept photo staging)");
+    p_ = nullptr, bytes_ = 0;
+    const size_t want = std::max(bytes, bytes_ * 2);
+    check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&p_), want, cudaHostAllocPortable),
+               "cudaHostAlloc(kept photo staging)");
+    bytes_ = want;
+    return p_;
+  }
+
+ private:
+  uint8_t* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace
+
+KeptImages::~KeptImages() = default;
 
 std::optional<uint8_t*> KeptImages::place(size_t bytes) {
   if (!enabled_ || bytes == 0) return std::nullopt;
@@ -37,8 +61,6 @@ std::optional<uint8_t*> KeptImages::place(size_t bytes) {
   if (!ring_) {
     try {
       ring_ = DeviceBuffer(capacity_, "cudaMalloc(kept decoded photos)", {});
-      check_cuda(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking),
-                 "cudaStreamCreateWithFlags(kept photo reads)");
     } catch (const Error&) {
       // Another process holds the memory: the photos' regions are decoded
       // again on the CPU, as without keeping.
@@ -54,8 +76,9 @@ std::optional<uint8_t*> KeptImages::place(size_t bytes) {
   for (const auto& [b, e] : group_)
     if (overlaps(begin, end, b, e)) return std::nullopt;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     evict(begin, end);
+    read_done_.wait(lock, [&] { return !being_read(begin, end); });
   }
   group_.emplace_back(begin, end);
   head_ = end;
@@ -67,6 +90,12 @@ void KeptImages::evict(size_t begin, size_t end) {
     it = overlaps(begin, end, it->second.offset, it->second.offset + it->second.bytes)
              ? entries_.erase(it)
              : std::next(it);
+}
+
+bool KeptImages::being_read(size_t begin, size_t end) const {
+  for (const auto& [b, e] : reading_)
+    if (overlaps(begin, end, b, e)) return true;
+  return false;
 }
 
 uint64_t KeptImages::add(const uint8_t* data, size_t pitch, int width, int height, int orientation,
@@ -81,53 +110,82 @@ uint64_t KeptImages::add(const uint8_t* data, size_t pitch, int width, int heigh
   return ticket;
 }
 
-bool KeptImages::read(uint64_t ticket, Rect upright, std::vector<uint8_t>& out, Rect* clipped) {
+bool KeptImages::read(uint64_t ticket, Rect upright, std::vector<uint8_t>& out, Rect* clipped,
+                      int shrink) {
+  return read(
+      ticket, upright, shrink,
+      [&](int width, int height) {
+        out.resize(size_t(width) * size_t(height) * 3);
+        return out.data();
+      },
+      clipped);
+}
+
+bool KeptImages::read(uint64_t ticket, Rect upright, int shrink, const Rows& rows, Rect* clipped) {
   TANDEM_ZONE_CAT("read kept photo", "faces");
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(ticket);
-  if (it == entries_.end()) return false;
-  const Entry& e = it->second;
-  const bool swap = e.orientation >= 5;
-  const int uw = swap ? e.height : e.width, uh = swap ? e.width : e.height;
+  if (shrink != 1 && shrink != 2 && shrink != 4 && shrink != 8)
+    throw Error("kept photo read: shrink " + std::to_string(shrink) + " is not 1, 2, 4 or 8");
+  Entry e;
   Rect r;
-  r.x = std::clamp(upright.x, 0, uw), r.y = std::clamp(upright.y, 0, uh);
-  r.width = std::clamp(upright.x + upright.width, 0, uw) - r.x;
-  r.height = std::clamp(upright.y + upright.height, 0, uh) - r.y;
-  if (r.width <= 0 || r.height <= 0) return false;
-  // The stored rectangle under the upright one: the walk's offsets of two
-  // opposite corners, as stored (column, row).
-  const StoredRgb walk = stored_rgb(nullptr, e.pitch, e.width, e.height, e.orientation, e.gray);
-  auto stored_of = [&](int x, int y) {
-    const ptrdiff_t off = walk.base + ptrdiff_t(x) * walk.step_x + ptrdiff_t(y) * walk.step_y;
-    return std::make_pair(int(off % ptrdiff_t(e.pitch)) / 3, int(off / ptrdiff_t(e.pitch)));
-  };
-  const auto [ax, ay] = stored_of(r.x, r.y);
-  const auto [bx, by] = stored_of(r.x + r.width - 1, r.y + r.height - 1);
-  const int sx = std::min(ax, bx), sy = std::min(ay, by);
-  const int sw = std::abs(ax - bx) + 1, sh = std::abs(ay - by) + 1;
-  const size_t spitch = size_t(sw) * 3;
-  staging_.resize(spitch * size_t(sh));
-  set_device(device_);
-  const auto* src =
-      static_cast<const uint8_t*>(ring_.get()) + e.offset + size_t(sy) * e.pitch + size_t(sx) * 3;
-  check_cuda(cudaMemcpy2DAsync(staging_.data(), spitch, src, e.pitch, spitch, size_t(sh),
-                               cudaMemcpyDeviceToHost, copy_stream_),
-             "cudaMemcpy2DAsync(kept photo region)");
-  check_cuda(cudaStreamSynchronize(copy_stream_), "cudaStreamSynchronize(kept photo region)");
-  // A stored rectangle shown upright is the upright rectangle: the same
-  // walk over the copy.
-  const StoredRgb part = stored_rgb(staging_.data(), spitch, sw, sh, e.orientation, e.gray);
-  out.resize(size_t(r.width) * size_t(r.height) * 3);
-  for (int y = 0; y < r.height; ++y) {
-    uint8_t* dst = out.data() + size_t(y) * size_t(r.width) * 3;
-    for (int x = 0; x < r.width; ++x) {
-      const uint8_t* p =
-          part.data + part.base + ptrdiff_t(x) * part.step_x + ptrdiff_t(y) * part.step_y;
-      dst[3 * x] = p[0];
-      dst[3 * x + 1] = e.gray ? p[0] : p[1];
-      dst[3 * x + 2] = e.gray ? p[0] : p[2];
-    }
+  std::pair<size_t, size_t> span;  // the ring's bytes the read takes
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(ticket);
+    if (it == entries_.end()) return false;
+    e = it->second;
+    const bool swap = e.orientation >= 5;
+    const int uw = swap ? e.height : e.width, uh = swap ? e.width : e.height;
+    r.x = std::clamp(upright.x, 0, uw), r.y = std::clamp(upright.y, 0, uh);
+    r.width = (std::clamp(upright.x + upright.width, 0, uw) - r.x) / shrink * shrink;
+    r.height = (std::clamp(upright.y + upright.height, 0, uh) - r.y) / shrink * shrink;
+    if (r.width <= 0 || r.height <= 0) return false;
+    // The stored rows under the upright rectangle: those of two opposite
+    // corners, as the walk finds them.
+    const StoredRgb walk = stored_rgb(nullptr, e.pitch, e.width, e.height, e.orientation, e.gray);
+    auto stored_row = [&](int x, int y) {
+      return size_t((walk.base + ptrdiff_t(x) * walk.step_x + ptrdiff_t(y) * walk.step_y) /
+                    ptrdiff_t(e.pitch));
+    };
+    const size_t a = stored_row(r.x, r.y), b = stored_row(r.x + r.width - 1, r.y + r.height - 1);
+    span = {e.offset + std::min(a, b) * e.pitch, e.offset + (std::max(a, b) + 1) * e.pitch};
+    reading_.push_back(span);
   }
+  // However the read ends, the bytes are free for placements again.
+  struct Release {
+    KeptImages& k;
+    std::pair<size_t, size_t> span;
+    ~Release() {
+      {
+        std::lock_guard<std::mutex> lock(k.mutex_);
+        k.reading_.erase(std::find(k.reading_.begin(), k.reading_.end(), span));
+      }
+      k.read_done_.notify_all();
+    }
+  } release{*this, span};
+
+  const int ow = r.width / shrink, oh = r.height / shrink;
+  const size_t bytes = size_t(ow) * size_t(oh) * 3;
+  thread_local PinnedStaging staging;
+  uint8_t* host = staging.get(bytes);
+  set_device(device_);
+  // The calling thread's own stream: reads on other threads do not wait
+  // for this one. The decode that wrote the image completed before add().
+  const cudaStream_t stream = cudaStreamPerThread;
+  void* small = nullptr;
+  check_cuda(cudaMallocAsync(&small, bytes, stream), "cudaMallocAsync(kept photo region)");
+  const StoredRgb img = stored_rgb(static_cast<const uint8_t*>(ring_.get()) + e.offset, e.pitch,
+                                   e.width, e.height, e.orientation, e.gray);
+  try {
+    launch_upright_shrink(img, r.x, r.y, ow, oh, shrink, static_cast<uint8_t*>(small), stream);
+    check_cuda(cudaMemcpyAsync(host, small, bytes, cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync(kept photo region)");
+  } catch (...) {
+    cudaFreeAsync(small, stream);
+    throw;
+  }
+  check_cuda(cudaFreeAsync(small, stream), "cudaFreeAsync(kept photo region)");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(kept photo region)");
+  std::memcpy(rows(ow, oh), host, bytes);
   if (clipped) *clipped = r;
   return true;
 }

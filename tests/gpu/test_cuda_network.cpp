@@ -5,6 +5,8 @@
 // in f32 on the same rounded weights and inputs. Logits and probabilities
 // within 1e-2 of the CPU's norm (bf16 keeps 8 bits of mantissa: 4e-3 a rounding,
 // a few of them in a row).
+#include <cstdlib>
+
 #include "../graph_builder.h"
 #include "gpu_test_util.h"
 
@@ -54,6 +56,46 @@ TEST(CudaNetwork, SmallClassifierInHalfPrecisionMatchesTheCpu) {
     ASSERT_EQ(gpu[0].dtype(), DType::f32) << precision_name(p);
     EXPECT_LE(relative_error(gpu[0], cpu[0]), tolerance(p)) << "logits " << precision_name(p);
     EXPECT_LE(relative_error(gpu[1], cpu[1]), tolerance(p)) << "softmax " << precision_name(p);
+  }
+}
+
+// The plain cuBLASLt kernels compute-sanitizer runs `tag` on give the CPU's
+// product too, with nothing left to the CPU (a Gemm with bias and Relu, of
+// FaceRes's first layer's shape: FusedGemm, cuBLASLt's epilogue), and a
+// misspelt choice is an Error naming the variable.
+TEST(CudaGemm, PlainKernelsMatchTheCpu) {
+  TANDEM_REQUIRE_GPU();
+  struct Restore {
+    ~Restore() { unsetenv("TANDEM_CUBLASLT_KERNELS"); }
+  } restore;
+  setenv("TANDEM_CUBLASLT_KERNELS", "plain", 1);
+  for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16}) {
+    GraphBuilder b;
+    ValueId x = b.input("x", {8, 1024});
+    Attributes gemm;
+    gemm.set("transB", int64_t(1));
+    ValueId y = b.node("Gemm",
+                       {x, b.constant("w", random_for(p, {256, 1024}, 11, -0.05f, 0.05f)),
+                        b.constant("c", random_for(p, {256}, 12, -0.2f, 0.2f))},
+                       gemm);
+    b.output(b.node("Relu", {y}));
+    auto [cpu, gpu] = run_both(b.g, {random_for(p, {8, 1024}, 13)}, p, /*strict=*/true);
+    ASSERT_EQ(gpu.size(), 1u);
+    EXPECT_LE(relative_error(gpu[0], cpu[0]), tolerance(p)) << precision_name(p);
+  }
+  setenv("TANDEM_CUBLASLT_KERNELS", "tensor", 1);
+  GraphBuilder b;
+  ValueId x = b.input("x", {4, 8});
+  b.output(b.node("MatMul", {x, b.constant("w", random_f32({8, 4}, 14))}));
+  SessionOptions o;
+  o.device = Device::cuda(0);
+  o.strict_device = true;
+  try {
+    Session(b.g, o).run({random_f32({4, 8}, 15)});
+    FAIL() << "an unknown TANDEM_CUBLASLT_KERNELS was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TANDEM_CUBLASLT_KERNELS=tensor"), std::string::npos)
+        << e.what();
   }
 }
 

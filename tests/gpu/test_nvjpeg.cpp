@@ -22,13 +22,16 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "../image_test_util.h"
 #include "cuda/jpeg_preprocess.h"
 #include "cuda/nvjpeg/jpeg_batch_decoder.h"
 #include "cuda/nvjpeg/resample_plan.h"
@@ -290,7 +293,8 @@ TEST(GpuJpeg, RepeatedCallsAreDeterministic) {
 // Photos kept on the GPU after their decode (cuda/nvjpeg/kept_images.h):
 // an upright rectangle read back, in every orientation and across the
 // photo's edges, is the CPU's full-size decode of that rectangle within the
-// decoders' difference (kLevels, per pixel, before any resize).
+// decoders' difference (kLevels, per pixel, before any resize), read whole
+// and shrunk by 4 (block means, against the same means of the CPU's).
 TEST(GpuJpeg, KeptPhotoRegionsAreTheCpuDecodeInEveryOrientation) {
   TANDEM_REQUIRE_GPU_JPEG(d, kDetector);
   d->keep_decoded(size_t(64) << 20);
@@ -312,23 +316,27 @@ TEST(GpuJpeg, KeptPhotoRegionsAreTheCpuDecodeInEveryOrientation) {
     const cuda::KeptImages::Rect rects[] = {{123, 77, 301, 190},
                                             {upright.width - 50, upright.height - 40, 120, 90},
                                             {-30, -20, 90, 60}};
-    for (const cuda::KeptImages::Rect& want : rects) {
-      std::vector<uint8_t> got;
-      cuda::KeptImages::Rect clipped;
-      ASSERT_TRUE(d->read_kept(r[i].kept, want, got, &clipped)) << "orientation " << o;
-      const int x0 = std::max(0, want.x), y0 = std::max(0, want.y);
-      EXPECT_EQ(clipped.x, x0);
-      EXPECT_EQ(clipped.y, y0);
-      EXPECT_EQ(clipped.width, std::min(upright.width, want.x + want.width) - x0);
-      EXPECT_EQ(clipped.height, std::min(upright.height, want.y + want.height) - y0);
-      ASSERT_EQ(got.size(), size_t(clipped.width) * size_t(clipped.height) * 3);
-      std::vector<float> gpu(got.begin(), got.end()), cpu;
-      for (int y = 0; y < clipped.height; ++y) {
-        const uint8_t* row = upright.row(y0 + y) + 3 * x0;
-        cpu.insert(cpu.end(), row, row + 3 * clipped.width);
+    for (const cuda::KeptImages::Rect& want : rects)
+      for (int shrink : {1, 4}) {
+        std::vector<uint8_t> got;
+        cuda::KeptImages::Rect clipped;
+        ASSERT_TRUE(d->read_kept(r[i].kept, want, got, &clipped, shrink)) << "orientation " << o;
+        const int x0 = std::max(0, want.x), y0 = std::max(0, want.y);
+        EXPECT_EQ(clipped.x, x0);
+        EXPECT_EQ(clipped.y, y0);
+        EXPECT_EQ(clipped.width,
+                  (std::min(upright.width, want.x + want.width) - x0) / shrink * shrink);
+        EXPECT_EQ(clipped.height,
+                  (std::min(upright.height, want.y + want.height) - y0) / shrink * shrink);
+        const image::Image ref =
+            image::testing::block_means(upright, x0, y0, clipped.width, clipped.height, shrink);
+        ASSERT_EQ(got.size(), ref.bytes());
+        std::vector<float> gpu(got.begin(), got.end()), cpu(ref.data(), ref.data() + ref.bytes());
+        expect_close(
+            gpu, cpu,
+            "kept photo, orientation " + std::to_string(o) + ", shrink " + std::to_string(shrink),
+            kLevels);
       }
-      expect_close(gpu, cpu, "kept photo, orientation " + std::to_string(o), kLevels);
-    }
   }
 }
 
@@ -364,6 +372,59 @@ TEST(GpuJpeg, KeptPhotosMakeRoomOldestFirst) {
   EXPECT_EQ(r[0].kept, 0u);
   EXPECT_TRUE(d->read_kept(tickets[4], {0, 0, 10, 10}, px, &got))
       << "a photo not kept evicts nothing";
+}
+
+// Reads run on many threads at once, also while later decodes evict the
+// photo they read: each read gives that photo's pixels or nothing, never
+// the bytes of the photo decoded into its place (a gray one here).
+TEST(GpuJpeg, KeptPhotoReadsOnManyThreadsWhileDecodesEvict) {
+  TANDEM_REQUIRE_GPU_JPEG(d, kDetector);
+  const size_t photo = size_t(kW) * size_t(kH) * 3;
+  d->keep_decoded(photo * 2 + photo / 2);
+  const std::vector<uint8_t> color = color_jpeg(TJSAMP_444), gray = gray_jpeg();
+  Batch first;
+  first.add(color, 1, d->output_size(), true);
+  const auto r0 = first.run(*d);
+  ASSERT_TRUE(r0[0].ok) << r0[0].error;
+  ASSERT_NE(r0[0].kept, 0u);
+  image::DecodeOptions full;
+  full.apply_orientation = false;
+  const image::Image ref = image::decode_image(color, full);
+  const cuda::KeptImages::Rect want{100, 50, 300, 200};
+  std::atomic<bool> stop{false};
+  std::atomic<int> read{0}, gone{0}, wrong{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 6; ++t)
+    readers.emplace_back([&] {
+      std::vector<uint8_t> px;
+      cuda::KeptImages::Rect got;
+      while (!stop) {
+        if (!d->read_kept(r0[0].kept, want, px, &got)) {
+          ++gone;
+          continue;
+        }
+        double max_abs = 0, sum = 0;
+        for (int y = 0; y < got.height; ++y)
+          for (int x = 0; x < 3 * got.width; ++x) {
+            const double e = std::abs(double(px[size_t(y) * size_t(got.width) * 3 + size_t(x)]) -
+                                      double(ref.row(got.y + y)[3 * got.x + x]));
+            max_abs = std::max(max_abs, e), sum += e;
+          }
+        const bool ok = max_abs <= kLevels.max_abs && sum / double(px.size()) <= kLevels.mean_abs;
+        ++(ok ? read : wrong);
+      }
+    });
+  for (int call = 0; call < 12; ++call) {
+    Batch b;
+    b.add(gray, 1, d->output_size(), true);
+    const auto r = b.run(*d);
+    EXPECT_TRUE(r[0].ok) << r[0].error;
+  }
+  stop = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(wrong.load(), 0) << "reads that gave another photo's bytes";
+  EXPECT_GT(read.load(), 0);
+  EXPECT_GT(gone.load(), 0) << "the photo should have been evicted by the later decodes";
 }
 
 // Decoded pixels for the kernel tests: random bytes (every value, no
