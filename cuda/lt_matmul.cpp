@@ -1,7 +1,9 @@
 #include "cuda/lt_matmul.h"
 
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cuda/check.h"
 #include "cuda/float_types.h"
@@ -84,20 +86,76 @@ bool plain(const cublasLtMatmulAlgo_t& algo) {
          unclustered(algo);
 }
 
-// The heuristic's result to run: its best, or under LtKernels::plain the
-// best plain one, else the best unclustered one; null when none.
-const cublasLtMatmulHeuristicResult_t* choose(const cublasLtMatmulHeuristicResult_t* r, int found,
-                                              LtKernels k) {
-  const cublasLtMatmulHeuristicResult_t* best = nullptr;
-  for (int i = 0; i < found; ++i) {
-    if (r[i].state != CUBLAS_STATUS_SUCCESS) continue;
-    if (k == LtKernels::any || plain(r[i].algo)) return &r[i];
-    if (!best && unclustered(r[i].algo)) best = &r[i];
+// The heuristic's first result that `accept` takes; null when none.
+template <typename Accept>
+const cublasLtMatmulHeuristicResult_t* first(const cublasLtMatmulHeuristicResult_t* r, int found,
+                                             Accept accept) {
+  for (int i = 0; i < found; ++i)
+    if (r[i].state == CUBLAS_STATUS_SUCCESS && accept(r[i].algo)) return &r[i];
+  return nullptr;
+}
+
+template <typename V>
+bool set_config(cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t a, V v) {
+  return cublasLtMatmulAlgoConfigSetAttribute(&algo, a, &v, sizeof(v)) == CUBLAS_STATUS_SUCCESS;
+}
+
+// The values of an array capability (tile or stage ids), or {0}
+// (undefined) when it has none.
+std::vector<uint32_t> cap_ids(const cublasLtMatmulAlgo_t& algo,
+                              cublasLtMatmulAlgoCapAttributes_t a) {
+  size_t bytes = 0;
+  std::vector<uint32_t> ids;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, a, nullptr, 0, &bytes) == CUBLAS_STATUS_SUCCESS &&
+      bytes >= 4) {
+    ids.resize(bytes / 4);
+    if (cublasLtMatmulAlgoCapGetAttribute(&algo, a, ids.data(), bytes, &bytes) !=
+        CUBLAS_STATUS_SUCCESS)
+      ids.clear();
   }
-  return best;
+  if (ids.empty()) ids.push_back(0);
+  return ids;
 }
 
 }  // namespace
+
+std::optional<cublasLtMatmulHeuristicResult_t> LtMatmul::search_plain(cudaDataType_t type,
+                                                                      size_t max_workspace) {
+  constexpr int kIds = 256;
+  int ids[kIds];
+  int n = 0;
+  if (cublasLtMatmulAlgoGetIds(ctx_.lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, type, type, type, type,
+                               kIds, ids, &n) != CUBLAS_STATUS_SUCCESS)
+    return std::nullopt;
+  for (const bool mma : {true, false})
+    for (int i = 0; i < n; ++i) {
+      cublasLtMatmulAlgo_t algo;
+      if (cublasLtMatmulAlgoInit(ctx_.lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, type, type, type, type,
+                                 ids[i], &algo) != CUBLAS_STATUS_SUCCESS)
+        continue;
+      // mma.sync's shape asked for outright; else the algorithm as it is
+      // (a CUDA-core one passes plain()).
+      if (mma && !(set_config(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID,
+                              uint16_t(CUBLASLT_MATMUL_INNER_SHAPE_MMA16816)) &&
+                   set_config(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                              uint16_t(CUBLASLT_CLUSTER_SHAPE_1x1x1))))
+        continue;
+      for (uint32_t tile : cap_ids(algo, CUBLASLT_ALGO_CAP_TILE_IDS))
+        for (uint32_t stages : cap_ids(algo, CUBLASLT_ALGO_CAP_STAGES_IDS)) {
+          if (!set_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) ||
+              !set_config(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, stages) || !plain(algo))
+            continue;
+          cublasLtMatmulHeuristicResult_t r{};
+          if (cublasLtMatmulAlgoCheck(ctx_.lt, desc_, lt_a_, lt_b_, lt_d_, lt_d_, &algo, &r) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              r.state == CUBLAS_STATUS_SUCCESS && r.workspaceSize <= max_workspace) {
+            r.algo = algo;
+            return r;
+          }
+        }
+    }
+  return std::nullopt;
+}
 
 LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_(c), s_(s), where_(std::move(where)) {
   check_supported(s.dtype == DType::f32 || is_16bit_float(s.dtype),
@@ -143,7 +201,17 @@ LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_
                                           &found);
     cublasLtMatmulPreferenceDestroy(pref);
     check_cublas(st, "cublasLtMatmulAlgoGetHeuristic", where_);
-    const cublasLtMatmulHeuristicResult_t* result = choose(results, found, kernels);
+    const cublasLtMatmulHeuristicResult_t* result =
+        kernels == LtKernels::any
+            ? first(results, found, [](const cublasLtMatmulAlgo_t&) { return true; })
+            : first(results, found, plain);
+    // Plain kernels the heuristic does not offer (on Hopper it may offer
+    // cluster kernels alone): the library's own, else an unclustered one.
+    std::optional<cublasLtMatmulHeuristicResult_t> searched;
+    if (!result && kernels == LtKernels::plain) {
+      searched = search_plain(lt_type(s.dtype), c.lt_workspace_bytes);
+      result = searched ? &*searched : first(results, found, unclustered);
+    }
     check_supported(result != nullptr,
                     "cuBLASLt has no " + std::string(kernels == LtKernels::plain ? "plain " : "") +
                         "algorithm for this matmul (M=" + std::to_string(s.m) +

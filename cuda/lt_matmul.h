@@ -8,6 +8,7 @@
 #include <cublasLt.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -55,6 +56,10 @@ class LtMatmul {
 
  private:
   void release();
+  // A plain algorithm (LtKernels::plain) found among all of cuBLASLt's for
+  // this matmul, each tile and stage count tried; nothing when none fits.
+  std::optional<cublasLtMatmulHeuristicResult_t> search_plain(cudaDataType_t type,
+                                                              size_t max_workspace);
 
   Context& ctx_;
   LtMatmulSpec s_;

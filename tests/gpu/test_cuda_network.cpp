@@ -72,12 +72,8 @@ TEST(CudaGemm, PlainKernelsMatchTheCpu) {
   for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16}) {
     GraphBuilder b;
     ValueId x = b.input("x", {8, 1024});
-    Attributes gemm;
-    gemm.set("transB", int64_t(1));
-    ValueId y = b.node("Gemm",
-                       {x, b.constant("w", random_for(p, {256, 1024}, 11, -0.05f, 0.05f)),
-                        b.constant("c", random_for(p, {256}, 12, -0.2f, 0.2f))},
-                       gemm);
+    ValueId y = b.node("Gemm", {x, b.constant("w", random_for(p, {1024, 256}, 11, -0.05f, 0.05f)),
+                                b.constant("c", random_for(p, {256}, 12, -0.2f, 0.2f))});
     b.output(b.node("Relu", {y}));
     auto [cpu, gpu] = run_both(b.g, {random_for(p, {8, 1024}, 13)}, p, /*strict=*/true);
     ASSERT_EQ(gpu.size(), 1u);
