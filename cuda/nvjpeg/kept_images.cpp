@@ -36,9 +36,10 @@ class PinnedStaging {
   }
   uint8_t* get(size_t bytes) {
     if (bytes <= bytes_) return p_;
+    // Doubling: each pinned allocation costs a call into the driver.
+    const size_t want = std::max(bytes, bytes_ * 2);
     if (p_) check_cuda(cudaFreeHost(p_), "cudaFreeHost(kept photo staging)");
     p_ = nullptr, bytes_ = 0;
-    const size_t want = std::max(bytes, bytes_ * 2);
     check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&p_), want, cudaHostAllocPortable),
                "cudaHostAlloc(kept photo staging)");
     bytes_ = want;
