@@ -181,7 +181,9 @@ bool KeptImages::read(uint64_t ticket, Rect upright, int shrink, const Rows& row
     check_cuda(cudaMemcpyAsync(host, small, bytes, cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync(kept photo region)");
   } catch (...) {
+    // Nothing may still read the ring once Release lets a placement in.
     cudaFreeAsync(small, stream);
+    cudaStreamSynchronize(stream);
     throw;
   }
   check_cuda(cudaFreeAsync(small, stream), "cudaFreeAsync(kept photo region)");
