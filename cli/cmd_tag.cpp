@@ -587,9 +587,11 @@ void add_tag_command(CLI::App& app) {
   sub->add_flag(
       "--print", o->print,
       "Print each photo's tags on stdout also when they go to --catalog, --jsonl or --csv");
-  sub->add_option("--nvjpeg", o->nvjpeg,
-                  "Decode baseline JPEGs on the GPU's JPEG engines too: auto (when inference runs on a GPU with "
-                  "them), on, off")
+  sub->add_option(
+         "--nvjpeg", o->nvjpeg,
+         "Decode baseline JPEGs on the GPU's JPEG engines too: auto (when inference runs on a GPU "
+         "with "
+         "them), on (they must open, and the CPU decoders start on the files once they have), off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   sub->add_option("--gpu-decoders", o->gpu_decoders, "GPU JPEG decoder threads (each its own nvJPEG state and stream)")
       ->check(CLI::NonNegativeNumber);

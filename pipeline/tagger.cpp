@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -128,6 +129,9 @@ struct Run {
   FaceStageStats faces;
   std::string thumbnail_error;  // the first failure's, under error_mutex
   std::atomic<int> gpu_threads_running{0};
+  int gpu_opening = 0;  // under gpu_open_mutex
+  std::mutex gpu_open_mutex;
+  std::condition_variable gpu_opened;
   std::atomic<int> gpu_unopened{0};
   std::string gpu_open_error;  // under error_mutex
   std::atomic<int> gpu_out_of_memory{0};
@@ -165,6 +169,22 @@ struct Run {
   // decoders, out of files, wait on it until then.
   void gpu_thread_finished() {
     if (--gpu_threads_running == 0) handoff.close();
+  }
+  // The GPU decoders still opening. Where GPU decoding is required the CPU
+  // decoders start on the files once none is: a CPU decoder takes a small
+  // photo in milliseconds, and the engines take a second to open, so a run
+  // of a few dozen photos went to the CPU alone.
+  void gpu_open_done() {
+    {
+      std::lock_guard<std::mutex> lock(gpu_open_mutex);
+      --gpu_opening;
+    }
+    gpu_opened.notify_all();
+  }
+  void wait_gpu_opened() {
+    std::unique_lock<std::mutex> lock(gpu_open_mutex);
+    // stop is not under the mutex: looked at every 20 ms.
+    while (gpu_opening > 0 && !stop) gpu_opened.wait_for(lock, std::chrono::milliseconds(20));
   }
   void add_time(const StageTimes& t) {
     std::lock_guard<std::mutex> lock(time_mutex);
@@ -223,14 +243,16 @@ std::optional<TagRecord> read_input(const InputFile& f, const std::string& model
 
 class DecoderThread {
  public:
-  DecoderThread(TagModel& model, const TaggerOptions& o, Run& run, float* const* buffers, FileFeed& feed)
+  DecoderThread(TagModel& model, const TaggerOptions& o, Run& run, float* const* buffers,
+                FileFeed& feed)
       : model_(model),
         run_(run),
         buffers_(buffers),
         feed_(feed),
         writer_(model.make_writer()),
         opt_(o.decode),
-        thumbnails_(o.thumbnails) {
+        thumbnails_(o.thumbnails),
+        wait_gpu_(o.gpu_decoders_required && !o.gpu_decoders.empty()) {
     opt_.min_width = model.decode_min_width();
     opt_.min_height = model.decode_min_height();
     opt_.coarse_progressive = opt_.coarse_progressive && model.coarse_progressive_ok();
@@ -239,6 +261,7 @@ class DecoderThread {
   void operator()(int index) {
     TANDEM_THREAD_NAME("decoder-" + std::to_string(index));
     try {
+      if (wait_gpu_) run_.wait_gpu_opened();
       while (!run_.stop) {
         if (run_.face_crops.help()) continue;
         // The GPU decoders' thumbnails before a file of one's own: a GPU
@@ -329,6 +352,7 @@ class DecoderThread {
   std::unique_ptr<SlotWriter> writer_;
   image::DecodeOptions opt_;
   ThumbnailStore* thumbnails_;
+  const bool wait_gpu_;  // GPU decoding required: the files wait for the GPU decoders to open
   std::vector<uint8_t> bytes_;
   image::Image img_;
   StageTimes time_;
@@ -381,6 +405,10 @@ class GpuDecoderThread {
     std::string why;
     {
       TANDEM_ZONE_CAT("open GPU JPEG decoder", "tag");
+      struct Done {
+        Run& run;
+        ~Done() { run.gpu_open_done(); }
+      } done{run_};
       opened_ = dec_.open(&why);
     }
     if (opened_) return true;
@@ -926,6 +954,7 @@ TagStats Tagger::run(FileFeed& feed, const std::function<void(std::vector<TagRec
 
   std::vector<std::thread> decoders;
   run.gpu_threads_running = int(options_.gpu_decoders.size());
+  run.gpu_opening = int(options_.gpu_decoders.size());
   if (options_.gpu_decoders.empty()) run.handoff.close();
   for (size_t g = 0; g < options_.gpu_decoders.size(); ++g)
     decoders.emplace_back(GpuDecoderThread(model_, *options_.gpu_decoders[g], options_, run, buffers.data(), feed),

@@ -128,6 +128,7 @@ class FakeModel final : public TagModel {
     return std::make_unique<FakeWriter>(
         [this] {
           if (gpu_gate_) gpu_gate_->wait_for(gate_calls_, gate_decoded_, gate_refused_);
+          ++cpu_writes;
         },
         refuse_gray);
   }
@@ -166,6 +167,7 @@ class FakeModel final : public TagModel {
   // slots (whatever the slot holds), and the pipeline must drop that answer.
   bool refuse_gray = false;
   std::atomic<int> tag_calls{0}, bad_calls{0};  // bad: a batch or count out of shape
+  mutable std::atomic<int> cpu_writes{0};       // images the CPU decoders wrote into slots
 
  private:
   GpuProgress* gpu_gate_ = nullptr;
@@ -192,6 +194,8 @@ class FakeGpuDecoder final : public GpuJpegDecoder {
 
   bool open(std::string* why_not) override {
     ++open_calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(open_ms));
+    if (cpu_writes) cpu_writes_when_open = cpu_writes->load();
     if (!cannot_open) return true;
     *why_not = "fake GPU: no JPEG engines";
     return false;
@@ -234,6 +238,9 @@ class FakeGpuDecoder final : public GpuJpegDecoder {
   bool throw_in_decode = false;
   bool cannot_open = false;
   int open_calls = 0;
+  int open_ms = 0;                               // how long open() takes
+  const std::atomic<int>* cpu_writes = nullptr;  // FakeModel::cpu_writes, read when open() ends
+  int cpu_writes_when_open = -1;
 
  private:
   GpuProgress& progress_;
@@ -583,6 +590,30 @@ TEST(Tagger, GpuDecoderThatCannotOpenLeavesItsFilesToTheOthers) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("fake GPU: no JPEG engines"), std::string::npos)
         << e.what();
+  }
+}
+
+// Where GPU decoding is required (--nvjpeg on) the CPU decoders start on
+// the files only once the GPU decoders have opened: before, a CPU decoder
+// could take every file of a small folder while the engines opened, and the
+// run asked to use them used them for nothing. Without the requirement they
+// start at once (not asserted: how many files they take meanwhile is a
+// matter of timing); every file gets its record either way.
+TEST(Tagger, RequiredGpuDecodersOpenBeforeTheCpuTakesFiles) {
+  Corpus c;
+  for (bool required : {true, false}) {
+    SCOPED_TRACE(required ? "GPU decoding required" : "GPU decoding wanted");
+    GpuProgress progress;
+    TaggerOptions o = options(4, 1);
+    o.gpu_decoders_required = required;
+    std::vector<std::unique_ptr<FakeGpuDecoder>> fakes = add_fake_gpus(o, progress, c, 1);
+    FakeModel model;
+    fakes[0]->open_ms = 300;
+    fakes[0]->cpu_writes = &model.cpu_writes;
+    Result r = run_tagger(model, o, c);
+    std::map<std::string, int> by = check_records(c, r);
+    EXPECT_EQ(by["cpu"] + by["gpu"], int(c.want.size()));
+    if (required) EXPECT_EQ(fakes[0]->cpu_writes_when_open, 0);
   }
 }
 

@@ -94,9 +94,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kept_crops_") as tmp:
         lib = os.path.join(tmp, "photos")
         # Copies in folders of their own: enough files for the engines' share.
-        # The demo photos are small (2.5 MP): of a few copies the one CPU
-        # decoder can take every file before the GPU's decoders have opened
-        # (1.2 s on the H200 host), and no face is cut from the GPU's decode.
+        # The demo photos are small (2.5 MP) and the one CPU decoder takes
+        # one in milliseconds; with --nvjpeg on it starts only once the
+        # engines have opened (1.2 s on the H200 host), before which it could
+        # take every file.
         for copy in range(16):
             d = os.path.join(lib, "copy%d" % copy)
             os.makedirs(d)
