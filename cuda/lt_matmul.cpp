@@ -183,6 +183,8 @@ LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_
                       : make_layout(s.dtype, s.k, s.m, ld(s.ld_a, s.k), s.batch, s.stride_a, where_);
     lt_d_ = make_layout(s.dtype, s.n, s.m, ld(s.ld_d, s.n), s.batch, s.stride_d, where_);
 
+    // Read before the preference exists: a bad value throws, leaking nothing.
+    const LtKernels kernels = lt_kernels_from(std::getenv("TANDEM_CUBLASLT_KERNELS"));
     cublasLtMatmulPreference_t pref = nullptr;
     check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", where_);
     uint64_t ws = c.lt_workspace_bytes;
@@ -191,7 +193,6 @@ LtMatmul::LtMatmul(Context& c, const LtMatmulSpec& s, ErrorContext where) : ctx_
     for (auto a : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, a, &kAlignment, sizeof(kAlignment));
-    const LtKernels kernels = lt_kernels_from(std::getenv("TANDEM_CUBLASLT_KERNELS"));
     constexpr int kCandidates = 32;
     cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
     int found = 0;
