@@ -60,7 +60,7 @@ struct TagOptions {
   bool exact_progressive = false;  // no image::DecodeOptions::coarse_progressive
   std::string faces = "auto";       // auto, on, off
   int face_threads = 0;             // threads cutting face crops; 0: the stage's default
-  int face_batches = 0;             // batches whose faces are found at once; 0: 2 on a GPU, 1 on CPU
+  int face_batches = 0;  // batches whose faces are found at once; 0: 4 on a GPU, 1 on CPU
   bool queue = false;               // share the run with other workers through the catalog's queue
   double lease = 60;                // --queue: seconds a claim lasts unrenewed
   int claim = 0;                    // --queue: files per claim (0: 2 batches)
@@ -590,8 +590,8 @@ void add_tag_command(CLI::App& app) {
   sub->add_option(
          "--nvjpeg", o->nvjpeg,
          "Decode baseline JPEGs on the GPU's JPEG engines too: auto (when inference runs on a GPU "
-         "with "
-         "them), on (they must open, and the CPU decoders start on the files once they have), off")
+         "with them), on (they must open, and the CPU decoders start on the files once they "
+         "have), off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   sub->add_option("--gpu-decoders", o->gpu_decoders, "GPU JPEG decoder threads (each its own nvJPEG state and stream)")
       ->check(CLI::NonNegativeNumber);

@@ -71,6 +71,12 @@ struct FaceStageStats {
   double device_wait_s = 0;  // waiting for the device lock (the tag model holds it meanwhile)
   double networks_s = 0;     // BlazeFace and FaceRes, holding it
   double crops_s = 0;        // cutting a batch's crops, until its slowest photo's are cut
+
+  FaceStageStats& operator+=(const FaceStageStats& o) {
+    from_kept += o.from_kept, decoded += o.decoded;
+    device_wait_s += o.device_wait_s, networks_s += o.networks_s, crops_s += o.crops_s;
+    return *this;
+  }
 };
 
 // Cuts every face from a fresh region decode of its photo (one task per

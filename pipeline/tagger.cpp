@@ -827,9 +827,7 @@ class FaceThread {
     }
     run_.add_time(time_);
     std::lock_guard<std::mutex> lock(run_.time_mutex);
-    run_.faces.from_kept += stats_.from_kept, run_.faces.decoded += stats_.decoded;
-    run_.faces.device_wait_s += stats_.device_wait_s, run_.faces.networks_s += stats_.networks_s;
-    run_.faces.crops_s += stats_.crops_s;
+    run_.faces += stats_;
   }
 
  private:
@@ -1016,10 +1014,7 @@ void add_run(TagStats& total, const TagStats& part) {
   total.face_threads = std::max(total.face_threads, part.face_threads);
   total.gpu_decoded += part.gpu_decoded, total.gpu_refused += part.gpu_refused;
   total.thumbnails += part.thumbnails, total.thumbnails_failed += part.thumbnails_failed;
-  total.faces.from_kept += part.faces.from_kept, total.faces.decoded += part.faces.decoded;
-  total.faces.device_wait_s += part.faces.device_wait_s,
-      total.faces.networks_s += part.faces.networks_s;
-  total.faces.crops_s += part.faces.crops_s;
+  total.faces += part.faces;
   if (total.thumbnail_error.empty()) total.thumbnail_error = part.thumbnail_error;
   total.decode_only = part.decode_only;
   total.wall_s += part.wall_s;
