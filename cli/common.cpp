@@ -3,8 +3,10 @@
 #include <fmt/core.h>
 
 #include <mutex>
+#include <optional>
 
 #include "cli/calibration_data.h"
+#include "cli/int8_cache.h"
 #include "formats/load_model.h"
 #include "graph/post_training.h"
 #include "pipeline/sql.h"
@@ -100,6 +102,12 @@ Graph quantize_for_device(Graph g, const std::vector<Tensor>& batches, const Com
   p.threads = opts.threads;
   p.float_layers = opts.float_layers;
   p.activations = resolve_device(opts).is_cpu() ? DType::u8 : DType::i8;
+  const std::string cached = int8_cache_path(g, batches, p);
+  if (std::optional<Graph> q = load_cached_int8(cached)) {
+    fmt::print(stderr, "tandem: int8: {}quantized before on the same calibration data: {}\n",
+               name.empty() ? "" : name + ": ", cached);
+    return std::move(*q);
+  }
   PtqReport r;
   Graph q = quantize_post_training(std::move(g), batches, p, &r);
   fmt::print(stderr,
@@ -107,6 +115,7 @@ Graph quantize_for_device(Graph g, const std::vector<Tensor>& batches, const Com
              "by {:.3g}\n",
              name.empty() ? "" : name + ": ", r.quantized, r.layers.size(), dtype_name(p.activations),
              calibration_method_name(r.method), source, r.error);
+  store_cached_int8(q, cached);
   return q;
 }
 

@@ -48,7 +48,9 @@ std::function<Graph(Graph)> int8_rewrite(const std::string& model, const CommonO
 // flags (--threads, --float-layers) and the activations the device takes
 // (u8 on the CPU; symmetric s8 on a GPU, the only form cuDNN's integer
 // convolutions take). Says on stderr what it quantized: `name` (a model's,
-// or empty) and `source` (what it calibrated on).
+// or empty) and `source` (what it calibrated on). A graph quantized before
+// on the same batches with the same options comes from the cache instead
+// (cli/int8_cache.h).
 Graph quantize_for_device(Graph g, const std::vector<Tensor>& batches, const CommonOptions& opts,
                           const std::string& name, const std::string& source);
 

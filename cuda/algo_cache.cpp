@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/cache_dir.h"
+
 namespace tandem::cuda {
 
 namespace {
@@ -203,13 +205,7 @@ void AlgoCache::warn_once(const std::string& what) {
             << " (algorithms are measured instead)\n";
 }
 
-std::string algo_cache_dir() {
-  if (std::string d = env("TANDEM_CACHE_DIR"); !d.empty()) return d;
-  // XDG: a relative XDG_CACHE_HOME is invalid and is ignored.
-  if (std::string d = env("XDG_CACHE_HOME"); !d.empty() && d.front() == '/') return d + "/tandem";
-  if (std::string home = env("HOME"); !home.empty()) return home + "/.cache/tandem";
-  return "";
-}
+std::string algo_cache_dir() { return cache_dir(); }
 
 AlgoCache* algo_cache(const AlgoDevice& device) {
   if (env("TANDEM_ALGO_CACHE") == "0") return nullptr;

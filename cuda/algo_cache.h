@@ -87,8 +87,8 @@ class AlgoCache {
   std::map<std::string, ConvChoice> entries_;
 };
 
-// The directory the cache files go in ("" when none can be named: no
-// TANDEM_CACHE_DIR, XDG_CACHE_HOME or HOME).
+// The directory the cache files go in: tandem's cache_dir()
+// (core/cache_dir.h; "" when none can be named).
 std::string algo_cache_dir();
 
 // The process's cache for `device`, shared by all kernels; nullptr when

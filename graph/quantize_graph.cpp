@@ -54,8 +54,10 @@ ValueId add_fake_quantize(Graph& g, ValueId x, const QuantizationParams& q) {
 
 // W [M, ...] f32 -> DequantizeLinear(i8 W, one scale per m, axis 0), the
 // integers symmetric in [-127, 127].
-ValueId add_integer_weights(Graph& g, ValueId w, const std::string& name) {
-  const Tensor& t = *g.value(w).constant;
+ValueId add_integer_weights(Graph& g, ValueId w) {
+  // Copies, not references: adding values below may move the graph's values.
+  const std::string name = g.value(w).name;
+  const Tensor t = *g.value(w).constant;
   const int64_t m = t.dim(0), per = t.numel() / m;
   Tensor q = Tensor::empty(DType::i8, t.shape());
   std::vector<float> scales(static_cast<size_t>(m));
@@ -98,8 +100,7 @@ void insert_qdq(Graph& g, const std::vector<QuantizableConv>& convs,
   }
   for (const QuantizableConv& c : convs) {
     const ValueId w = g.nodes[size_t(c.node)].inputs[1];
-    const ValueId d =
-        add_integer_weights(g, w, g.value(w).name);  // adds a node: no reference held across
+    const ValueId d = add_integer_weights(g, w);
     g.nodes[size_t(c.node)].inputs[1] = d;
   }
   g.topo_sort();
