@@ -70,18 +70,18 @@ std::string int8_cache_path(const Graph& g, const std::vector<Tensor>& batches,
                             const PtqOptions& p) {
   const std::string dir = cache_dir();
   if (dir.empty()) return "";
-  std::string model;
-  try {
-    model = to_onnx_model(g).SerializeAsString();
-  } catch (const Error&) {
-    return "";  // ops with no ONNX form: nothing to store the result as
-  }
   XXH3_state_t* s = XXH3_createState();
   if (!s) return "";
   XXH3_128bits_reset(s);
   add(s, kFormat);
-  const bool keyed = add_binary_identity(s) && add_batches(s, batches);
-  add(s, std::string_view(model));
+  bool keyed = add_binary_identity(s) && add_batches(s, batches);
+  if (keyed) {
+    try {
+      add(s, std::string_view(to_onnx_model(g).SerializeAsString()));
+    } catch (const Error&) {
+      keyed = false;  // ops with no ONNX form: nothing to store the result as
+    }
+  }
   add_options(s, p);
   const XXH128_hash_t h = XXH3_128bits_digest(s);
   XXH3_freeState(s);

@@ -205,11 +205,9 @@ void AlgoCache::warn_once(const std::string& what) {
             << " (algorithms are measured instead)\n";
 }
 
-std::string algo_cache_dir() { return cache_dir(); }
-
 AlgoCache* algo_cache(const AlgoDevice& device) {
   if (env("TANDEM_ALGO_CACHE") == "0") return nullptr;
-  std::string dir = algo_cache_dir();
+  std::string dir = cache_dir();
   if (dir.empty()) return nullptr;
   std::string path = (std::filesystem::path(dir) / device.file_name()).string();
   static std::mutex mutex;

@@ -2,8 +2,9 @@
 // Convolution algorithm choices remembered on disk: cuDNN's timing search is
 // most of a large plan's compile time (ResNet-50 at batch 256: ~10 s on an
 // H200), and its answer only depends on the GPU model, the cuDNN version and
-// the problem. One JSON file per GPU model and cuDNN version, in
-// $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem, else ~/.cache/tandem;
+// the problem. One JSON file per GPU model and cuDNN version, in tandem's
+// cache directory (core/cache_dir.h: $TANDEM_CACHE_DIR, else
+// $XDG_CACHE_HOME/tandem, else ~/.cache/tandem);
 // TANDEM_ALGO_CACHE=0 turns it off.
 //
 // The cache only ever saves time: a missing, corrupt or unwritable file is
@@ -86,10 +87,6 @@ class AlgoCache {
   bool loaded_ = false, warned_ = false;
   std::map<std::string, ConvChoice> entries_;
 };
-
-// The directory the cache files go in: tandem's cache_dir()
-// (core/cache_dir.h; "" when none can be named).
-std::string algo_cache_dir();
 
 // The process's cache for `device`, shared by all kernels; nullptr when
 // TANDEM_ALGO_CACHE=0 or there is no cache directory.
