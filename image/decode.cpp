@@ -128,6 +128,7 @@ std::vector<uint8_t> read_file_head(const std::string& path, int64_t max_bytes) 
 
 void decode_image_into(Image& out, std::span<const uint8_t> bytes, const DecodeOptions& opt,
                        std::string_view name) {
+  out.approximate = false;  // the JPEG decoder alone approximates
   switch (sniff_format(bytes)) {
     case ImageFormat::jpeg:
       return decode_jpeg_into(out, bytes, opt, name);

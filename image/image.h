@@ -46,6 +46,11 @@ struct Image {
   // size, and the space detection boxes are reported in. Larger than
   // width x height when a JPEG was decoded DCT-scaled. Decoders set it.
   int full_width = 0, full_height = 0;
+  // True when the pixels are an approximation of the file's (a progressive
+  // JPEG decoded without its refinement scans, DecodeOptions::
+  // coarse_progressive): fit for a network's small input, not to be cut
+  // into a sharper view. Decoders set it on every call.
+  bool approximate = false;
   PixelBuffer pixels;
 
   Image() = default;

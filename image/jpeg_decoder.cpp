@@ -133,7 +133,8 @@ bool decode_kept_scans(uint8_t* dst, std::span<const uint8_t> bytes, const JpegS
 }
 
 // Decodes the pixels as the file stores them, DCT-scaled by `s`.
-void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& info,
+// Returns whether the pixels are approximate (refinement scans skipped).
+bool decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& info,
                    const JpegScale& s, const DecodeOptions& opt, std::string_view name) {
   const bool gray = info.colorspace == TJCS_GRAY;
   const bool cmyk = info.colorspace == TJCS_CMYK || info.colorspace == TJCS_YCCK;
@@ -155,7 +156,7 @@ void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& i
   const std::optional<ScanCut> cut = scan_cut(s, opt);
   if (cut && decode_kept_scans(dst, bytes, s, *cut, format, pitch, opt, name)) {
     if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));
-    return;
+    return *cut == ScanCut::luma_coarse;
   }
   tjhandle tj = thread_decompressor();
   if (tjDecompress2(tj, bytes.data(), static_cast<unsigned long>(bytes.size()), dst, s.width, pitch,
@@ -166,6 +167,7 @@ void decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& i
     }
   }
   if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));
+  return false;
 }
 
 }  // namespace
@@ -181,8 +183,9 @@ void decode_jpeg_into(Image& out, std::span<const uint8_t> bytes, const DecodeOp
   const JpegScale s = choose_jpeg_scale(info.width, info.height, swap ? opt.min_height : opt.min_width,
                                         swap ? opt.min_width : opt.min_height);
   Image& stored = stored_pixels_target(out, orientation);
-  decode_stored(stored, bytes, info, s, opt, name);
+  const bool approximate = decode_stored(stored, bytes, info, s, opt, name);
   turn_upright(stored, orientation, out);
+  out.approximate = approximate;
   out.full_width = swap ? info.height : info.width;
   out.full_height = swap ? info.width : info.height;
 }

@@ -29,7 +29,55 @@ int scale_num(const image::PixelRect& square, int size) {
   return 8;
 }
 
+// The factor s, 1, 2, 4 or 8, by which `img` is DCT-scaled from its full
+// size (libjpeg rounds a scaled side up); 0: none of them.
+int dct_factor(const image::Image& img) {
+  for (int s : {1, 2, 4, 8})
+    if (img.width == (img.full_width + s - 1) / s && img.height == (img.full_height + s - 1) / s)
+      return s;
+  return 0;
+}
+
 }  // namespace
+
+KeptPixels kept_decode(std::shared_ptr<const image::Image> decoded) {
+  if (!decoded || decoded->empty() || decoded->approximate) return nullptr;
+  const int s = dct_factor(*decoded);
+  if (s == 0) return nullptr;
+  return [img = std::move(decoded), s](const image::PixelRect& r, int shrink, image::Image& out,
+                                       image::PixelRect* clipped) {
+    if (shrink < s || shrink % s != 0) return false;
+    const int f = shrink / s;  // the decoded pixels' blocks that make one output pixel
+    // The rectangle in decoded pixels, its sides on multiples of `shrink`
+    // in the photo (as the region decode's DCT blocks lie) around the one
+    // asked for.
+    const int x0 = std::clamp(r.x, 0, img->full_width) / shrink * f;
+    const int y0 = std::clamp(r.y, 0, img->full_height) / shrink * f;
+    const int x1 = std::min(
+        (std::clamp(r.x + r.width, 0, img->full_width) + shrink - 1) / shrink * f, img->width);
+    const int y1 = std::min(
+        (std::clamp(r.y + r.height, 0, img->full_height) + shrink - 1) / shrink * f, img->height);
+    const int ow = (x1 - x0) / f, oh = (y1 - y0) / f;
+    if (ow <= 0 || oh <= 0) return false;
+    const int c = img->channels;
+    out.reshape(ow, oh, c);
+    const int area = f * f;
+    for (int oy = 0; oy < oh; ++oy) {
+      uint8_t* dst = out.row(oy);
+      for (int ox = 0; ox < ow; ++ox)
+        for (int k = 0; k < c; ++k) {
+          int sum = 0;
+          for (int by = 0; by < f; ++by) {
+            const uint8_t* src = img->row(y0 + oy * f + by) + size_t(c) * size_t(x0 + ox * f) + k;
+            for (int bx = 0; bx < f; ++bx) sum += src[size_t(c) * size_t(bx)];
+          }
+          dst[size_t(c) * size_t(ox) + k] = uint8_t((sum + area / 2) / area);
+        }
+    }
+    if (clipped) *clipped = {x0 * s, y0 * s, ow * shrink, oh * shrink};
+    return true;
+  };
+}
 
 void FaceCropper::crop(std::span<const uint8_t> bytes, const Face& face, const image::DecodeOptions& opt,
                        std::string_view name, float* out) {

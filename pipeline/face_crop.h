@@ -6,6 +6,7 @@
 // from about 200 of its pixels instead of the 25 a 1/8 decode leaves.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,22 @@ namespace tandem::pipeline {
 // than a block is left.
 using KeptPixels = std::function<bool(const image::PixelRect& upright, int shrink,
                                       image::Image& out, image::PixelRect* clipped)>;
+
+// A photo's pixels held for its face crops, and where they are: the GPU
+// decoder's full-size decode, or a CPU decoder's for the network.
+struct HeldPixels {
+  KeptPixels read;  // null: none held
+  bool on_gpu = false;
+  explicit operator bool() const { return bool(read); }
+};
+
+// The same from the pixels a CPU decoder gave the network: upright, DCT-
+// scaled to 1/s of the photo. They serve a face whose crop the region
+// decode would scale by 1/s or less (shrink a multiple of s), so that a
+// large face, or one of BlazeFace's large false positives, costs no second
+// decode; smaller faces are refused. Null when they cannot serve (empty,
+// approximate pixels, a scale not 1/1, 1/2, 1/4 or 1/8).
+KeptPixels kept_decode(std::shared_ptr<const image::Image> decoded);
 
 // One thread's cropper (it reuses its buffers).
 class FaceCropper {

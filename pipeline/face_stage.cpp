@@ -155,7 +155,7 @@ Tensor FaceStage::input(const Tensor& batch, int count) {
 std::vector<std::vector<FaceRecord>> FaceStage::run(
     Tensor input, int count, const std::vector<std::pair<int, int>>& sizes,
     const std::vector<std::string>& photos, std::mutex& device, const ParallelFor* crops,
-    const std::vector<KeptPixels>* kept, FaceStageStats* stats,
+    const std::vector<HeldPixels>* kept, FaceStageStats* stats,
     const std::vector<std::vector<DetectedObject>>* objects) {
   std::vector<std::vector<FaceRecord>> out(static_cast<size_t>(count));
   if (count <= 0) return out;
@@ -191,8 +191,12 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(
   for (size_t i = 0; i < faces.size(); ++i) {
     for (size_t k = 0; k < faces[i].size(); ++k)
       if (described[i][k].traits) out[i].push_back(record_of(faces[i][k], std::move(*described[i][k].traits)));
-    if (stats && !described[i].empty())
-      ++(described[i][0].from_kept ? stats->from_kept : stats->decoded);
+    if (stats && !described[i].empty()) {
+      const bool all_kept = std::all_of(described[i].begin(), described[i].end(),
+                                        [](const DescribedFace& d) { return d.from_kept; });
+      const bool on_gpu = kept && i < kept->size() && (*kept)[i].on_gpu;
+      ++(!all_kept ? stats->decoded : on_gpu ? stats->from_kept : stats->from_decode);
+    }
   }
   return out;
 }
@@ -200,7 +204,7 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(
 std::vector<std::vector<DescribedFace>> describe_faces(
     FaceEmbedder& embedder, const std::vector<std::vector<Face>>& faces, const PhotoBytes& bytes,
     const std::vector<std::string>& names, const image::DecodeOptions& opt,
-    const ParallelFor& parallel, std::mutex* device, const std::vector<KeptPixels>* kept,
+    const ParallelFor& parallel, std::mutex* device, const std::vector<HeldPixels>* kept,
     FaceStageStats* stats) {
   std::vector<std::vector<DescribedFace>> out;
   std::vector<FaceRef> refs;
@@ -230,16 +234,26 @@ std::vector<std::vector<DescribedFace>> describe_faces(
       }
       try {
         FaceCropper cropper(side);
-        const bool from_kept = kept && photo < kept->size() && (*kept)[photo] &&
-                               cropper.crop_kept((*kept)[photo], group, slots);
-        if (!from_kept) {
+        // Face by face: kept pixels decoded DCT-scaled for the network serve
+        // a large face but not a small one, which the region decode then
+        // reads alone.
+        const KeptPixels* held =
+            kept && photo < kept->size() && (*kept)[photo] ? &(*kept)[photo].read : nullptr;
+        std::vector<const Face*> rest;
+        std::vector<float*> rest_slots;
+        for (size_t g = 0; g < group.size(); ++g) {
+          const bool from_kept =
+              held && cropper.crop_kept(*held, std::span<const Face* const>(&group[g], 1),
+                                        std::span<float* const>(&slots[g], 1));
+          out[photo][refs[first_ref[p] + g].face].from_kept = from_kept;
+          if (!from_kept) rest.push_back(group[g]), rest_slots.push_back(slots[g]);
+        }
+        if (!rest.empty()) {
           std::vector<uint8_t> scratch;
-          cropper.crop(bytes(photo, scratch), group, opt, names[photo], slots);
+          cropper.crop(bytes(photo, scratch), rest, opt, names[photo], rest_slots);
         }
-        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
+        for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k)
           out[photo][refs[k].face].traits.emplace();  // filled from FaceRes below
-          out[photo][refs[k].face].from_kept = from_kept;
-        }
       } catch (const std::exception& e) {
         for (size_t k = first_ref[p]; k < first_ref[p + 1]; ++k) {
           out[photo][refs[k].face].error = e.what();

@@ -67,13 +67,15 @@ struct DescribedFace {
 
 // Where the face stage's time went, summed over its calls.
 struct FaceStageStats {
-  int64_t from_kept = 0, decoded = 0;  // photos with faces: cut from kept pixels; region-decoded
+  // Photos with faces: all cut from the GPU's kept decode, all from the
+  // CPU's decode for the network; some region-decoded.
+  int64_t from_kept = 0, from_decode = 0, decoded = 0;
   double device_wait_s = 0;  // waiting for the device lock (the tag model holds it meanwhile)
   double networks_s = 0;     // BlazeFace and FaceRes, holding it
   double crops_s = 0;        // cutting a batch's crops, until its slowest photo's are cut
 
   FaceStageStats& operator+=(const FaceStageStats& o) {
-    from_kept += o.from_kept, decoded += o.decoded;
+    from_kept += o.from_kept, from_decode += o.from_decode, decoded += o.decoded;
     device_wait_s += o.device_wait_s, networks_s += o.networks_s, crops_s += o.crops_s;
     return *this;
   }
@@ -93,7 +95,7 @@ std::vector<std::vector<DescribedFace>> describe_faces(
     FaceEmbedder& embedder, const std::vector<std::vector<Face>>& faces, const PhotoBytes& bytes,
     const std::vector<std::string>& names, const image::DecodeOptions& opt,
     const ParallelFor& parallel, std::mutex* device = nullptr,
-    const std::vector<KeptPixels>* kept = nullptr, FaceStageStats* stats = nullptr);
+    const std::vector<HeldPixels>* kept = nullptr, FaceStageStats* stats = nullptr);
 
 class FaceStage {
  public:
@@ -132,7 +134,7 @@ class FaceStage {
   std::vector<std::vector<FaceRecord>> run(
       Tensor input, int count, const std::vector<std::pair<int, int>>& sizes,
       const std::vector<std::string>& photos, std::mutex& device,
-      const ParallelFor* crops = nullptr, const std::vector<KeptPixels>* kept = nullptr,
+      const ParallelFor* crops = nullptr, const std::vector<HeldPixels>* kept = nullptr,
       FaceStageStats* stats = nullptr,
       const std::vector<std::vector<DetectedObject>>* objects = nullptr);
 

@@ -85,9 +85,16 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored, 
         "faces: {:.1f} s (waiting for a batch {:.1f} s; crops {:.1f} s, networks {:.1f} s, "
         "waiting for the device {:.1f} s)",
         t.faces, t.faces_wait, f.crops_s, f.networks_s, f.device_wait_s);
-    if (s.gpu_decoders > 0 && f.from_kept + f.decoded > 0)
-      out += fmt::format("; photos with faces: {} cut from the GPU's decode, {} decoded again",
-                         f.from_kept, f.decoded);
+    // The GPU's wording first, as scripts read it.
+    if (s.gpu_decoders > 0 && f.from_kept + f.from_decode + f.decoded > 0)
+      out += fmt::format(
+          "; photos with faces: {} cut from the GPU's decode, {} decoded again, {} cut from "
+          "the CPU decoders' decode",
+          f.from_kept, f.decoded, f.from_decode);
+    else if (f.from_decode + f.decoded > 0)
+      out += fmt::format(
+          "; photos with faces: {} cut from the decode for the network, {} decoded again",
+          f.from_decode, f.decoded);
     out += "\n";
   }
   if (s.thumbnails > 0 || s.thumbnails_failed > 0) {

@@ -74,6 +74,9 @@ struct SlotMeta {
   // face crops, and their ticket (GpuJpegDecoder::read_kept); 0: none.
   GpuJpegDecoder* kept_by = nullptr;
   uint64_t kept = 0;
+  // A CPU decoder's pixels for the network, held for the face crops they
+  // can serve (kept_decode); null: none.
+  std::shared_ptr<const image::Image> decoded;
 };
 
 // A file a GPU decoder read but hands to the CPU decoders (the engines do
@@ -92,7 +95,7 @@ struct FaceJob {
   int count = 0;
   std::vector<std::pair<int, int>> sizes;
   std::vector<std::string> photos;  // per slot; empty: no image
-  std::vector<KeptPixels> kept;     // per slot: its GPU-decoded pixels, where kept
+  std::vector<HeldPixels> kept;     // per slot: its pixels held for the face crops
 };
 
 // A thumbnail a GPU decoder made (pipeline/thumbnails.h's large size, from
@@ -125,6 +128,11 @@ struct Run {
   Clock::time_point start = Clock::now();
   std::atomic<int64_t> cpu_done{0}, gpu_done{0}, gpu_refused{0};
   std::atomic<int64_t> thumbnails_failed{0};
+  // The bytes of CPU decodes held for the face stage (SlotMeta::decoded),
+  // capped: a GPU host's wide batches would otherwise hold gigabytes, where
+  // a photo over the cap only costs its large faces a region decode.
+  std::atomic<int64_t> held_decodes{0};
+  static constexpr int64_t kMaxHeldDecodes = int64_t(1) << 30;
   // The face threads' counts and times, under time_mutex.
   FaceStageStats faces;
   std::string thumbnail_error;  // the first failure's, under error_mutex
@@ -252,7 +260,8 @@ class DecoderThread {
         writer_(model.make_writer()),
         opt_(o.decode),
         thumbnails_(o.thumbnails),
-        wait_gpu_(o.gpu_decoders_required && !o.gpu_decoders.empty()) {
+        wait_gpu_(o.gpu_decoders_required && !o.gpu_decoders.empty()),
+        hold_decodes_(o.faces != nullptr) {
     opt_.min_width = model.decode_min_width();
     opt_.min_height = model.decode_min_height();
     opt_.coarse_progressive = opt_.coarse_progressive && model.coarse_progressive_ok();
@@ -317,11 +326,12 @@ class DecoderThread {
     Clock::time_point t3 = Clock::now();
     time_.slot_wait += std::chrono::duration<double>(t3 - t2).count();
     SlotMeta& m = run_.meta[size_t(c.buffer)][size_t(c.slot)];
-    m.skip = false, m.kept_by = nullptr, m.kept = 0;
+    m.skip = false, m.kept_by = nullptr, m.kept = 0, m.decoded.reset();
     try {
       TANDEM_ZONE_CAT("resize", "tag");
       writer_->write(img_, buffers_[c.buffer] + size_t(c.slot) * model_.slot_floats());
       m.filled = true;
+      m.decoded = hold_for_faces();
     } catch (const std::exception& e) {
       r.ok = false, r.error_kind = "failed", r.error = e.what();
       m.filled = false;
@@ -334,6 +344,24 @@ class DecoderThread {
   }
 
   void thumbnail(const TagRecord& r) { write_thumbnail(*thumbnails_, run_, r.path, r.mtime_ns, r.size, img_, time_); }
+
+  // The decode just written to a slot, handed over for the face stage while
+  // the cap allows (the next decode gets a fresh image); null otherwise.
+  std::shared_ptr<const image::Image> hold_for_faces() {
+    if (!hold_decodes_ || img_.approximate) return nullptr;
+    const int64_t bytes = int64_t(img_.bytes());
+    if (run_.held_decodes.fetch_add(bytes) + bytes > Run::kMaxHeldDecodes) {
+      run_.held_decodes -= bytes;
+      return nullptr;
+    }
+    auto held = std::make_unique<image::Image>(std::move(img_));
+    img_ = image::Image();
+    return std::shared_ptr<const image::Image>(
+        held.release(), [&total = run_.held_decodes, bytes](const image::Image* p) {
+          total -= bytes;
+          delete p;
+        });
+  }
 
   // A batch slot; while none is free (the network or the face stage
   // behind), the face stage's region decodes are done meanwhile.
@@ -353,6 +381,7 @@ class DecoderThread {
   image::DecodeOptions opt_;
   ThumbnailStore* thumbnails_;
   const bool wait_gpu_;  // GPU decoding required: the files wait for the GPU decoders to open
+  const bool hold_decodes_;  // faces on: decodes are held for their crops
   std::vector<uint8_t> bytes_;
   image::Image img_;
   StageTimes time_;
@@ -771,6 +800,7 @@ class InferenceThread {
         job.photos.push_back(m.filled && !m.skip ? m.record.path : std::string());
         job.kept.push_back(kept_pixels(m));
       }
+      m.decoded.reset();  // the job holds it now
       if (m.skip) continue;
       TagRecord r = std::move(m.record);
       if (m.filled) {
@@ -783,13 +813,16 @@ class InferenceThread {
     }
   }
 
-  // The slot's pixels a GPU decoder kept, as the face stage reads them.
-  static KeptPixels kept_pixels(const SlotMeta& m) {
-    if (!m.filled || m.skip || !m.kept_by) return nullptr;
-    return [d = m.kept_by, ticket = m.kept](const image::PixelRect& r, int shrink,
-                                            image::Image& out, image::PixelRect* got) {
-      return d->read_kept(ticket, r, shrink, out, got);
-    };
+  // The slot's pixels a GPU decoder kept, or a CPU decoder held, as the
+  // face stage reads them.
+  static HeldPixels kept_pixels(const SlotMeta& m) {
+    if (!m.filled || m.skip) return {};
+    if (!m.kept_by) return {kept_decode(m.decoded), false};
+    return {[d = m.kept_by, ticket = m.kept](const image::PixelRect& r, int shrink,
+                                             image::Image& out, image::PixelRect* got) {
+              return d->read_kept(ticket, r, shrink, out, got);
+            },
+            true};
   }
 
   TagModel& model_;

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <optional>
 
 #include "image/decode.h"
 #include "image_test_util.h"
@@ -59,6 +61,21 @@ Diff diff(const std::vector<float>& a, const std::vector<float>& b) {
   return d;
 }
 
+// A face cut from `kept` against the same face cut from a region decode of
+// `jpeg`; nothing when `kept` does not serve it.
+std::optional<Diff> kept_against_region(const KeptPixels& kept, const std::vector<uint8_t>& jpeg,
+                                        const Face& face, int side) {
+  std::vector<float> from_kept(size_t(side) * side * 3, -1.f), decoded(from_kept.size(), -2.f);
+  const Face* f = &face;
+  float* a = from_kept.data();
+  float* b = decoded.data();
+  FaceCropper cropper(side);
+  if (!cropper.crop_kept(kept, std::span<const Face* const>(&f, 1), std::span<float* const>(&a, 1)))
+    return std::nullopt;
+  cropper.crop(jpeg, face, image::DecodeOptions{}, "test.jpg", b);
+  return diff(from_kept, decoded);
+}
+
 TEST(FaceCrop, KeptPixelsGiveTheRegionDecodesCrop) {
   constexpr int kSide = 224;
   for (int orientation : {1, 6, 3}) {
@@ -86,16 +103,9 @@ TEST(FaceCrop, KeptPixelsGiveTheRegionDecodesCrop) {
     const std::vector<Diff> limits = {{1, 0.05}, {8, 1.5}, {1, 0.05}};
     for (size_t k = 0; k < faces.size(); ++k) {
       SCOPED_TRACE("face " + std::to_string(k));
-      std::vector<float> from_kept(size_t(kSide) * kSide * 3, -1.f),
-          decoded(from_kept.size(), -2.f);
-      const Face* f = &faces[k];
-      float* a = from_kept.data();
-      float* b = decoded.data();
-      FaceCropper cropper(kSide);
-      ASSERT_TRUE(cropper.crop_kept(kept, std::span<const Face* const>(&f, 1),
-                                    std::span<float* const>(&a, 1)));
-      cropper.crop(jpeg, faces[k], image::DecodeOptions{}, "test.jpg", b);
-      const Diff d = diff(from_kept, decoded);
+      const std::optional<Diff> got = kept_against_region(kept, jpeg, faces[k], kSide);
+      ASSERT_TRUE(got);
+      const Diff d = *got;
       EXPECT_LE(d.max, limits[k].max);
       EXPECT_LE(d.mean, limits[k].mean);
       std::printf("[ INFO     ] orientation %d, face %zu: max |diff| %d, mean %.3f levels\n",
@@ -104,6 +114,55 @@ TEST(FaceCrop, KeptPixelsGiveTheRegionDecodesCrop) {
     // The scales the region decodes take: full, half, full.
     EXPECT_EQ(shrinks, (std::vector<int>{1, 2, 1}));
   }
+}
+
+// The CPU decoders' pixels for the network (kept_decode): a face the region
+// decode would read at the network's DCT scale or coarser is cut from
+// them, a smaller one is refused; a progressive photo decoded without its
+// refinement scans serves none.
+TEST(FaceCrop, TheNetworksDecodeServesLargeFacesOnly) {
+  constexpr int kSide = 224;
+  for (int orientation : {1, 6}) {
+    SCOPED_TRACE("EXIF orientation " + std::to_string(orientation));
+    const std::vector<uint8_t> jpeg = with_exif_orientation(
+        encode_jpeg(textured(1600, 1200), TJPF_RGB, TJSAMP_420, 92, 0), orientation);
+    image::DecodeOptions half;
+    half.min_width = half.min_height = 500;  // 1/2 scale: 800 x 600 upright, or 600 x 800
+    auto decoded = std::make_shared<image::Image>(image::decode_image(jpeg, half));
+    ASSERT_EQ(decoded->full_width, 2 * decoded->width);
+    const KeptPixels kept = kept_decode(decoded);
+    ASSERT_TRUE(kept);
+    // Half scale in the region decode (a 520-pixel square), an eighth (a
+    // 1,000-pixel one past the right edge: 2 x 2 blocks of the half-scale
+    // pixels, against a decode of DC terms), and full scale (refused).
+    const std::vector<Face> faces = {face_at(503, 301, 520), face_at(250, 100, 1000),
+                                     face_at(300, 200, 180)};
+    const std::vector<Diff> limits = {{1, 0.02}, {4, 0.5}, {0, 0}};
+    for (size_t k = 0; k < faces.size(); ++k) {
+      SCOPED_TRACE("face " + std::to_string(k));
+      const std::optional<Diff> got = kept_against_region(kept, jpeg, faces[k], kSide);
+      EXPECT_EQ(got.has_value(), k < 2);
+      if (!got) continue;
+      const Diff d = *got;
+      EXPECT_LE(d.max, limits[k].max);
+      EXPECT_LE(d.mean, limits[k].mean);
+      std::printf("[ INFO     ] orientation %d, face %zu: max |diff| %d, mean %.3f levels\n",
+                  orientation, k, d.max, d.mean);
+    }
+  }
+  // Approximate pixels serve nothing.
+  const std::vector<uint8_t> progressive =
+      encode_jpeg(textured(1600, 1200), TJPF_RGB, TJSAMP_420, 92, TJFLAG_PROGRESSIVE);
+  image::DecodeOptions coarse;
+  coarse.min_width = coarse.min_height = 300;  // 1/4 scale
+  coarse.coarse_progressive = true;
+  auto approximate = std::make_shared<image::Image>(image::decode_image(progressive, coarse));
+  EXPECT_TRUE(approximate->approximate);
+  EXPECT_FALSE(kept_decode(approximate));
+  coarse.coarse_progressive = false;
+  auto exact = std::make_shared<image::Image>(image::decode_image(progressive, coarse));
+  EXPECT_FALSE(exact->approximate);
+  EXPECT_TRUE(kept_decode(exact));
 }
 
 TEST(FaceCrop, GonePixelsAreReportedNotCut) {

@@ -49,20 +49,22 @@ TEST(TagSummary, InferenceBoundFp16RunDoesNotSuggestFp16) {
 
 }  // namespace
 
-// The face line says where a GPU run's face crops came from (the H100 run of
-// the corpus with people); a CPU run, whose every crop is a region decode,
-// does not say it.
-TEST(TagSummary, FaceLineCountsCropsFromTheGpusDecode) {
+// The face line says where the face crops came from: on a GPU (the H100 run
+// of the corpus with people) the engines' decode, the CPU decoders' own or
+// a region decode; on a CPU, the decode for the network or a region decode.
+TEST(TagSummary, FaceLineCountsWhereTheCropsCameFrom) {
   TagStats s = decode_bound_gpu_run(2, 752);
   s.time.faces = 22.5, s.time.faces_wait = 3.2;
-  s.faces.from_kept = 1529, s.faces.decoded = 331;
+  s.faces.from_kept = 1529, s.faces.decoded = 331, s.faces.from_decode = 12;
   s.faces.crops_s = 15.0, s.faces.networks_s = 2.5, s.faces.device_wait_s = 1.5;
   diagnose(s, {false, true});
   const std::string gpu = format_summary(s, 0, 0);
-  EXPECT_NE(gpu.find("photos with faces: 1529 cut from the GPU's decode, 331 decoded again"),
-            std::string::npos)
+  EXPECT_NE(
+      gpu.find("photos with faces: 1529 cut from the GPU's decode, 331 decoded again, 12 cut from "
+               "the CPU decoders' decode"),
+      std::string::npos)
       << gpu;
-  s.gpu_decoders = 0, s.faces.from_kept = 0, s.faces.decoded = 1860;
+  s.gpu_decoders = 0, s.faces.from_kept = 0, s.faces.decoded = 1848;
   const std::string cpu = format_summary(s, 0, 0);
   EXPECT_NE(
       cpu.find(
@@ -71,4 +73,8 @@ TEST(TagSummary, FaceLineCountsCropsFromTheGpusDecode) {
       std::string::npos)
       << cpu;
   EXPECT_EQ(cpu.find("cut from the GPU"), std::string::npos) << cpu;
+  EXPECT_NE(
+      cpu.find("photos with faces: 12 cut from the decode for the network, 1848 decoded again"),
+      std::string::npos)
+      << cpu;
 }
