@@ -1,6 +1,7 @@
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual (bool output) and Where,
 // with numpy broadcasting over plain layouts; Not on bool masks.
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/broadcast_walk.h"
 #include "cpu/index_copy.h"
@@ -15,16 +16,37 @@ constexpr int64_t kParallelElems = int64_t(1) << 16;
 
 enum class Cmp { eq, lt, gt, le, ge };
 
-template <class V>
-bool compare(Cmp c, V a, V b) {
-  switch (c) {
-    case Cmp::eq: return a == b;
-    case Cmp::lt: return a < b;
-    case Cmp::gt: return a > b;
-    case Cmp::le: return a <= b;
-    case Cmp::ge: return a >= b;
+template <Cmp C, class V>
+bool compare(V a, V b) {
+  if constexpr (C == Cmp::eq) return a == b;
+  if constexpr (C == Cmp::lt) return a < b;
+  if constexpr (C == Cmp::gt) return a > b;
+  if constexpr (C == Cmp::le) return a <= b;
+  return a >= b;
+}
+
+// The comparison fixed at compile time and a row of contiguous operands
+// taken apart from a strided one: the detector's peak test (Equal over
+// f32[N,80,128,128]) then vectorizes, where a switch per element cost
+// 1.3 ns an element.
+template <Cmp C, class T>
+void compare_rows(const BroadcastWalk& walk, const void* a, const void* b, uint8_t* dst) {
+  const int64_t n = walk.row_len(), sa = walk.last_stride(0), sb = walk.last_stride(1);
+#pragma omp parallel for schedule(static) if (walk.rows() * n >= kParallelElems)
+  for (int64_t r = 0; r < walk.rows(); ++r) {
+    const int64_t ra = walk.row_base(0, r), rb = walk.row_base(1, r);
+    uint8_t* d = dst + r * n;
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (sa == 1 && sb == 1) {
+        const T* pa = static_cast<const T*>(a) + ra;
+        const T* pb = static_cast<const T*>(b) + rb;
+        for (int64_t o = 0; o < n; ++o) d[o] = compare<C>(pa[o], pb[o]) ? 1 : 0;
+        continue;
+      }
+    }
+    for (int64_t o = 0; o < n; ++o)
+      d[o] = compare<C>(load<T>(a, ra + o * sa), load<T>(b, rb + o * sb)) ? 1 : 0;
   }
-  return false;
 }
 
 class CompareKernel : public Kernel {
@@ -34,12 +56,17 @@ class CompareKernel : public Kernel {
     visit_dtype(type_, [&](auto tag) {
       using T = typename decltype(tag)::type;
       uint8_t* dst = static_cast<uint8_t*>(out[0]);
-      int64_t n = walk_.row_len(), sa = walk_.last_stride(0), sb = walk_.last_stride(1);
-#pragma omp parallel for schedule(static) if (walk_.rows() * n >= kParallelElems)
-      for (int64_t r = 0; r < walk_.rows(); ++r) {
-        int64_t a = walk_.row_base(0, r), b = walk_.row_base(1, r);
-        for (int64_t o = 0; o < n; ++o)
-          dst[r * n + o] = compare(cmp_, load<T>(in[0], a + o * sa), load<T>(in[1], b + o * sb)) ? 1 : 0;
+      switch (cmp_) {
+        case Cmp::eq:
+          return compare_rows<Cmp::eq, T>(walk_, in[0], in[1], dst);
+        case Cmp::lt:
+          return compare_rows<Cmp::lt, T>(walk_, in[0], in[1], dst);
+        case Cmp::gt:
+          return compare_rows<Cmp::gt, T>(walk_, in[0], in[1], dst);
+        case Cmp::le:
+          return compare_rows<Cmp::le, T>(walk_, in[0], in[1], dst);
+        case Cmp::ge:
+          return compare_rows<Cmp::ge, T>(walk_, in[0], in[1], dst);
       }
     });
   }

@@ -73,6 +73,8 @@ TEST(CpuConcat, F32FourDimensionalInEveryLayout) {
     check({a, random_tensor({2, 16, 5, 3}, 6)}, -1, l);
     check({a, c, random_tensor({1, 16, 5, 6}, 7)}, 0, l);
     check({b}, 1, l);
+    // Parts of several 128 KB pieces a batch row, copied by many threads.
+    check({random_tensor({3, 32, 40, 70}, 12), random_tensor({3, 48, 40, 70}, 13)}, 1, l);
   }
 }
 
