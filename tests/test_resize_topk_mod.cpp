@@ -371,6 +371,39 @@ TEST(TopK, LongRowAgainstPartialSort) {
   }
 }
 
+// A peak map as the detector's: mostly zeros, a few hundred peaks, two NaNs
+// (which rank above every number) and some negatives; the row goes by in
+// runs that one test rejects, which must not skip a winner.
+TEST(TopK, SparseRowWithNanAgainstPartialSort) {
+  const int64_t n = 128 * 128 * 80 + 37, k = 100;
+  std::mt19937 gen(23);
+  std::uniform_int_distribution<int64_t> where(0, n - 1);
+  std::uniform_real_distribution<float> value(0.01f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n), 0.f);
+  for (int i = 0; i < 300; ++i) v[size_t(where(gen))] = value(gen);
+  for (int i = 0; i < 50; ++i) v[size_t(where(gen))] = -value(gen);
+  v[size_t(n - 1)] = 2.f;  // in the tail after the last whole run
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  v[size_t(where(gen))] = nan;
+  v[size_t(where(gen))] = nan;
+  Tensor x = Tensor::from_vector(v, {1, n});
+  for (bool largest : {true, false}) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+      const float va = v[size_t(a)], vb = v[size_t(b)];
+      const bool na = std::isnan(va), nb = std::isnan(vb);
+      if (na != nb) return largest ? na : nb;  // NaN first when largest, last when smallest
+      if (!na && va != vb) return largest ? va > vb : va < vb;
+      return a < b;
+    });
+    std::vector<Tensor> got = run_op_cpu(topk_call(x, k, -1, largest));
+    for (int64_t i = 0; i < k; ++i)
+      ASSERT_EQ(got[1].data<int64_t>()[i], order[size_t(i)])
+          << "largest=" << largest << " rank " << i;
+  }
+}
+
 // TopK along the middle axis of [4, 50, 6] against a stable sort of each
 // column, for the integer dtypes.
 template <class T>
