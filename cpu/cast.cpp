@@ -4,6 +4,7 @@
 // (core/half.h); float -> integer saturates and maps NaN to 0 (ONNX leaves
 // these undefined); anything -> bool is `!= 0`.
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/index_copy.h"
 #include "cpu/registry.h"
@@ -16,6 +17,14 @@ namespace {
 
 template <class From, class To>
 void cast_range(const void* in, void* out, int64_t begin, int64_t end) {
+  if constexpr (std::is_same_v<From, Bool8> && std::is_same_v<To, float>) {
+    // A mask to float (the detector's peak test) as one vector loop; the
+    // element-wise path below took 1 ns an element.
+    const uint8_t* src = static_cast<const uint8_t*>(in);
+    float* dst = static_cast<float*>(out);
+    for (int64_t i = begin; i < end; ++i) dst[i] = src[i] != 0 ? 1.f : 0.f;
+    return;
+  }
   for (int64_t i = begin; i < end; ++i) store<To>(out, i, convert_num<num_t<To>>(load<From>(in, i)));
 }
 

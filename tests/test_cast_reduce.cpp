@@ -86,6 +86,7 @@ TEST(CastOps, IntegerAndBoolConversionsVsNumpy) {
   Tensor flags = cast(big, 9);
   ref.add(cast(flags, 7), "r = x0.astype(bool).astype(np.int64)", {big}, "bool->i64");
   ref.add(cast(flags, 10), "r = x0.astype(bool).astype(np.float16)", {big}, "bool->f16");
+  ref.add(cast(cast(x, 9), 1), "r = x0.astype(bool).astype(np.float32)", {x}, "bool->f32");
   ref.check();
 }
 
