@@ -1,9 +1,12 @@
 // ReduceMean / ReduceSum / ReduceMax / ReduceMin over any set of axes, and
-// ArgMax / ArgMin along one axis, on plain layouts. Float dtypes accumulate
+// ArgMax / ArgMin along one axis, on plain layouts; a 4-D reduction over H
+// and W also in the blocked and channels-last layouts. Float dtypes accumulate
 // in double, integer dtypes in int64 (wrapping on overflow).
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <optional>
 
 #include "cpu/index_copy.h"
 #include "cpu/reduce_block.h"
@@ -109,11 +112,67 @@ class ReduceKernel : public Kernel {
   int64_t out_numel_ = 1, count_ = 1;
 };
 
+// A 4-D tensor reduced over H and W to [N, C, 1, 1] in the layout it
+// arrives in (a squeeze-excite block's mean): in nChw16c/nChw8c each image's
+// channel blocks are [blocks, H*W, block] and the result is the same layout
+// of [N, C, 1, 1]; in nhwc [N, H*W, C] gives [N, C]. Each mean of the
+// detector read its input reordered to plain first (3.6 ms of its head's
+// f32[4,128,128,128] at batch 4, 8 ms of the network's reorders in all).
+class SpatialReduceKernel : public Kernel {
+ public:
+  SpatialReduceKernel(Red r, DType t, const Shape& in, Layout l) : red_(r), type_(t) {
+    const int64_t n = in[0], c = in[1], hw = in[2] * in[3], b = layout_block(l);
+    if (b > 1) {
+      blocks_ = (c + b - 1) / b;
+      shape_ = {n * blocks_, hw, b};
+      pad_ = blocks_ * b - c;
+      block_ = b;
+    } else {
+      shape_ = {n, hw, c};
+    }
+  }
+  void run(const void* const* in, void* const* out, const RunContext&) override {
+    reduce_block(BlockReduction(int(red_)), shape_, type_, in[0], out[0]);
+    if (pad_ == 0) return;
+    // The channels that pad the last block are zero, as oneDNN keeps them,
+    // whatever the input held there.
+    const size_t esize = dtype_size(type_);
+    char* y = static_cast<char*>(out[0]);
+    const int64_t images = shape_.outer / blocks_;
+    for (int64_t i = 0; i < images; ++i)
+      std::memset(y + size_t((i * blocks_ + blocks_ - 1) * block_ + (block_ - pad_)) * esize, 0,
+                  size_t(pad_) * esize);
+  }
+
+ private:
+  Red red_;
+  DType type_;
+  BlockShape shape_;
+  int64_t blocks_ = 1, block_ = 1, pad_ = 0;
+};
+
+// The layout SpatialReduceKernel takes the reduction in, when it applies.
+std::optional<Layout> spatial_reduce_layout(const OpDesc& op, const std::vector<bool>& reduced) {
+  const TensorDesc& x = op.inputs[0];
+  if (x.layout == Layout::plain || x.shape.size() != 4 || op.outputs[0].shape.size() != 4)
+    return std::nullopt;
+  if (!reduce_block_supports(x.dtype) || x.numel() == 0) return std::nullopt;
+  if (reduced != std::vector<bool>{false, false, true, true}) return std::nullopt;
+  return x.layout;
+}
+
 KernelPlan make_reduce(const OpDesc& op) {
   const std::string& t = op.op_type;
   Red r = t == "ReduceSum" ? Red::sum : t == "ReduceMean" ? Red::mean : t == "ReduceMax" ? Red::max : Red::min;
   ops::ReduceSpec s = ops::reduce_spec(ops::infer_context_of(op));
   check(op.inputs[0].dtype != DType::boolean, "reductions do not take bool");
+  if (std::optional<Layout> l = spatial_reduce_layout(op, s.reduced)) {
+    KernelPlan plan = plain_plan(
+        op, std::make_unique<SpatialReduceKernel>(r, op.inputs[0].dtype, op.inputs[0].shape, *l));
+    plan.input_layouts[0] = *l;
+    plan.output_layouts[0] = *l;
+    return plan;
+  }
   return plain_plan(op, std::make_unique<ReduceKernel>(r, op.inputs[0].dtype, op.inputs[0].shape, s.reduced));
 }
 

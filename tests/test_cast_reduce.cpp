@@ -195,6 +195,33 @@ TEST(ReduceOps, ContiguousBlocksVsNumpy) {
   ref.check();
 }
 
+// A reduction over H and W of a tensor in nChw16c, nChw8c or nhwc is done in
+// that layout (a squeeze-excite mean after a blocked convolution), channel
+// counts that leave a block part empty included; each against numpy.
+TEST(ReduceOps, SpatialReductionsInTheLayoutTheyArriveIn) {
+  REQUIRE_NUMPY();
+  NumpyChecks ref;
+  int seed = 40;
+  for (const Shape& shape : {Shape{2, 72, 5, 7}, Shape{3, 32, 16, 16}, Shape{1, 4, 9, 3}})
+    for (Layout l : {Layout::blocked16, Layout::blocked8, Layout::nhwc}) {
+      const std::string what = TensorDesc{DType::f32, shape, l}.str();
+      Tensor x = random_tensor(shape, uint64_t(++seed), -2.f, 5.f);
+      const Attributes hw = attrs({{"axes", std::vector<int64_t>{2, 3}}});
+      EXPECT_EQ(planned_output_layout("ReduceMean", hw, {TensorDesc{DType::f32, shape, l}}), l)
+          << what;
+      OpCall mean = make_call("ReduceMean", hw, {x}, {});
+      mean.opset = 13, mean.input_layout = l;
+      OpCall max = make_call("ReduceMax", hw, {x}, {});
+      max.opset = 13, max.input_layout = l;
+      ref.add(run_op_cpu(mean)[0],
+              "r = x0.astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(np.float32)", {x},
+              "mean over H,W of " + what, 1e-6);
+      ref.add(run_op_cpu(max)[0], "r = x0.max(axis=(2, 3), keepdims=True)", {x},
+              "max over H,W of " + what);
+    }
+  ref.check();
+}
+
 TEST(ReduceOps, RejectsHostileAxes) {
   Tensor x = random_tensor({2, 3}, 28);
   EXPECT_THROW(run("ReduceMean", attrs({{"axes", std::vector<int64_t>{2}}}), {x}, 13), Error);
