@@ -1,5 +1,6 @@
 // Cast / CastLike between any two tandem dtypes, elementwise on plain
-// layouts, and training's cast entry (below) on the same element access
+// layouts (a Cast also on any layout without channel padding,
+// elementwise_plan), and training's cast entry (below) on the same element access
 // (cpu/typed.h). f16/bf16 convert through float with round-to-nearest-even
 // (core/half.h); float -> integer saturates and maps NaN to 0 (ONNX leaves
 // these undefined); anything -> bool is `!= 0`.
@@ -56,7 +57,7 @@ class CastKernel : public Kernel {
 
 KernelPlan make_cast(const OpDesc& op) {
   auto k = std::make_unique<CastKernel>(op.inputs[0].dtype, op.outputs[0].dtype, op.inputs[0].numel());
-  return plain_plan(op, std::move(k));
+  return elementwise_plan(op, std::move(k));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual (bool output) and Where,
-// with numpy broadcasting over plain layouts; Not on bool masks.
+// with numpy broadcasting over plain layouts; Not on bool masks. A
+// comparison of operands of the output's shape also runs in a non-plain
+// layout they share (elementwise_plan).
 #include <cstring>
 #include <type_traits>
 
@@ -81,8 +83,11 @@ KernelPlan make_compare(const OpDesc& op) {
   const std::string& t = op.op_type;
   Cmp c = t == "Equal" ? Cmp::eq : t == "Less" ? Cmp::lt : t == "Greater" ? Cmp::gt
         : t == "LessOrEqual" ? Cmp::le : Cmp::ge;
+  // Operands of the output's shape are walked as flat memory, the same in
+  // any layout they share.
   BroadcastWalk walk(op.outputs[0].shape, {op.inputs[0].shape, op.inputs[1].shape});
-  return plain_plan(op, std::make_unique<CompareKernel>(c, op.inputs[0].dtype, std::move(walk)));
+  return elementwise_plan(op,
+                          std::make_unique<CompareKernel>(c, op.inputs[0].dtype, std::move(walk)));
 }
 
 // out = cond ? X : Y, element bytes copied as they are (any dtype).

@@ -91,4 +91,18 @@ KernelPlan plain_plan(const OpDesc& op, std::unique_ptr<Kernel> kernel) {
   return plan;
 }
 
+KernelPlan elementwise_plan(const OpDesc& op, std::unique_ptr<Kernel> kernel) {
+  KernelPlan plan = plain_plan(op, std::move(kernel));
+  const Layout l = op.inputs.empty() ? Layout::plain : op.inputs[0].layout;
+  if (l == Layout::plain || op.outputs.size() != 1) return plan;
+  const Shape& shape = op.outputs[0].shape;
+  const int64_t block = layout_block(l);
+  if (shape.size() != 4 || (block > 1 && shape[1] % block != 0)) return plan;
+  for (const TensorDesc& t : op.inputs)
+    if (t.layout != l || t.shape != shape) return plan;
+  plan.input_layouts.assign(op.inputs.size(), l);
+  plan.output_layouts = {l};
+  return plan;
+}
+
 }  // namespace tandem::cpu

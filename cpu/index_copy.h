@@ -57,4 +57,12 @@ class IndexCopyKernel : public Kernel {
 // Plan with one kernel, every input and output in plain layout.
 KernelPlan plain_plan(const OpDesc& op, std::unique_ptr<Kernel> kernel);
 
+// Plan for an elementwise kernel that reads its operands' memory as flat
+// arrays of one shape: in the layout every input arrives in when they all
+// share one and have the output's shape, that layout is not plain and pads
+// no channels (a blocked layout's channels fill their blocks), so that a
+// chain of such ops after a blocked convolution takes no reorders; plain
+// otherwise.
+KernelPlan elementwise_plan(const OpDesc& op, std::unique_ptr<Kernel> kernel);
+
 }  // namespace tandem::cpu

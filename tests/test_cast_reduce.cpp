@@ -131,6 +131,40 @@ TEST(CompareOps, BroadcastingVsNumpy) {
   ref.check();
 }
 
+// Operands of one shape that arrive blocked or channels-last are compared,
+// and the mask cast to float, in that layout (the detector's peak test after
+// its max pooling); the mask leaves it as bytes. Against numpy, with ties.
+TEST(CompareOps, SameShapeOperandsStayInTheirLayout) {
+  REQUIRE_NUMPY();
+  NumpyChecks ref;
+  const Shape shape{2, 32, 6, 5};
+  Tensor a = random_tensor(shape, 27, -2.f, 2.f), b = random_tensor(shape, 28, -2.f, 2.f);
+  for (int64_t i = 0; i < a.numel(); i += 3) b.data<float>()[i] = a.data<float>()[i];
+  for (Layout l : {Layout::blocked16, Layout::blocked8, Layout::nhwc}) {
+    const TensorDesc d{DType::f32, shape, l};
+    EXPECT_EQ(planned_output_layout("Equal", {}, {d, d}), l) << d.str();
+    EXPECT_EQ(planned_output_layout("Cast", attrs({{"to", int64_t(1)}}),
+                                    {TensorDesc{DType::boolean, shape, l}}),
+              l)
+        << d.str();
+    OpCall eq = op_call("Equal", {}, {a, b});
+    eq.input_layout = l;
+    OpCall ge = op_call("GreaterOrEqual", {}, {a, b});
+    ge.input_layout = l;
+    const Tensor mask = run_op_cpu(eq)[0];
+    ref.add(mask, "r = x0 == x1", {a, b}, "Equal in " + d.str());
+    ref.add(run_op_cpu(ge)[0], "r = x0 >= x1", {a, b}, "GreaterOrEqual in " + d.str());
+    OpCall to_float = op_call("Cast", attrs({{"to", int64_t(1)}}), {mask});
+    to_float.input_layout = l;
+    ref.add(run_op_cpu(to_float)[0], "r = (x0 == x1).astype(np.float32)", {a, b},
+            "Cast in " + d.str());
+  }
+  // Channels that leave a block part empty: plain, as before.
+  const TensorDesc padded{DType::f32, {2, 20, 6, 5}, Layout::blocked16};
+  EXPECT_EQ(planned_output_layout("Equal", {}, {padded, padded}), Layout::plain);
+  ref.check();
+}
+
 TEST(CompareOps, WhereVsNumpy) {
   REQUIRE_NUMPY();
   NumpyChecks ref;
