@@ -50,6 +50,35 @@ TEST(DataMovement, TransposeAnyDtypeVsNumpy) {
   ref.check();
 }
 
+// NHWC <-> NCHW is a view in the channels-last layout: an image taken as
+// NHWC before the first convolution, the heads turned back after the last
+// (from a blocked layout through one reorder). Exact against numpy; an
+// integer tensor oneDNN cannot reorder is still copied.
+TEST(DataMovement, ChannelsLastTurnsAreViews) {
+  REQUIRE_NUMPY();
+  NumpyChecks ref;
+  const Attributes to_nchw = attrs({{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+  const Attributes to_nhwc = attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  const TensorDesc image{DType::f32, {2, 7, 5, 3}, Layout::plain};
+  EXPECT_EQ(planned_output_layout("Transpose", to_nchw, {image}), Layout::nhwc);
+  EXPECT_EQ(planned_output_layout("Transpose", to_nhwc,
+                                  {TensorDesc{DType::f32, {2, 32, 7, 5}, Layout::blocked16}}),
+            Layout::plain);
+  EXPECT_EQ(planned_output_layout("Transpose", to_nchw,
+                                  {TensorDesc{DType::i64, {2, 7, 5, 3}, Layout::plain}}),
+            Layout::plain);
+  Tensor x = random_tensor(image.shape, 13);
+  ref.add(run("Transpose", to_nchw, {x})[0], "r = x0.transpose(0, 3, 1, 2)", {x}, "NHWC to NCHW");
+  Tensor heads = random_tensor({2, 32, 7, 5}, 14);
+  for (Layout l : {Layout::plain, Layout::blocked16, Layout::nhwc}) {
+    OpCall c = make_call("Transpose", to_nhwc, {heads}, {});
+    c.input_layout = l;
+    ref.add(run_op_cpu(c)[0], "r = x0.transpose(0, 2, 3, 1)", {heads},
+            "NCHW to NHWC from " + std::string(layout_name(l)));
+  }
+  ref.check();
+}
+
 TEST(DataMovement, TransposeRejectsBadPerm) {
   Tensor x = random_tensor({2, 3, 4}, 12);
   for (std::vector<int64_t> p : {std::vector<int64_t>{0, 0, 1}, {0, 1}, {0, 1, 3}, {-1, 0, 1}, {0, 1, 2, 3}})
