@@ -1,5 +1,6 @@
 #include "graph/activation_patterns.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "graph/rewrite_utils.h"
@@ -77,10 +78,45 @@ bool match_hard_swish(const Graph& g, const Consumers& cons, ValueId y, Activati
   return false;
 }
 
+// y -> [Relu] -> Min(hi) -> Max(lo), or Max then Min: TensorFlow's
+// clip_by_value (Keras' ReLU(max_value=6) in FaceRes writes Relu, Minimum,
+// Maximum after each of its 27 convolutions). Either order clamps to
+// [lo, hi] when lo <= hi, and after the Relu to [max(lo, 0), hi].
+bool match_clip_by_value(const Graph& g, const Consumers& cons, ValueId y, ActivationTail* t) {
+  std::vector<NodeId> nodes;
+  ValueId at = y;
+  float lo = -INFINITY, hi = INFINITY;
+  bool relu = false, have_min = false, have_max = false;
+  for (int step = 0; step < 3; ++step) {
+    if (is_graph_output(g, at)) break;
+    const NodeId next = sole_consumer(g, cons, at);
+    const Node* n = node_at(g, next);
+    if (!n || n->dead) break;
+    float c;
+    if (step == 0 && n->op_type == "Relu") {
+      relu = true;
+    } else if (n->op_type == "Min" && !have_min && other_than_scalar(g, *n, &c) == at) {
+      have_min = true, hi = c;
+    } else if (n->op_type == "Max" && !have_max && other_than_scalar(g, *n, &c) == at) {
+      have_max = true, lo = c;
+    } else {
+      break;
+    }
+    nodes.push_back(next);
+    at = n->outputs[0];
+  }
+  if (!have_min || !have_max || !(lo <= hi)) return false;
+  if (relu) lo = std::max(lo, 0.f);
+  if (!(lo <= hi)) return false;
+  *t = {"Clip", {lo, hi}, at, nodes};
+  return true;
+}
+
 }  // namespace
 
 bool match_activation_tail(const Graph& g, const Consumers& cons, ValueId y, ActivationTail* tail) {
-  return match_hard_swish(g, cons, y, tail) || match_hard_sigmoid(g, cons, y, tail);
+  return match_hard_swish(g, cons, y, tail) || match_hard_sigmoid(g, cons, y, tail) ||
+         match_clip_by_value(g, cons, y, tail);
 }
 
 }  // namespace tandem

@@ -6,7 +6,8 @@
 //   hard_sigmoid(y) = relu6(y + 3) * c
 // with c = 1/6, often rounded (float16 weights: 0.16662598). They map onto
 // HardSwish [scale 6c] and HardSigmoid [alpha c, beta 3c, max 6c], which give
-// the same values as the written-out form for any c > 0.
+// the same values as the written-out form for any c > 0. TensorFlow's
+// clip_by_value, with or without a Relu before it, maps onto Clip.
 #include <string>
 #include <vector>
 

@@ -203,6 +203,62 @@ void make_fused_conv(Graph& g, Node& conv) {
   conv.attrs.set("has_residual", int64_t(0));
 }
 
+// The values of `v`, when it is an f32 constant of one value per output
+// channel of `y` ([M, 1, 1], [1, M, 1, 1], right-aligned against [N, M,
+// spatial...]) or of one value, as M factors; empty otherwise.
+std::vector<double> per_channel_constant(const Graph& g, ValueId v, ValueId y, int64_t m) {
+  const Tensor* c = constant_f32(g, v);
+  const Value& out = g.value(y);
+  if (!c || out.dtype != DType::f32 || out.shape.size() < 2 || out.shape[1] != m) return {};
+  const Shape& cs = c->shape();
+  if (c->numel() != 1) {
+    if (c->numel() != m || cs.size() > out.shape.size() || cs.size() + 1 < out.shape.size())
+      return {};
+    const size_t lead = out.shape.size() - cs.size();
+    for (size_t d = 0; d < cs.size(); ++d)
+      if (cs[d] != (lead + d == 1 ? m : 1)) return {};
+  }
+  std::vector<double> f(static_cast<size_t>(m));
+  for (int64_t o = 0; o < m; ++o) f[size_t(o)] = c->data<float>()[c->numel() == 1 ? 0 : o];
+  return f;
+}
+
+// conv -> Mul(conv, s) and/or -> Add(conv, c), s and c per output channel: s
+// scales the weights and the bias, c joins the bias (TF.js models keep a
+// batch norm as such a Mul and Add after each convolution, as FaceRes
+// does). Returns the number of nodes absorbed.
+int absorb_channel_affine(Graph& g, Node& conv) {
+  int absorbed = 0;
+  for (const char* op : {"Mul", "Add"}) {
+    const auto cons = g.consumers();
+    const ValueId y = conv.outputs[0];
+    // An activation written out from here (hard-sigmoid's y + 3 first) is
+    // the epilogue's to take whole.
+    if (ActivationTail tail; match_activation_tail(g, cons, y, &tail)) break;
+    const NodeId a = sole_consumer(g, cons, y);
+    if (a < 0 || g.nodes[size_t(a)].op_type != op || g.nodes[size_t(a)].inputs.size() != 2)
+      continue;
+    Node& n = g.nodes[size_t(a)];
+    const ValueId other = n.inputs[0] == y ? n.inputs[1] : n.inputs[0];
+    const Tensor* b = constant_f32(g, conv.inputs[2]);
+    if (other == y || !b) continue;
+    const std::vector<double> f = per_channel_constant(g, other, y, b->numel());
+    if (f.empty()) continue;
+    Tensor nb = b->clone();
+    if (std::string(op) == "Mul") {
+      if (!scale_float_weights(g, conv, f)) continue;
+      for (size_t o = 0; o < f.size(); ++o) nb.data<float>()[o] = float(nb.data<float>()[o] * f[o]);
+    } else {
+      for (size_t o = 0; o < f.size(); ++o) nb.data<float>()[o] = float(nb.data<float>()[o] + f[o]);
+    }
+    conv.inputs[2] = g.add_constant(conv.name + "_B_" + op, std::move(nb));
+    conv.outputs[0] = n.outputs[0];
+    n.dead = true;
+    ++absorbed;
+  }
+  return absorbed;
+}
+
 // conv -> Add(conv, r) where r has the output's shape: the Add node becomes
 // the fused conv (at the Add's position, after r is computed). Returns the
 // fused node's id, or -1 when the pattern does not apply.
@@ -248,6 +304,7 @@ int fuse_conv_epilogues(Graph& g) {
     if (n.op_type == "Conv" && constant_weights(g, n.inputs[1])) {
       make_fused_conv(g, n);
       auto cons = g.consumers();
+      if (absorb_channel_affine(g, g.nodes[i]) > 0) cons = g.consumers();
       NodeId at = absorb_residual(g, cons, NodeId(i));
       if (at >= 0) cons = g.consumers();
       else at = NodeId(i);
