@@ -14,7 +14,7 @@ dnnl::stream& stream() {
   return s;
 }
 
-dnnl::memory::data_type to_dnnl(DType t) {
+std::optional<dnnl::memory::data_type> dnnl_type(DType t) {
   using dt = dnnl::memory::data_type;
   switch (t) {
     case DType::f32: return dt::f32;
@@ -23,8 +23,14 @@ dnnl::memory::data_type to_dnnl(DType t) {
     case DType::i8: return dt::s8;
     case DType::u8: return dt::u8;
     case DType::i32: return dt::s32;
-    default: throw Error("dtype " + std::string(dtype_name(t)) + " has no oneDNN equivalent");
+    default:
+      return std::nullopt;
   }
+}
+
+dnnl::memory::data_type to_dnnl(DType t) {
+  if (std::optional<dnnl::memory::data_type> d = dnnl_type(t)) return *d;
+  throw Error("dtype " + std::string(dtype_name(t)) + " has no oneDNN equivalent");
 }
 
 dnnl::memory::dims to_dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }

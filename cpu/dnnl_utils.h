@@ -2,6 +2,7 @@
 // Glue between tandem's descriptions and oneDNN's. Every oneDNN call that can
 // fail goes through dnnl_guarded(), which turns dnnl::error into tandem::Error.
 #include <dnnl.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -17,6 +18,9 @@ namespace tandem::cpu {
 dnnl::engine& engine();
 dnnl::stream& stream();
 
+// oneDNN's type for `t`, or nullopt when it has none (bool, i64, f64);
+// to_dnnl throws for those.
+std::optional<dnnl::memory::data_type> dnnl_type(DType t);
 dnnl::memory::data_type to_dnnl(DType t);
 dnnl::memory::dims to_dims(const Shape& s);
 // Memory descriptor for an activation in one of tandem's layouts. Layouts

@@ -2,6 +2,7 @@
 // NHWC <-> NCHW as a view in the channels-last layout.
 #include <optional>
 
+#include "cpu/dnnl_utils.h"
 #include "cpu/index_copy.h"
 #include "cpu/registry.h"
 #include "ops/shape_ops.h"
@@ -10,19 +11,14 @@ namespace tandem::cpu {
 
 namespace {
 
-// Whether oneDNN can move `t` between layouts (a reorder may follow a view).
-bool reorderable(DType t) {
-  return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::i8 ||
-         t == DType::u8 || t == DType::i32;
-}
-
 // NHWC <-> NCHW of a 4-D tensor as a view: plain [N,H,W,C] memory is the
 // channels-last layout of [N,C,H,W], so the turn is a relabelling, no copy
 // (a TF.js image input before the first convolution; the heads turned back
 // to NHWC after the last, from whatever layout they are in with one reorder
 // instead of a reorder and a transposition).
 std::optional<KernelPlan> transpose_view(const TensorDesc& in, const std::vector<int64_t>& perm) {
-  if (in.shape.size() != 4 || !reorderable(in.dtype)) return std::nullopt;
+  // oneDNN must be able to reorder it: a reorder may follow the view.
+  if (in.shape.size() != 4 || !dnnl_type(in.dtype)) return std::nullopt;
   KernelPlan plan;
   plan.alias_input = 0;
   if (perm == std::vector<int64_t>{0, 3, 1, 2} && in.layout == Layout::plain) {

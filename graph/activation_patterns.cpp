@@ -105,7 +105,7 @@ bool match_clip_by_value(const Graph& g, const Consumers& cons, ValueId y, Activ
     nodes.push_back(next);
     at = n->outputs[0];
   }
-  if (!have_min || !have_max || !(lo <= hi)) return false;
+  if (!have_min || !have_max) return false;
   if (relu) lo = std::max(lo, 0.f);
   if (!(lo <= hi)) return false;
   *t = {"Clip", {lo, hi}, at, nodes};

@@ -37,8 +37,10 @@ Tensor folded_bias(const Graph& g, const Node& bn, const Tensor* b, const std::v
   return nb;
 }
 
-// W' = W * s for float weights.
-bool scale_float_weights(Graph& g, Node& conv, const std::vector<double>& s) {
+// W' = W * s for float weights, a constant named after the conv and `what`
+// (names must stay unique: a batch norm and a later Mul may both scale).
+bool scale_float_weights(Graph& g, Node& conv, const std::vector<double>& s,
+                         const std::string& what) {
   const Tensor* w = constant_f32(g, conv.inputs[1]);
   if (!w || w->rank() < 3 || w->dim(0) != int64_t(s.size())) return false;
   Tensor nw = w->clone();
@@ -47,7 +49,7 @@ bool scale_float_weights(Graph& g, Node& conv, const std::vector<double>& s) {
     float* row = nw.data<float>() + int64_t(o) * per;
     for (int64_t k = 0; k < per; ++k) row[k] = float(row[k] * s[o]);
   }
-  conv.inputs[1] = g.add_constant(conv.name + "_W_bnfolded", std::move(nw));
+  conv.inputs[1] = g.add_constant(conv.name + "_W_" + what, std::move(nw));
   return true;
 }
 
@@ -95,7 +97,8 @@ bool fold_one_batchnorm(Graph& g, const std::vector<std::vector<NodeId>>& cons, 
   const std::vector<double> s = batchnorm_factors(g, bn, ws[0]);
   if (s.empty() || (b && b->numel() != ws[0])) return false;
   Tensor nb = folded_bias(g, bn, b, s);
-  if (!scale_float_weights(g, conv, s) && !scale_integer_weights(g, cons, conv, s)) return false;
+  if (!scale_float_weights(g, conv, s, "bnfolded") && !scale_integer_weights(g, cons, conv, s))
+    return false;
   conv.inputs.resize(3);
   conv.inputs[2] = g.add_constant(conv.name + "_B_bnfolded", std::move(nb));
   conv.outputs[0] = bn.outputs[0];
@@ -246,7 +249,7 @@ int absorb_channel_affine(Graph& g, Node& conv) {
     if (f.empty()) continue;
     Tensor nb = b->clone();
     if (std::string(op) == "Mul") {
-      if (!scale_float_weights(g, conv, f)) continue;
+      if (!scale_float_weights(g, conv, f, "scaled")) continue;
       for (size_t o = 0; o < f.size(); ++o) nb.data<float>()[o] = float(nb.data<float>()[o] * f[o]);
     } else {
       for (size_t o = 0; o < f.size(); ++o) nb.data<float>()[o] = float(nb.data<float>()[o] + f[o]);
