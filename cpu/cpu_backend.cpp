@@ -12,6 +12,18 @@
 
 namespace tandem::cpu {
 
+namespace {
+
+bool touches_bf16(const OpDesc& op) {
+  for (const TensorDesc& d : op.inputs)
+    if (d.dtype == DType::bf16) return true;
+  for (const TensorDesc& d : op.outputs)
+    if (d.dtype == DType::bf16) return true;
+  return false;
+}
+
+}  // namespace
+
 bool CpuBackend::supports(const OpDesc& op) const { return find_kernel(op.op_type) != nullptr; }
 
 KernelPlan CpuBackend::prepare(const OpDesc& op) {
@@ -23,6 +35,12 @@ KernelPlan CpuBackend::prepare(const OpDesc& op) {
     if (plan.output_layouts.size() < op.outputs.size()) plan.output_layouts.resize(op.outputs.size(), Layout::plain);
     return plan;
   } catch (const Error& e) {
+    // tandem's own bf16 loops run anywhere; oneDNN's refuse a CPU without
+    // bf16, which is what the user needs to hear.
+    if (!has_bf16() && touches_bf16(op))
+      throw Error::unsupported("bf16 on this CPU: oneDNN has no bf16 kernels here (" +
+                                   instruction_set() + "): " + e.what(),
+                               op.context());
     throw e.with_context(op.context());
   }
 }
@@ -69,6 +87,34 @@ std::string instruction_set() {
     case isa::avx2: return r + "avx2 (int8 without VNNI)";
     default: return r + "its portable kernels (no x86 vector extensions found)";
   }
+}
+
+bool has_bf16() {
+  // Asked once: whether oneDNN will build a bf16 primitive at all.
+  static const bool yes = [] {
+    try {
+      const dnnl::memory::desc m({1, 16}, dnnl::memory::data_type::bf16,
+                                 dnnl::memory::format_tag::ab);
+      dnnl::eltwise_forward::primitive_desc pd(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::eltwise_relu, m, 0.f),
+          engine());
+      dnnl::binary::primitive_desc bd(dnnl::binary::desc(dnnl::algorithm::binary_add, m, m, m),
+                                      engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return yes;
+}
+
+bool integer_conv_takes_float_residual() {
+#if defined(__x86_64__) || defined(_M_X64)
+  return true;
+#else
+  return false;
+#endif
 }
 
 }  // namespace tandem::cpu

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cpu/cpu_backend.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/post_ops.h"
 #include "cpu/registry.h"
@@ -52,6 +53,8 @@ QConvProblem describe(const OpDesc& op) {
   p.g = ops::conv_geometry(op.attributes(), p.x.shape, op.inputs[1].shape);
   p.conv = DnnlConv::of(p.g, op.inputs[1].shape);
   if (p.q.residual != ops::QResidual::none) p.r_dtype = op.inputs[3].dtype;
+  check_supported(p.q.residual != ops::QResidual::real || integer_conv_takes_float_residual(),
+                  "a float residual on an integer convolution: oneDNN adds it wrong on this CPU");
   p.residual_in_place = p.q.residual == ops::QResidual::quantized && op.is_reusable(3);
   return p;
 }

@@ -5,12 +5,14 @@
 // over channels alone (opset >= 13, axis 1) runs in nChw16c or nhwc, where
 // oneDNN has a JIT kernel (plain has only a scalar reference one): the
 // layout X arrives in if it is one of those, else nhwc; Y has that layout.
+#include "ops/softmax.h"
+
 #include <cmath>
 
+#include "cpu/cpu_backend.h"
 #include "cpu/dnnl_utils.h"
 #include "cpu/registry.h"
 #include "cpu/train_common.h"
-#include "ops/softmax.h"
 
 namespace tandem::cpu {
 
@@ -19,6 +21,9 @@ namespace {
 KernelPlan make_softmax(const OpDesc& op) {
   const TensorDesc& x = op.inputs[0];
   check_supported(x.dtype == DType::f32 || x.dtype == DType::bf16, "CPU softmax supports f32 and bf16, got " + x.str());
+  // Where oneDNN has no bf16, its softmax still builds one, and writes inf.
+  check_supported(x.dtype != DType::bf16 || has_bf16(),
+                  "bf16 softmax: oneDNN has no bf16 kernels on this CPU");
   ops::SoftmaxSplit s = ops::softmax_split(op.attributes(), op.opset, x.shape);
   bool channels = x.shape.size() == 4 && s.len == x.shape[1] && s.outer == x.shape[0] && s.inner > 1;
   Layout l = Layout::plain;

@@ -7,6 +7,7 @@
 // becomes QConv(xq, wq, b [, rq or r]) -> yq (or a float output when no
 // QuantizeLinear follows). The dequantized copies that no one reads any
 // more go, so the integers flow from one convolution to the next.
+#include "cpu/cpu_backend.h"
 #include "graph/passes.h"
 #include "graph/rewrite_utils.h"
 #include "ops/conv.h"
@@ -158,6 +159,13 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
   auto w = dequantize_of(g, conv.inputs[1]);
   const int64_t m = g.value(conv.inputs[1]).shape.at(0);
   if (!takes(form, x) || !integer_weights(g, w, m) || !conv_in_form(g, conv, form)) return false;
+  const NodeId requant = sole_consumer(g, cons, conv.outputs[0]);
+  std::optional<LinearQuantization> y;
+  if (requant >= 0) y = quantize_params(g, requant);
+  // Only the 8-bit residual of an 8-bit output, where a float one cannot join.
+  if (conv.attrs.get_int("has_residual", 0) == 1 && !form.real_residual &&
+      !(takes(form, dequantize_of(g, conv.inputs[3])) && takes(form, y)))
+    return false;
   const ValueId bias = real_bias(g, g.nodes[size_t(id)].inputs[2], conv.name);
   if (bias == kNoValue) return false;
   Node q = g.nodes[size_t(id)];
@@ -165,9 +173,6 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
   p.x_scale = x->scales[0];
   p.x_zero_point = x->zero_points[0];
   p.w_scales = w->scales;
-  const NodeId requant = sole_consumer(g, cons, q.outputs[0]);
-  std::optional<LinearQuantization> y;
-  if (requant >= 0) y = quantize_params(g, requant);
   if (takes(form, y)) {
     p.y_dtype = y->dtype;
     p.y_scale = y->scales[0];
@@ -200,7 +205,11 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
 
 }  // namespace
 
-IntegerConvForm cpu_integer_conv_form() { return {}; }
+IntegerConvForm cpu_integer_conv_form() {
+  IntegerConvForm f;
+  f.real_residual = cpu::integer_conv_takes_float_residual();
+  return f;
+}
 
 IntegerConvForm gpu_integer_conv_form() {
   IntegerConvForm f;

@@ -64,6 +64,7 @@ struct IntegerConvForm {
   bool any_shape = true;           // else 2-D, one group, equal begin and end pads
   bool integer_max_pool = true;    // quantize / dequantize move across max pooling
   int64_t channel_multiple = 1;    // input and output channels
+  bool real_residual = true;       // a float residual joins in the epilogue
 };
 IntegerConvForm cpu_integer_conv_form();
 IntegerConvForm gpu_integer_conv_form();

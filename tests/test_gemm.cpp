@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/half.h"
+#include "tests/cpu_features.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -203,6 +204,7 @@ Tensor round_bf16(const Tensor& f, DType to) {
 // bf16 operands (inner-product and matmul paths): reference on the rounded
 // values in float64; Y is rounded to bf16: 1e-2 * max|ref|.
 TEST(CpuGemm, Bf16MatchesNaiveLoopOnRoundedInputs) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   for (bool b_const : {true, false}) {
     GemmCase g{3, 40, 24, false, true, 1.f, 1.f, {24}, b_const, true};
     Tensor a = random_tensor({3, 40}, 1), b = random_tensor({24, 40}, 2), c = random_tensor({24}, 3);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "tests/cpu_features.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -159,6 +160,7 @@ TEST(CpuLayerNorm, RefusesWhatItCannotRun) {
 // bf16 X (the reference reads the same rounded values in float64), f32
 // statistics inside, Y rounded to bf16 once: 1e-2 x max|ref|.
 TEST(CpuLayerNorm, Bf16MatchesReferenceOnRoundedInput) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   Tensor f = random_tensor({8, 96}, 11, -3.f, 3.f), scale = random_tensor({96}, 12), bias = random_tensor({96}, 13);
   Tensor x = Tensor::empty(DType::bf16, f.shape()), xf = Tensor::empty(DType::f32, f.shape());
   for (int64_t i = 0; i < f.numel(); ++i) {

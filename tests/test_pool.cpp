@@ -9,9 +9,10 @@
 
 #include <cmath>
 
+#include "core/half.h"
 #include "cpu/cpu_backend.h"
 #include "ops/schema.h"
-#include "core/half.h"
+#include "tests/cpu_features.h"
 #include "tests/op_harness.h"
 
 using namespace tandem;
@@ -199,6 +200,7 @@ TEST(CpuPool, RejectsIndicesOutputAndBadAttributes) {
 // bf16 pooling: max is exact on bf16 values; the average is rounded to bf16
 // (8 bits): 1e-2 * max|ref| against the float64 loop on the rounded input.
 TEST(CpuPool, Bf16MatchesNaiveLoopOnRoundedInputs) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   Tensor xf = random_tensor({1, 20, 9, 9}, 3);
   Tensor x = Tensor::empty(DType::bf16, xf.shape()), xr = Tensor::empty(DType::f32, xf.shape());
   for (int64_t i = 0; i < xf.numel(); ++i) {

@@ -9,6 +9,7 @@
 
 #include "formats/load_model.h"
 #include "formats/onnx/onnx_exporter.h"
+#include "graph/passes.h"
 #include "graph/post_training.h"
 #include "graph/session.h"
 #include "tests/graph_builder.h"
@@ -116,6 +117,10 @@ Graph float_net() {
   return b.g;
 }
 
+// All three, but where the CPU's integer convolution cannot add a float
+// residual (graph/fuse_qdq.cpp) the one with the other branch's sum.
+int convs_on_integers() { return cpu_integer_conv_form().real_residual ? 3 : 2; }
+
 double relative_error(const Tensor& a, const Tensor& b) {
   double num = 0, den = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
@@ -144,7 +149,7 @@ TEST(PostTraining, QdqModelRoundTripsAndRunsOnIntegers) {
   Session s(load_model(path));
   const Tensor x = random_tensor({2, 4, 10, 10}, 12);
   const Tensor got = s.run({x})[0];
-  EXPECT_EQ(s.last_compile().convs_quantized, 3);
+  EXPECT_EQ(s.last_compile().convs_quantized, convs_on_integers());
   const Tensor want = Session(float_net()).run({x})[0];
   EXPECT_LT(relative_error(got, want), 0.05);
 }
@@ -193,7 +198,7 @@ TEST(PostTraining, SymmetricS8Activations) {
   Session s(q);
   const Tensor x = random_tensor({2, 4, 10, 10}, 12);
   const Tensor got = s.run({x})[0];
-  EXPECT_EQ(s.last_compile().convs_quantized, 3);
+  EXPECT_EQ(s.last_compile().convs_quantized, convs_on_integers());
   EXPECT_LT(relative_error(got, Session(float_net()).run({x})[0]), 0.05);
 }
 

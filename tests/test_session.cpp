@@ -6,6 +6,7 @@
 
 #include "core/half.h"
 #include "graph/session.h"
+#include "tests/cpu_features.h"
 #include "tests/graph_builder.h"
 #include "tests/op_harness.h"
 
@@ -101,6 +102,7 @@ TEST(Session, FusedResidualInPlaceOnlyWhenResidualIsDead) {
 // to bf16 must still take it as the f32 the caller feeds (it once became a
 // bf16 input and every run was refused).
 TEST(Session, Bf16PrecisionTakesScalarInputsAsF32) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   GraphBuilder b;
   ValueId x = b.input("x", {2, 3});
   ValueId s = b.input("s", {1});
@@ -146,6 +148,7 @@ TEST(Session, LowPrecisionKeepsTheOutputGemmInFloat32) {
 // the CPU and agrees with float64 arithmetic within bf16's rounding; each of
 // these kernels once refused bf16, so `--precision bf16` failed on the CPU.
 TEST(Session, Bf16RunsTheDetectorsUpsamplingHeadOnTheCpu) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   const int64_t N = 2, C = 32, H = 6, W = 5, OH = 2 * H, OW = 2 * W;
   GraphBuilder b;
   ValueId x = b.input("x", {N, C, H, W});

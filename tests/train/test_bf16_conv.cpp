@@ -6,6 +6,7 @@
 // for a plain, a strided and a grouped case; and the guard's scope.
 #include <gtest/gtest.h>
 
+#include "tests/cpu_features.h"
 #include "tests/numpy_ref.h"
 #include "tests/train/grad_check.h"
 #include "train/autocast.h"
@@ -52,6 +53,7 @@ void run(NumpyChecks& checks, const Case& c) {
 }  // namespace
 
 TEST(Bf16Conv, MatchesTorchOnRoundedOperands) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   TANDEM_REQUIRE_TORCH();
   NumpyChecks checks;
   run(checks, {"3x3 pad 1", {2, 16, 9, 9}, {32, 16, 3, 3}, 1, 1, 1});
@@ -63,6 +65,7 @@ TEST(Bf16Conv, MatchesTorchOnRoundedOperands) {
 // The same conv in f32 differs from the bf16 one (the guard reached the
 // kernel) and the guard ends with its scope.
 TEST(Bf16Conv, GuardScopesThePrecision) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   Tensor x = random_tensor({1, 8, 6, 6}, 1), w = random_tensor({8, 8, 3, 3}, 2);
   Tensor f32 = train::conv2d(train::Var(x), train::Var(w), train::Var()).value();
   Tensor bf16;

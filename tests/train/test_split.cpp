@@ -6,6 +6,7 @@
 // see whole tensors; a short cnn run matches the unsplit run's losses.
 #include <gtest/gtest.h>
 
+#include "tests/cpu_features.h"
 #include "tests/temp_dir.h"
 #include "tests/train/split_test_util.h"
 #include "train/autocast.h"
@@ -68,6 +69,7 @@ TEST(Split, ConvMatchesTheUnsplitLayerAtEveryShare) {
 // produced in bf16 (oneDNN's bf16 backward-data), against one: bf16 rounding
 // (2^-8) apart, not more.
 TEST(Split, ConvUnderBf16AutocastMatchesTheUnsplitBf16Layer) {
+  TANDEM_SKIP_WITHOUT_CPU_BF16();
   const ConvCase c{8, 16, 3, {.padding = 1}, {2, 8, 6, 6}};
   const Shape ys{2, 16, 6, 6};
   Tensor x = random_host(c.x, 41), dy = random_host(ys, 42);
