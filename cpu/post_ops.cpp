@@ -1,7 +1,5 @@
 #include "cpu/post_ops.h"
 
-#include <limits>
-
 namespace tandem::cpu {
 
 std::vector<EltwiseStep> eltwise_steps(const ops::Activation& a) {
@@ -9,15 +7,11 @@ std::vector<EltwiseStep> eltwise_steps(const ops::Activation& a) {
   using K = ops::ActivationKind;
   switch (a.kind) {
     case K::none: return {};
-    case K::relu:
-#if defined(__x86_64__) || defined(_M_X64)
-      return {{alg::eltwise_relu}};  // Winograd's one activation
-#else
-      // oneDNN's reference relu (all it has for most ops off x86-64)
-      // multiplies a negative by alpha = 0: -0 where ONNX's max(0, x) is +0.
-      // A clip to [0, inf) is max(0, x); off x86 no Winograd needs relu.
-      return {{alg::eltwise_clip_v2, 0.f, std::numeric_limits<float>::infinity()}};
-#endif
+    // alpha -0, not 0: oneDNN's reference relu (all it has for most ops off
+    // x86-64) computes x * alpha for x <= 0, and a negative x times +0 is
+    // -0 where ONNX's max(0, x) is +0. Its JIT kernels take -0 == 0 as the
+    // plain relu they are.
+    case K::relu: return {{alg::eltwise_relu, -0.f}};
     case K::leaky_relu: return {{alg::eltwise_relu, a.alpha}};
     case K::clip: return {{alg::eltwise_clip_v2, a.alpha, a.beta}};
     case K::hard_swish: return {{alg::eltwise_hardswish, 0.f, 0.f, a.gamma}};
