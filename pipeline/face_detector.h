@@ -12,6 +12,7 @@
 #include "graph/session.h"
 #include "image/preprocess.h"
 #include "pipeline/detection.h"
+#include "pipeline/host_tensor_pool.h"
 
 namespace tandem::pipeline {
 
@@ -61,6 +62,11 @@ class FaceDetector {
   image::PreprocessConfig input_config() const;
   const Session& session() const { return session_; }
   void prepare(const Tensor& batch) { session_.prepare({batch}); }
+  // An [n, size, size, 3] input buffer in the memory the network's device
+  // copies from fastest, its contents left from an earlier batch; back
+  // with recycle() once detect() has returned.
+  Tensor input_buffer(int64_t n) { return inputs_.take(DType::f32, {n, size_, size_, 3}); }
+  void recycle(Tensor t) { inputs_.give(std::move(t)); }
 
   // `batch`: [N, size, size, 3] as input_config() makes it; sizes[i] is
   // photo i's upright (width, height). Faces per photo, best first.
@@ -69,6 +75,7 @@ class FaceDetector {
  private:
   FaceDetectorOptions options_;
   Session session_;
+  HostTensorPool inputs_{session_.backend()};
   int size_ = 0;
   std::vector<Point2> anchors_;
 };

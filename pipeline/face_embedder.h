@@ -8,6 +8,7 @@
 
 #include "core/device.h"
 #include "graph/session.h"
+#include "pipeline/host_tensor_pool.h"
 
 namespace tandem::pipeline {
 
@@ -43,12 +44,19 @@ class FaceEmbedder {
   int input_size() const { return size_; }
   const Session& session() const { return session_; }
 
+  // An [n, size, size, 3] crops buffer in the memory the network's device
+  // copies from fastest, its contents left from an earlier batch; back
+  // with recycle() once describe() has returned.
+  Tensor input_buffer(int64_t n) { return inputs_.take(DType::f32, {n, size_, size_, 3}); }
+  void recycle(Tensor t) { inputs_.give(std::move(t)); }
+
   // `crops`: [N, size, size, 3] RGB, 0..255 (face_crop.h). One per crop.
   std::vector<FaceTraits> describe(const Tensor& crops);
 
  private:
   FaceEmbedderOptions options_;
   Session session_;
+  HostTensorPool inputs_{session_.backend()};
   int size_ = 0;
 };
 

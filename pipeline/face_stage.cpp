@@ -100,16 +100,8 @@ void FaceStage::prepare(int n) {
 Tensor FaceStage::take_buffer(int count) {
   const int s = detector_.input_size();
   const int64_t n = std::max(count, batch_);
-  Tensor t;
-  {
-    std::lock_guard<std::mutex> lock(spare_mutex_);
-    if (!spare_.empty() && spare_.back().dim(0) == n) {
-      t = std::move(spare_.back());
-      spare_.pop_back();
-    }
-  }
-  if (!t.storage()) return Tensor::zeros(DType::f32, {n, s, s, 3});
-  // A partial batch's padding must be black, whatever a full one left there.
+  Tensor t = detector_.input_buffer(n);
+  // A partial batch's padding must be black, whatever an earlier one left there.
   const size_t per = size_t(s) * size_t(s) * 3;
   std::fill(t.data<float>() + size_t(count) * per, t.data<float>() + size_t(n) * per, 0.f);
   return t;
@@ -171,10 +163,7 @@ std::vector<std::vector<FaceRecord>> FaceStage::run(
     if (stats)
       stats->device_wait_s += seconds(t1 - t0), stats->networks_s += seconds(Clock::now() - t1);
   }
-  {
-    std::lock_guard<std::mutex> lock(spare_mutex_);
-    spare_.push_back(std::move(input));
-  }
+  detector_.recycle(std::move(input));
   faces.resize(size_t(count));
   for (size_t i = 0; i < faces.size(); ++i)
     if (photos[i].empty())
@@ -220,7 +209,10 @@ std::vector<std::vector<DescribedFace>> describe_faces(
   const size_t per = size_t(side) * size_t(side) * 3;
   int64_t padded = 8;
   while (padded < int64_t(refs.size())) padded *= 2;
-  Tensor crops = Tensor::zeros(DType::f32, {padded, side, side, 3});
+  Tensor crops = embedder.input_buffer(padded);
+  // Every face's slot is written below; the padding's must be black.
+  std::fill(crops.data<float>() + refs.size() * per, crops.data<float>() + size_t(padded) * per,
+            0.f);
   const Clock::time_point crops_start = Clock::now();
   {
     TANDEM_ZONE_CAT("face crops", "faces");
@@ -270,6 +262,7 @@ std::vector<std::vector<DescribedFace>> describe_faces(
     const Clock::time_point t1 = Clock::now();
     TANDEM_ZONE_CAT("face descriptors", "faces");
     traits = embedder.describe(crops);
+    embedder.recycle(std::move(crops));
     if (stats) {
       stats->crops_s += seconds(t0 - crops_start);
       stats->device_wait_s += seconds(t1 - t0), stats->networks_s += seconds(Clock::now() - t1);

@@ -149,8 +149,6 @@ class FaceStage {
   int batch_ = 0;  // the batch size prepare() compiled for
   // Input buffers run() is done with: 50 MB each for 64 photos, and
   // allocating them anew cost page faults on every batch.
-  std::mutex spare_mutex_;
-  std::vector<Tensor> spare_;
 };
 
 }  // namespace tandem::pipeline
