@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tandem vs TensorFlow.js on a TF.js graph model, same input tensors.
 
-Generates a seeded random input of the model's input shape and value range,
-runs it through @tensorflow/tfjs in Node (tools/node/tfjs_run.js, pure-JS
+Generates a seeded random input of the model's input shape and value range
+(or, with --photo, a photo's region scaled to that shape and range), runs it through @tensorflow/tfjs in Node (tools/node/tfjs_run.js, pure-JS
 CPU backend) and through `tandem run`, and requires every output to agree:
     max |tandem - tfjs| <= rtol * max |tfjs|     (rtol 1e-4 by default)
 Exit 77 (ctest: skipped) when Node, the Node tools or the model are missing.
@@ -13,6 +13,7 @@ A GPU host has no Node: there the TF.js side comes from a folder saved here
 --device cuda and --precision fp16 against a looser --rtol.
 
 usage: compare_tfjs.py TANDEM_BIN MODEL_JSON|INSTALLED_NAME --shape 1,64,64,1 --range 0,1
+           [--photo JPG@X,Y,W,H]
            [--device cuda] [--precision fp16] [--save-reference DIR | --reference DIR]
 """
 import argparse
@@ -52,6 +53,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rtol", type=float, default=1e-4)
     ap.add_argument("--input", help="use this .npy instead of a random input")
+    ap.add_argument("--photo", help="FILE@X,Y,W,H: that region of the photo (Pillow's decode and bilinear "
+                                    "resize) instead of a random input; a path relative to tools/node/node_modules "
+                                    "is looked up there")
     ap.add_argument("--outputs", help="comma-separated tensor names (default: the signature's)")
     ap.add_argument("--device", default="cpu", help="tandem's --device")
     ap.add_argument("--precision", default="fp32", help="tandem's --precision")
@@ -84,7 +88,7 @@ def main():
             ref_dir = a.save_reference or os.path.join(tmp, "tfjs")
             inp = a.input
             if not inp or a.save_reference:
-                x = np.load(a.input) if a.input else random_input(a)
+                x = np.load(a.input) if a.input else photo_input(a) if a.photo else random_input(a)
                 os.makedirs(ref_dir, exist_ok=True)
                 inp = os.path.join(ref_dir if a.save_reference else tmp, "input.npy")
                 np.save(inp, x)
@@ -139,6 +143,24 @@ def random_input(a):
     lo, hi = (float(v) for v in a.range.split(","))
     shape = [int(v) for v in a.shape.split(",")]
     return np.random.default_rng(a.seed).uniform(lo, hi, shape).astype(np.float32)
+
+
+def photo_input(a):
+    """The photo's region, resized to the input's height and width, its 0..255 scaled to --range: what a
+    network meant for photos sees (uniform noise can push a deep one where almost every output is clipped
+    to zero)."""
+    from PIL import Image
+    path, box = a.photo.rsplit("@", 1)
+    if not os.path.isabs(path) and not os.path.isfile(path):
+        path = os.path.join(REPO, "tools", "node", "node_modules", path)
+    if not os.path.isfile(path):
+        skip(f"{path} is not there (scripts/install-node-tools)")
+    x, y, w, h = (int(v) for v in box.split(","))
+    n, height, width, channels = (int(v) for v in a.shape.split(","))
+    img = Image.open(path).convert("RGB" if channels == 3 else "L").crop((x, y, x + w, y + h))
+    pixels = np.asarray(img.resize((width, height), Image.BILINEAR), dtype=np.float32).reshape(1, height, width, channels)
+    lo, hi = (float(v) for v in a.range.split(","))
+    return np.repeat(lo + (hi - lo) * pixels / 255.0, n, axis=0).astype(np.float32)
 
 
 def sanitize(name):
