@@ -74,12 +74,13 @@ ConvProblem describe(const OpDesc& op) {
 }
 
 // `dst` is Y's concrete layout when the residual post-op is included.
+// `with_activation` false leaves the activation to run after it (post_ops.h).
 conv_pd make_pd(const ConvProblem& p, dnnl::algorithm alg, const memory::desc& src,
-                const memory::desc& dst, bool with_residual) {
+                const memory::desc& dst, bool with_residual, bool with_activation = true) {
   dnnl::post_ops po;
   if (with_residual && p.residual_in_place) po.append_sum(1.f);
   else if (with_residual) po.append_binary(dnnl::algorithm::binary_add, dst);
-  append_activation(po, p.extras.activation);
+  if (with_activation) append_activation(po, p.extras.activation);
   dnnl::primitive_attr attr = user_scratchpad_attr();
   attr.set_post_ops(po);
   auto d = p.conv.forward(dnnl::prop_kind::forward_inference, alg, src, p.weights_md, p.bias_md, dst);
@@ -89,6 +90,7 @@ conv_pd make_pd(const ConvProblem& p, dnnl::algorithm alg, const memory::desc& s
 struct ConvChoice {
   conv_pd pd;
   Layout src = Layout::plain, dst = Layout::plain;
+  dnnl::algorithm alg = dnnl::algorithm::convolution_auto;
 };
 
 // Builds the primitive for `alg` with layouts tandem can name; nullopt when
@@ -113,7 +115,7 @@ std::optional<ConvChoice> choose(const ConvProblem& p, dnnl::algorithm alg) {
       x.layout = ls;
       y.layout = ld;
       try {
-        ConvChoice c{make_pd(p, alg, md(x), md(y), residual), ls, ld};
+        ConvChoice c{make_pd(p, alg, md(x), md(y), residual), ls, ld, alg};
         if (!is_reference(c.pd.impl_info_str())) return c;
         if (!fallback) fallback = c;
       } catch (const dnnl::error&) {
@@ -203,6 +205,10 @@ ConvChoice pick_algorithm(const ConvProblem& p, const OpDesc& op) {
 KernelPlan make_conv(const OpDesc& op) {
   ConvProblem p = describe(op);
   ConvChoice c = pick_algorithm(p, op);
+  const bool activation_apart =
+      !fused_activation_trusted(c.pd.impl_info_str(), p.extras.activation);
+  if (activation_apart)
+    c.pd = make_pd(p, c.alg, c.pd.src_desc(), c.pd.dst_desc(), p.extras.has_residual, false);
   const conv_pd& pd = c.pd;
   auto k = std::make_unique<PrimitiveKernel>(dnnl::convolution_forward(pd), pd.scratchpad_desc());
   k->bind_input(DNNL_ARG_SRC, 0, pd.src_desc());
@@ -215,6 +221,9 @@ KernelPlan make_conv(const OpDesc& op) {
   if (p.extras.has_residual && !p.residual_in_place)
     k->bind_input(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 3, pd.dst_desc());
   k->bind_output(DNNL_ARG_DST, 0, pd.dst_desc());
+  if (activation_apart)
+    for (dnnl::primitive& a : activation_in_place(pd.dst_desc(), p.extras.activation))
+      k->then_in_place(std::move(a), 0);
   KernelPlan plan;
   plan.kernel = std::move(k);
   plan.input_layouts.assign(op.inputs.size(), Layout::plain);

@@ -102,6 +102,9 @@ void PrimitiveKernel::run(const void* const* in, void* const* out, const RunCont
     args_[DNNL_ARG_SCRATCHPAD] = scratch_;
   }
   prim_.execute(stream(), args_);
+  for (auto& [prim, index] : after_)
+    for (const Binding& b : outputs_)
+      if (b.index == index) prim.execute(stream(), {{DNNL_ARG_SRC, b.mem}, {DNNL_ARG_DST, b.mem}});
 }
 
 dnnl::primitive_attr user_scratchpad_attr() {

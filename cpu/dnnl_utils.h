@@ -56,6 +56,9 @@ class PrimitiveKernel : public Kernel {
   void bind_output(int arg, int index, const dnnl::memory::desc& m);
   // Binds an owned memory (reordered weights, bias) once.
   void bind_constant(int arg, dnnl::memory m);
+  // Runs `p` after the primitive, in place on output `index` (bound as its
+  // SRC and DST): an activation apart from the primitive (post_ops.h).
+  void then_in_place(dnnl::primitive p, int index) { after_.push_back({std::move(p), index}); }
   void run(const void* const* in, void* const* out, const RunContext& ctx) override;
   size_t scratch_bytes() const override { return scratch_md_.get_size(); }
 
@@ -66,6 +69,7 @@ class PrimitiveKernel : public Kernel {
   dnnl::memory scratch_;
   std::vector<Binding> inputs_, outputs_;
   std::unordered_map<int, dnnl::memory> args_;
+  std::vector<std::pair<dnnl::primitive, int>> after_;  // then_in_place
 };
 
 // Primitive attributes with the scratchpad lent by the executor (RunContext)

@@ -1,5 +1,10 @@
 #include "cpu/post_ops.h"
 
+#include <cstdlib>
+#include <cstring>
+
+#include "cpu/dnnl_utils.h"
+
 namespace tandem::cpu {
 
 std::vector<EltwiseStep> eltwise_steps(const ops::Activation& a) {
@@ -30,6 +35,30 @@ std::vector<EltwiseStep> eltwise_steps(const ops::Activation& a) {
 
 void append_activation(dnnl::post_ops& po, const ops::Activation& a) {
   for (const EltwiseStep& s : eltwise_steps(a)) po.append_eltwise(s.scale, s.algorithm, s.alpha, s.beta);
+}
+
+std::vector<dnnl::primitive> activation_in_place(const dnnl::memory::desc& data,
+                                                 const ops::Activation& a) {
+  std::vector<dnnl::primitive> prims;
+  auto add = [&](dnnl::algorithm alg, float alpha, float beta) {
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, data, alpha, beta);
+    prims.emplace_back(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(d, engine())));
+  };
+  for (const EltwiseStep& s : eltwise_steps(a)) {
+    add(s.algorithm, s.alpha, s.beta);
+    // A post-op's scale multiplies its result; a primitive has none.
+    if (s.scale != 1.f) add(dnnl::algorithm::eltwise_linear, s.scale, 0.f);
+  }
+  return prims;
+}
+
+bool fused_activation_trusted(const std::string& impl, const ops::Activation& a) {
+  using K = ops::ActivationKind;
+  if (a.kind == K::none || a.kind == K::relu) return true;
+  const char* forced = std::getenv("TANDEM_CPU_UNFUSED_ACTIVATIONS");
+  if (forced && std::strcmp(forced, "1") == 0) return false;
+  const bool clips = a.kind == K::clip || a.kind == K::hard_swish || a.kind == K::hard_sigmoid;
+  return !clips || dnnl_version()->major >= 3 || impl.find("sve") == std::string::npos;
 }
 
 }  // namespace tandem::cpu
