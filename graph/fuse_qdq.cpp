@@ -150,6 +150,21 @@ ValueId real_bias(Graph& g, ValueId b, const std::string& name) {
   return g.add_constant(name + "_bias_real", std::move(r));
 }
 
+// How `conv`'s residual joins its integer form (`y`: the quantization of its
+// output, when it has one the form takes): the 8-bit residual of an 8-bit
+// output as a sum post-op reading it in the output's buffer, else as a
+// float where the form adds one right; nullopt where neither (the
+// convolution then stays float).
+std::optional<ops::QResidual> residual_form(const Graph& g, const Node& conv,
+                                            const IntegerConvForm& form,
+                                            const std::optional<LinearQuantization>& y) {
+  if (conv.attrs.get_int("has_residual", 0) != 1) return ops::QResidual::none;
+  if (takes(form, dequantize_of(g, conv.inputs[3])) && takes(form, y))
+    return ops::QResidual::quantized;
+  if (form.real_residual) return ops::QResidual::real;
+  return std::nullopt;
+}
+
 // Turns one FusedConv with dequantized operands into a QConv. Returns false
 // (the graph untouched) when its operands are not integers it can take.
 bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeId id,
@@ -162,10 +177,8 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
   const NodeId requant = sole_consumer(g, cons, conv.outputs[0]);
   std::optional<LinearQuantization> y;
   if (requant >= 0) y = quantize_params(g, requant);
-  // Only the 8-bit residual of an 8-bit output, where a float one cannot join.
-  if (conv.attrs.get_int("has_residual", 0) == 1 && !form.real_residual &&
-      !(takes(form, dequantize_of(g, conv.inputs[3])) && takes(form, y)))
-    return false;
+  const std::optional<ops::QResidual> residual = residual_form(g, conv, form, y);
+  if (!residual) return false;
   const ValueId bias = real_bias(g, g.nodes[size_t(id)].inputs[2], conv.name);
   if (bias == kNoValue) return false;
   Node q = g.nodes[size_t(id)];
@@ -181,20 +194,14 @@ bool quantize_conv(Graph& g, const std::vector<std::vector<NodeId>>& cons, NodeI
     g.nodes[size_t(requant)].dead = true;
   }
   q.inputs = {x->integer, w->integer, bias};
-  if (q.attrs.get_int("has_residual", 0) == 1) {
-    const ValueId r = g.nodes[size_t(id)].inputs[3];
-    auto rq = dequantize_of(g, r);
-    // A sum post-op reads the residual's integers in the output's buffer:
-    // only when the output is 8-bit too.
-    if (takes(form, rq) && p.y_dtype != DType::f32) {
-      p.residual = ops::QResidual::quantized;
-      p.r_scale = rq->scales[0];
-      p.r_zero_point = rq->zero_points[0];
-      q.inputs.push_back(rq->integer);
-    } else {
-      p.residual = ops::QResidual::real;
-      q.inputs.push_back(r);
-    }
+  p.residual = *residual;
+  if (*residual == ops::QResidual::quantized) {
+    auto rq = dequantize_of(g, g.nodes[size_t(id)].inputs[3]);
+    p.r_scale = rq->scales[0];
+    p.r_zero_point = rq->zero_points[0];
+    q.inputs.push_back(rq->integer);
+  } else if (*residual == ops::QResidual::real) {
+    q.inputs.push_back(g.nodes[size_t(id)].inputs[3]);
   }
   q.op_type = ops::kQConvOp;
   set_qconv_params(q.attrs, p);
