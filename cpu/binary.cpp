@@ -170,7 +170,7 @@ using dnnl::memory;
 const dnnl::binary& add_primitive(Context& c, const Tensor& full, const Tensor& other) {
   return c.cache.get<dnnl::binary>(cache_key("add", full, other), [&] {
     dnnl::binary::desc d(dnnl::algorithm::binary_add, plain_md(full), plain_md(other), plain_md(full));
-    return dnnl::binary(dnnl::binary::primitive_desc(d, engine()));
+    return dnnl::binary(dnnl::binary::primitive_desc(d, train_attr(), engine()));
   });
 }
 
@@ -178,7 +178,7 @@ const dnnl::reduction& sum_primitive(Context& c, const Tensor& src, const Shape&
   return c.cache.get<dnnl::reduction>(cache_key("sum_to", src, dst), [&] {
     dnnl::reduction::desc d(dnnl::algorithm::reduction_sum, plain_md(src), plain_md(src.dtype(), to_dims(dst)),
                             0.f, 0.f);
-    return dnnl::reduction(dnnl::reduction::primitive_desc(d, engine()));
+    return dnnl::reduction(dnnl::reduction::primitive_desc(d, train_attr(), engine()));
   });
 }
 
@@ -193,9 +193,9 @@ void add_forward(void* ctx, const Tensor& a, const Tensor& b, const Tensor& y) {
   const Tensor& full = a_full ? a : b;
   const Tensor& other = a_full ? b : a;
   guarded(op, y, [&] {
-    add_primitive(context(ctx), full, other)
-        .execute(stream(), {{DNNL_ARG_SRC_0, plain_memory(full)}, {DNNL_ARG_SRC_1, plain_memory(other)},
-                            {DNNL_ARG_DST, plain_memory(y)}});
+    run_primitive(add_primitive(context(ctx), full, other), {{DNNL_ARG_SRC_0, plain_memory(full)},
+                                                             {DNNL_ARG_SRC_1, plain_memory(other)},
+                                                             {DNNL_ARG_DST, plain_memory(y)}});
     stream().wait();
   });
 }
@@ -214,8 +214,8 @@ void sum_to(void* ctx, const Tensor& src, const GradOut& dst) {
   }
   GradTarget t(dst, dst.t.shape(), op);
   guarded(op, src, [&] {
-    sum_primitive(context(ctx), src, dst.t.shape())
-        .execute(stream(), {{DNNL_ARG_SRC, plain_memory(src)}, {DNNL_ARG_DST, plain_memory(t.tensor())}});
+    run_primitive(sum_primitive(context(ctx), src, dst.t.shape()),
+                  {{DNNL_ARG_SRC, plain_memory(src)}, {DNNL_ARG_DST, plain_memory(t.tensor())}});
     stream().wait();
   });
   t.commit();

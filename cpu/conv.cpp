@@ -307,7 +307,7 @@ const ForwardEntry& forward_entry(Context& c, const ops::Conv2dParams& p, const 
     ConvDescs d = describe(p, x.shape(), w, bias);
     auto desc = d.conv.forward(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, d.src,
                                d.weights, d.bias, d.y);
-    dnnl::convolution_forward::primitive_desc pd(desc, engine());
+    dnnl::convolution_forward::primitive_desc pd(desc, train_attr(), engine());
     return ForwardEntry{d, pd, dnnl::convolution_forward(pd)};
   });
 }
@@ -317,10 +317,10 @@ const BackwardEntry& backward_entry(Context& c, const ForwardEntry& f, const ops
   return c.cache.get<BackwardEntry>(key("conv2d_bwd", p, x, w, bias), [&] {
     const ConvDescs& d = f.d;
     auto alg = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_backward_data::primitive_desc data_pd(d.conv.backward_data(alg, d.src, d.weights, d.dy),
-                                                            engine(), f.pd);
+    dnnl::convolution_backward_data::primitive_desc data_pd(
+        d.conv.backward_data(alg, d.src, d.weights, d.dy), train_attr(), engine(), f.pd);
     dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        d.conv.backward_weights(alg, d.src, d.weights, d.bias, d.dy), engine(), f.pd);
+        d.conv.backward_weights(alg, d.src, d.weights, d.bias, d.dy), train_attr(), engine(), f.pd);
     return BackwardEntry{data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
                          dnnl::convolution_backward_weights(weights_pd)};
   });
@@ -341,7 +341,7 @@ void forward(const ForwardEntry& f, const Tensor& x, const Tensor& w, const Tens
       {DNNL_ARG_WEIGHTS, in_layout(plain_memory(w, f.d.conv.weights), f.pd.weights_desc())},
       {DNNL_ARG_DST, dst.get()}};
   if (b.defined()) args[DNNL_ARG_BIAS] = in_layout(plain_memory(b), f.pd.bias_desc());
-  f.prim.execute(stream(), args);
+  run_primitive(f.prim, args);
   dst.finish();
 }
 
@@ -353,8 +353,9 @@ void backward_data(const BackwardEntry& e, const memory::dims& wdims, const Tens
   OutputMemory diff_src(plain_memory(dx.tensor()), e.data_pd.diff_src_desc());
   memory wm = in_layout(plain_memory(w, wdims), e.data_pd.weights_desc());
   dy = in_layout(dy, e.data_pd.diff_dst_desc());
-  e.data.execute(stream(), {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, wm},
-                            {DNNL_ARG_DIFF_SRC, diff_src.get()}});
+  run_primitive(
+      e.data,
+      {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DIFF_SRC, diff_src.get()}});
   diff_src.finish();
 }
 
@@ -366,7 +367,7 @@ void backward_weights(const BackwardEntry& e, const memory::dims& wdims, const T
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, diff_w.get()}};
   if (db) args[DNNL_ARG_DIFF_BIAS] = plain_memory(db->tensor());
-  e.weights.execute(stream(), args);
+  run_primitive(e.weights, args);
   diff_w.finish();
 }
 

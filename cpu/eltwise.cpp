@@ -206,9 +206,9 @@ const Entry& entry(Context& c, const ops::Activation& p, const Tensor& x) {
   return c.cache.get<Entry>(cache_key("eltwise", x.dtype(), x.numel(), int(s.algorithm), s.alpha, s.beta), [&] {
     memory::desc m = plain_md(x.dtype(), {x.numel()});
     dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, s.algorithm, m, s.alpha, s.beta);
-    dnnl::eltwise_forward::primitive_desc fpd(fd, engine());
+    dnnl::eltwise_forward::primitive_desc fpd(fd, train_attr(), engine());
     dnnl::eltwise_backward::desc bd(s.algorithm, m, m, s.alpha, s.beta);
-    dnnl::eltwise_backward::primitive_desc bpd(bd, engine(), fpd);
+    dnnl::eltwise_backward::primitive_desc bpd(bd, train_attr(), engine(), fpd);
     return Entry{dnnl::eltwise_forward(fpd), dnnl::eltwise_backward(bpd)};
   });
 }
@@ -223,7 +223,8 @@ void eltwise_forward(void* ctx, const ops::Activation& p, const Tensor& x, const
   require_shape(op, y, x.shape(), "y");
   if (x.numel() == 0) return;
   guarded(op, x, [&] {
-    entry(context(ctx), p, x).fwd.execute(stream(), {{DNNL_ARG_SRC, flat(x)}, {DNNL_ARG_DST, flat(y)}});
+    run_primitive(entry(context(ctx), p, x).fwd,
+                  {{DNNL_ARG_SRC, flat(x)}, {DNNL_ARG_DST, flat(y)}});
     stream().wait();
   });
 }
@@ -259,8 +260,9 @@ void eltwise_backward(void* ctx, const ops::Activation& p, const Tensor& x, cons
     if (pytorch_kinks(p.kind)) {
       shared_derivative(p, x, dy, t.tensor());
     } else {
-      entry(context(ctx), p, x).bwd.execute(stream(), {{DNNL_ARG_SRC, flat(x)}, {DNNL_ARG_DIFF_DST, flat(dy)},
-                                                       {DNNL_ARG_DIFF_SRC, flat(t.tensor())}});
+      run_primitive(entry(context(ctx), p, x).bwd, {{DNNL_ARG_SRC, flat(x)},
+                                                    {DNNL_ARG_DIFF_DST, flat(dy)},
+                                                    {DNNL_ARG_DIFF_SRC, flat(t.tensor())}});
       stream().wait();
     }
     t.commit();

@@ -228,13 +228,13 @@ const Entry& entry(Context& c, const Tensor& x, const Tensor& w, bool bias) {
     Shape ys = ops::linear_output_shape(x.shape(), w.shape());
     memory::desc src = plain_md(x), wei = plain_md(w), dst = plain_md(x.dtype(), to_dims(ys));
     memory::desc b = bias ? plain_md(x.dtype(), {w.dim(0)}) : memory::desc();
-    dnnl::inner_product_forward::primitive_desc fpd(inner_product(dnnl::prop_kind::forward_training, src, wei, b, dst),
-                                                    engine());
+    dnnl::inner_product_forward::primitive_desc fpd(
+        inner_product(dnnl::prop_kind::forward_training, src, wei, b, dst), train_attr(), engine());
     dnnl::inner_product_backward_data::desc dd(src, wei, dst);
-    dnnl::inner_product_backward_data::primitive_desc dpd(dd, engine(), fpd);
+    dnnl::inner_product_backward_data::primitive_desc dpd(dd, train_attr(), engine(), fpd);
     auto wd = bias ? dnnl::inner_product_backward_weights::desc(src, wei, b, dst)
                    : dnnl::inner_product_backward_weights::desc(src, wei, dst);
-    dnnl::inner_product_backward_weights::primitive_desc wpd(wd, engine(), fpd);
+    dnnl::inner_product_backward_weights::primitive_desc wpd(wd, train_attr(), engine(), fpd);
     return Entry{fpd, dnnl::inner_product_forward(fpd), dnnl::inner_product_backward_data(dpd),
                  dnnl::inner_product_backward_weights(wpd)};
   });
@@ -258,7 +258,7 @@ void linear_forward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& b
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_WEIGHTS, plain_memory(w)}, {DNNL_ARG_DST, plain_memory(y)}};
     if (b.defined()) args[DNNL_ARG_BIAS] = plain_memory(b);
-    e.fwd.execute(stream(), args);
+    run_primitive(e.fwd, args);
     stream().wait();
   });
 }
@@ -274,8 +274,9 @@ void linear_backward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& 
     const Entry& e = entry(context(ctx), x, w, bias);
     if (dx.wanted()) {
       GradTarget t(dx, x.shape(), op);
-      e.data.execute(stream(), {{DNNL_ARG_DIFF_DST, plain_memory(dy)}, {DNNL_ARG_WEIGHTS, plain_memory(w)},
-                                {DNNL_ARG_DIFF_SRC, plain_memory(t.tensor())}});
+      run_primitive(e.data, {{DNNL_ARG_DIFF_DST, plain_memory(dy)},
+                             {DNNL_ARG_WEIGHTS, plain_memory(w)},
+                             {DNNL_ARG_DIFF_SRC, plain_memory(t.tensor())}});
       stream().wait();
       t.commit();
     }
@@ -284,7 +285,7 @@ void linear_backward(void* ctx, const Tensor& x, const Tensor& w, const Tensor& 
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, plain_memory(x)}, {DNNL_ARG_DIFF_DST, plain_memory(dy)},
                                            {DNNL_ARG_DIFF_WEIGHTS, plain_memory(tw.tensor())}};
       if (bias) args[DNNL_ARG_DIFF_BIAS] = plain_memory(tb.tensor());
-      e.weights.execute(stream(), args);
+      run_primitive(e.weights, args);
       stream().wait();
       tw.commit();
       tb.commit();

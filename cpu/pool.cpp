@@ -179,8 +179,10 @@ const Entry& entry(Context& c, const ops::Pool2dParams& p, DType dtype, const Sh
   return c.cache.get<Entry>(key, [&] {
     memory::desc src = plain_md(dtype, to_dims(x)), dst = plain_md(dtype, to_dims(ops::pool2d_output_shape(p, x)));
     DnnlPool pool{p.kind, p.count_include_pad, dnnl_window_2d(p.kernel, p.stride, p.padding, p.dilation)};
-    dnnl::pooling_v2_forward::primitive_desc fpd(pool.forward(dnnl::prop_kind::forward_training, src, dst), engine());
-    dnnl::pooling_v2_backward::primitive_desc bpd(pool.backward(src, dst), engine(), fpd);
+    dnnl::pooling_v2_forward::primitive_desc fpd(
+        pool.forward(dnnl::prop_kind::forward_training, src, dst), train_attr(), engine());
+    dnnl::pooling_v2_backward::primitive_desc bpd(pool.backward(src, dst), train_attr(), engine(),
+                                                  fpd);
     return Entry{fpd, dnnl::pooling_v2_forward(fpd), dnnl::pooling_v2_backward(bpd)};
   });
 }
@@ -203,7 +205,7 @@ void pool2d_forward(void* ctx, const ops::Pool2dParams& p, const Tensor& x, cons
       *saved = Tensor::empty(DType::u8, {int64_t(e.fwd_pd.workspace_desc().get_size())});
       args[DNNL_ARG_WORKSPACE] = workspace_memory(e, *saved);
     }
-    e.fwd.execute(stream(), args);
+    run_primitive(e.fwd, args);
     stream().wait();
   });
 }
@@ -224,7 +226,7 @@ void pool2d_backward(void* ctx, const ops::Pool2dParams& p, const Tensor& saved,
             "max pooling's backward needs its forward's workspace", op_context(op, dy));
       args[DNNL_ARG_WORKSPACE] = workspace_memory(e, saved);
     }
-    e.bwd.execute(stream(), args);
+    run_primitive(e.bwd, args);
     stream().wait();
     t.commit();
   });

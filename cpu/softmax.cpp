@@ -61,7 +61,8 @@ const dnnl::softmax_v2_forward& log_softmax(Context& c, const Tensor& logits) {
   return c.cache.get<dnnl::softmax_v2_forward>(cache_key("log_softmax", logits), [&] {
     dnnl::memory::desc m = plain_md(logits);
     dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::softmax_log, m, m, 1);
-    return dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(d, engine()));
+    return dnnl::softmax_v2_forward(
+        dnnl::softmax_v2_forward::primitive_desc(d, train_attr(), engine()));
   });
 }
 
@@ -95,8 +96,8 @@ void cross_entropy_forward(void* ctx, const ops::CrossEntropyParams& p, const Te
   check_scalar(op, loss, "the loss");
   *saved = Tensor::empty(DType::f32, logits.shape());
   guarded(op, logits, [&] {
-    log_softmax(context(ctx), logits)
-        .execute(stream(), {{DNNL_ARG_SRC, plain_memory(logits)}, {DNNL_ARG_DST, plain_memory(*saved)}});
+    run_primitive(log_softmax(context(ctx), logits),
+                  {{DNNL_ARG_SRC, plain_memory(logits)}, {DNNL_ARG_DST, plain_memory(*saved)}});
     stream().wait();
   });
   int64_t n = logits.dim(0), k = logits.dim(1);

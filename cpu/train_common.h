@@ -5,10 +5,11 @@
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <unordered_map>
 
 #include "core/keyed_cache.h"
-#include "ops/train_backend.h"
 #include "cpu/dnnl_utils.h"
+#include "ops/train_backend.h"
 
 namespace tandem::cpu::train {
 
@@ -19,6 +20,17 @@ struct Context {
 };
 
 inline Context& context(void* ctx) { return *static_cast<Context*>(ctx); }
+
+// Training's primitives are built once, cached in the Context, and run from
+// whichever thread trains (data-parallel ranks may be threads). In its
+// default mode oneDNN 2.x gives a primitive the scratchpad of the thread
+// that created it, a thread-local buffer: run from another thread it finds
+// none there (a write through a null pointer by the reference convolution
+// on an emulated Neoverse N1), or one sized for other primitives. So every
+// training primitive is built with these attributes and run with
+// run_primitive, which lends it a scratchpad of the running thread's.
+dnnl::primitive_attr train_attr();
+void run_primitive(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args);
 
 // Each defined tensor must be a plain f32 host tensor; bf16 is not yet here.
 // (op_context and require_shape: ops/train_backend.h.)
