@@ -1,7 +1,8 @@
 #include "cpu/train_common.h"
 
-#include <cstdlib>
-#include <string>
+#include <memory>
+
+#include "core/memory.h"
 
 namespace tandem::cpu::train {
 
@@ -12,24 +13,11 @@ void run_primitive(const dnnl::primitive& prim, std::unordered_map<int, dnnl::me
       dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
   const size_t bytes = md ? dnnl_memory_desc_get_size(md) : 0;
   if (bytes > 0) {
-    // This thread's, grown as needed (a CPU primitive's execute returns when
-    // it is done with it), page-aligned as oneDNN's own allocations are.
-    struct Scratch {
-      void* p = nullptr;
-      size_t bytes = 0;
-      ~Scratch() { std::free(p); }
-    };
-    thread_local Scratch scratch;
-    if (scratch.bytes < bytes) {
-      std::free(scratch.p);
-      const size_t rounded = (bytes + 4095) / 4096 * 4096;
-      scratch.p = std::aligned_alloc(4096, rounded);
-      scratch.bytes = scratch.p ? rounded : 0;
-      if (!scratch.p)
-        throw Error("out of host memory allocating a " + std::to_string(bytes) +
-                    "-byte scratchpad");
-    }
-    args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(dnnl::memory::desc(*md), engine(), scratch.p);
+    // This thread's, grown as needed: a CPU primitive's execute returns when
+    // it is done with it.
+    thread_local std::shared_ptr<Storage> scratch;
+    if (!scratch || scratch->bytes() < bytes) scratch = Storage::allocate_host(bytes);
+    args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(dnnl::memory::desc(*md), engine(), scratch->data());
   }
   prim.execute(stream(), args);
 }

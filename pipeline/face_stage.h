@@ -147,8 +147,6 @@ class FaceStage {
   FaceEmbedder embedder_;
   int crop_threads_ = 1;
   int batch_ = 0;  // the batch size prepare() compiled for
-  // Input buffers run() is done with: 50 MB each for 64 photos, and
-  // allocating them anew cost page faults on every batch.
 };
 
 }  // namespace tandem::pipeline

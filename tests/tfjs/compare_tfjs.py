@@ -2,8 +2,9 @@
 """tandem vs TensorFlow.js on a TF.js graph model, same input tensors.
 
 Generates a seeded random input of the model's input shape and value range
-(or, with --photo, a photo's region scaled to that shape and range), runs it through @tensorflow/tfjs in Node (tools/node/tfjs_run.js, pure-JS
-CPU backend) and through `tandem run`, and requires every output to agree:
+(or, with --photo, a photo's region scaled to that shape and range), runs
+it through @tensorflow/tfjs in Node (tools/node/tfjs_run.js, pure-JS CPU
+backend) and through `tandem run`, and requires every output to agree:
     max |tandem - tfjs| <= rtol * max |tfjs|     (rtol 1e-4 by default)
 Exit 77 (ctest: skipped) when Node, the Node tools or the model are missing.
 
