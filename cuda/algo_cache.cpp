@@ -1,5 +1,6 @@
 #include "cuda/algo_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,12 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/cache_dir.h"
 
@@ -75,17 +74,30 @@ std::map<std::string, ConvChoice> parse_entries(const std::string& text, bool& c
 }
 
 // The file's bytes; nullopt when it does not exist. Throws std::runtime_error
-// when it exists but cannot be read.
+// when it exists but cannot be read. Absence is told by open's own errno: a
+// second look (stat after a failed open) races with a writer's rename that
+// lands in between and would report a healthy file as unreadable.
 std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    if (!std::filesystem::exists(path)) return std::nullopt;
-    throw std::runtime_error("cannot open it for reading");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw std::runtime_error(std::string("cannot open it for reading: ") + std::strerror(errno));
   }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw std::runtime_error("cannot read it");
-  return ss.str();
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string why = std::strerror(errno);
+      ::close(fd);
+      throw std::runtime_error("cannot read it: " + why);
+    }
+    if (n == 0) break;
+    text.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 void write_all(int fd, const std::string& bytes) {
