@@ -21,7 +21,7 @@ namespace {
 
 struct QuantizeOptions {
   std::string model, calibrate, out;
-  std::string method = "auto", activations = "u8";
+  std::string method = "auto", activations = "u8", weight_rounding = "compensating";
   double percentile = 99.99;
   int samples = 64, batch = 8, float_layers = -1, threads = 0;
 };
@@ -50,6 +50,7 @@ int quantize_command(const QuantizeOptions& o) {
   p.float_layers = o.float_layers;
   p.threads = o.threads;
   p.activations = o.activations == "s8" ? DType::i8 : DType::u8;
+  p.compensate_weights = o.weight_rounding == "compensating";
   PtqReport r;
   Graph q = quantize_post_training(load_model(model, load_options(model)), batches, p, &r);
   for (const auto& [m, e] : r.method_errors)
@@ -89,14 +90,19 @@ void add_quantize_command(CLI::App& app) {
                   "Folder of photos (through the model's preprocessing) or a .npy input")
       ->required();
   sub->add_option("--out,-o", o->out, "QDQ ONNX file to write")->required();
-  sub->add_option("--method", o->method,
-                  "Activation ranges: minmax, percentile, entropy, or auto (the one that moves the "
-                  "outputs least)")
-      ->check(CLI::IsMember({"auto", "minmax", "percentile", "entropy"}));
+  sub->add_option(
+         "--method", o->method,
+         "Activation ranges: minmax, percentile, entropy, mse, or auto (the one that moves the "
+         "outputs least)")
+      ->check(CLI::IsMember({"auto", "minmax", "percentile", "entropy", "mse"}));
   sub->add_option("--activations", o->activations,
                   "Activation integers: u8 (for CPUs: oneDNN, ONNX Runtime) or s8, symmetric (for GPUs: "
                   "cuDNN's integer convolutions take only these)")
       ->check(CLI::IsMember({"u8", "s8"}));
+  sub->add_option("--weight-rounding", o->weight_rounding,
+                  "Integer weights: compensating (each rounding error spread over the weights not "
+                  "yet rounded, by how the calibration inputs correlate: GPTQ) or nearest")
+      ->check(CLI::IsMember({"compensating", "nearest"}));
   sub->add_option("--percentile", o->percentile, "Percentile for --method percentile")
       ->check(CLI::Range(50.0, 100.0));
   sub->add_option("--samples", o->samples, "Calibration samples at most")

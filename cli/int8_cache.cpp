@@ -50,6 +50,7 @@ void add_options(XXH3_state_t* s, const PtqOptions& p) {
   add(s, p.percentile);
   add(s, p.float_layers);
   add(s, static_cast<int>(p.activations));
+  add(s, p.compensate_weights);
 }
 
 bool add_batches(XXH3_state_t* s, const std::vector<Tensor>& batches) {

@@ -12,7 +12,8 @@ CalibrationMethod parse_calibration_method(const std::string& s) {
   if (s == "minmax") return CalibrationMethod::minmax;
   if (s == "percentile") return CalibrationMethod::percentile;
   if (s == "entropy") return CalibrationMethod::entropy;
-  throw Error("unknown calibration method '" + s + "' (minmax, percentile or entropy)");
+  if (s == "mse") return CalibrationMethod::mse;
+  throw Error("unknown calibration method '" + s + "' (minmax, percentile, entropy or mse)");
 }
 
 const char* calibration_method_name(CalibrationMethod m) {
@@ -23,6 +24,8 @@ const char* calibration_method_name(CalibrationMethod m) {
       return "percentile";
     case CalibrationMethod::entropy:
       return "entropy";
+    case CalibrationMethod::mse:
+      return "mse";
   }
   return "?";
 }
@@ -135,11 +138,38 @@ float RangeCollector::entropy_magnitude(int levels) const {
   return float((best_i + 0.5) * bin_width());
 }
 
+// Each bin's values sit at its centre c. Inside the range a value rounds to
+// the nearest of the 8-bit steps: an error of c^2 where c is under half a
+// step (it becomes 0, which is exact), else step^2 / 12 on average. Beyond
+// the range it clips: (c - t)^2. The steps are those of u8_params over the
+// clipped range [max(lo, -t), min(hi, t)], the CPU's activations.
+float RangeCollector::mse_magnitude() const {
+  const double w = bin_width(), lo = std::min(0.0, double(lo_)), hi = std::max(0.0, double(hi_));
+  double best = std::numeric_limits<double>::infinity();
+  int best_i = kBins;
+  for (int i = 1; i <= kBins; ++i) {
+    const double t = i * w, step = (std::min(hi, t) - std::max(lo, -t)) / 255.0;
+    double err = 0;
+    for (int b = 0; b < kBins; ++b) {
+      const double n = hist_[size_t(b)];
+      if (n == 0) continue;
+      const double c = (b + 0.5) * w;
+      if (c > t)
+        err += n * (c - t) * (c - t);
+      else
+        err += n * (c < step / 2 ? c * c : step * step / 12.0);
+    }
+    if (err < best) best = err, best_i = i;
+  }
+  return float(best_i * w);
+}
+
 ActivationRange RangeCollector::range(CalibrationMethod m, double percentile) const {
   if (!seen_) return {0.f, 0.f};
   if (m == CalibrationMethod::minmax) return {lo_, hi_};
   const bool signed_values = lo_ < 0.f;
   const float t = m == CalibrationMethod::percentile ? percentile_magnitude(percentile)
+                  : m == CalibrationMethod::mse      ? mse_magnitude()
                                                      : entropy_magnitude(signed_values ? 127 : 255);
   return {std::max(lo_, -t), std::min(hi_, t)};
 }

@@ -8,7 +8,10 @@
 //               end that reaches past zero;
 //   entropy     the clipping threshold whose quantized histogram is
 //               closest to the real one in Kullback-Leibler divergence
-//               (TensorRT's calibrator), over the magnitudes.
+//               (TensorRT's calibrator), over the magnitudes;
+//   mse         the clipping threshold whose u8 quantization has the
+//               least expected squared error over the histogram (rounding
+//               inside the range, clipping beyond it).
 #include <string>
 #include <vector>
 
@@ -16,7 +19,7 @@
 
 namespace tandem {
 
-enum class CalibrationMethod { minmax, percentile, entropy };
+enum class CalibrationMethod { minmax, percentile, entropy, mse };
 CalibrationMethod parse_calibration_method(const std::string& s);
 const char* calibration_method_name(CalibrationMethod m);
 
@@ -42,6 +45,7 @@ class RangeCollector {
   double bin_width() const;
   float percentile_magnitude(double p) const;
   float entropy_magnitude(int levels) const;
+  float mse_magnitude() const;
 };
 
 // The 8-bit quantization of a range: u8 with zero point 0 for a tensor that

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "cpu/cpu_backend.h"
@@ -45,6 +46,42 @@ std::vector<RangeCollector> collect(const Graph& g, const std::vector<ValueId>& 
   return c;
 }
 
+// GPTQ-rounded weights for `convs` (2-D ones; the others are left out and
+// round to nearest), from their inputs' moments in the float graph over
+// the batches.
+std::map<NodeId, IntegerWeights> compensated_weights(const Graph& g,
+                                                     const std::vector<QuantizableConv>& convs,
+                                                     const std::vector<Tensor>& batches,
+                                                     int threads) {
+  std::vector<QuantizableConv> planar;
+  for (const QuantizableConv& c : convs)
+    if (g.value(g.nodes[size_t(c.node)].inputs[1]).constant->rank() == 4) planar.push_back(c);
+  Graph w = g;
+  for (const QuantizableConv& c : planar)
+    if (!is_input(g, c.activation)) w.outputs.push_back(c.activation);
+  Session s(std::move(w), cpu_options(threads));
+  // Built from the first batch's tensors: the graph's shapes may leave
+  // extents to run time.
+  std::vector<std::optional<ConvInputMoments>> moments(planar.size());
+  for (const Tensor& b : batches) {
+    const std::vector<Tensor> out = s.run({b});
+    size_t k = g.outputs.size();
+    for (size_t i = 0; i < planar.size(); ++i) {
+      const Tensor& x = is_input(g, planar[i].activation) ? b : out[k++];
+      const Node& n = g.nodes[size_t(planar[i].node)];
+      if (!moments[i])
+        moments[i].emplace(n.attrs, x.shape(), g.value(n.inputs[1]).constant->shape());
+      moments[i]->add(x);
+    }
+  }
+  std::map<NodeId, IntegerWeights> r;
+  for (size_t i = 0; i < planar.size(); ++i) {
+    const Node& n = g.nodes[size_t(planar[i].node)];
+    r[planar[i].node] = round_compensating(*g.value(n.inputs[1]).constant, *moments[i]);
+  }
+  return r;
+}
+
 // ||got - want|| / ||want|| over every output together.
 double relative_error(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
   double num = 0, den = 0;
@@ -60,13 +97,15 @@ double relative_error(const std::vector<Tensor>& got, const std::vector<Tensor>&
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-// The QDQ graph with `convs` quantized.
+// The QDQ graph with `convs` quantized, their weights from `weights` where
+// given, else rounded to nearest.
 Graph with_quantized(const Graph& g, const std::vector<QuantizableConv>& convs,
-                     const std::map<ValueId, QuantizationParams>& params) {
+                     const std::map<ValueId, QuantizationParams>& params,
+                     const std::map<NodeId, IntegerWeights>& weights = {}) {
   Graph q = g;
   std::map<ValueId, QuantizationParams> used;
   for (const QuantizableConv& c : convs) used[c.activation] = params.at(c.activation);
-  insert_qdq(q, convs, used);
+  insert_qdq(q, convs, used, weights);
   return q;
 }
 
@@ -148,8 +187,8 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   r.method = o.method.value_or(CalibrationMethod::minmax);
   double best = -1;  // the chosen method's error, everything quantized
   if (!o.method) {
-    for (CalibrationMethod m :
-         {CalibrationMethod::minmax, CalibrationMethod::percentile, CalibrationMethod::entropy}) {
+    for (CalibrationMethod m : {CalibrationMethod::minmax, CalibrationMethod::percentile,
+                                CalibrationMethod::entropy, CalibrationMethod::mse}) {
       const double e =
           error_of(with_quantized(g, convs, params_of(m)), batches[0], want, o.threads);
       r.method_errors.push_back({m, e});
@@ -168,10 +207,11 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   for (size_t i : kept) r.layers[i].kept_float = true;
   for (size_t i = 0; i < convs.size(); ++i)
     if (!r.layers[i].kept_float) chosen.push_back(convs[i]);
-  Graph q = with_quantized(g, chosen, params);
+  Graph q = with_quantized(g, chosen, params,
+                           o.compensate_weights ? compensated_weights(g, chosen, batches, o.threads)
+                                                : std::map<NodeId, IntegerWeights>{});
   r.quantized = int(chosen.size());
-  // Everything quantized by the chosen method is a graph measured above.
-  r.error = kept.empty() && best >= 0 ? best : error_of(q, batches[0], want, o.threads);
+  r.error = error_of(q, batches[0], want, o.threads);
   unique_value_names(q);
   if (report) *report = std::move(r);
   return q;

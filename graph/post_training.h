@@ -1,9 +1,10 @@
 #pragma once
 // Post-training quantization of a float graph: calibrate the activations
 // the convolutions read on sample batches, measure how much each
-// convolution alone loses when quantized, keep the worst in float, and
-// return the QDQ graph (graph/quantize_graph.h) a Session runs on integers
-// and any ONNX runtime can read.
+// convolution alone loses when quantized, keep the worst in float, round
+// the others' weights against the calibration inputs, and return the QDQ
+// graph (graph/quantize_graph.h) a Session runs on integers and any ONNX
+// runtime can read.
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,11 @@ struct PtqOptions {
   // kernels prefer) or i8 (symmetric: what the GPU's integer convolutions
   // take).
   DType activations = DType::u8;
+  // Weights rounded column by column, each column's error spread over the
+  // rest by how the calibration inputs correlate (graph/weight_rounding.h),
+  // else each to nearest. Per-layer sensitivities are measured with the
+  // nearest rounding either way.
+  bool compensate_weights = true;
 };
 
 struct PtqLayer {

@@ -52,26 +52,15 @@ ValueId add_fake_quantize(Graph& g, ValueId x, const QuantizationParams& q) {
   return did;
 }
 
-// W [M, ...] f32 -> DequantizeLinear(i8 W, one scale per m, axis 0), the
-// integers symmetric in [-127, 127].
-ValueId add_integer_weights(Graph& g, ValueId w) {
+// W [M, ...] f32 -> DequantizeLinear(i8 W, one scale per m, axis 0).
+ValueId add_integer_weights(Graph& g, ValueId w, const IntegerWeights* given) {
   // Copies, not references: adding values below may move the graph's values.
   const std::string name = g.value(w).name;
-  const Tensor t = *g.value(w).constant;
-  const int64_t m = t.dim(0), per = t.numel() / m;
-  Tensor q = Tensor::empty(DType::i8, t.shape());
-  std::vector<float> scales(static_cast<size_t>(m));
-  for (int64_t o = 0; o < m; ++o) {
-    const float* row = t.data<float>() + o * per;
-    float peak = 0.f;
-    for (int64_t k = 0; k < per; ++k) peak = std::max(peak, std::fabs(row[k]));
-    const float s = peak > 0.f ? peak / 127.f : 1.f;
-    scales[size_t(o)] = s;
-    for (int64_t k = 0; k < per; ++k)
-      q.data<int8_t>()[o * per + k] = int8_t(std::clamp(std::nearbyint(row[k] / s), -127.f, 127.f));
-  }
-  const ValueId qv = g.add_constant(name + "_int8", std::move(q));
-  const ValueId sv = g.add_constant(name + "_int8_scale", Tensor::from_vector<float>(scales, {m}));
+  IntegerWeights q = given ? *given : round_to_nearest(*g.value(w).constant);
+  const int64_t m = q.values.dim(0);
+  const ValueId qv = g.add_constant(name + "_int8", std::move(q.values));
+  const ValueId sv =
+      g.add_constant(name + "_int8_scale", Tensor::from_vector<float>(q.scales, {m}));
   Value dv = g.value(w);
   dv.name = name + "_dequantized";
   dv.constant.reset();
@@ -85,7 +74,8 @@ ValueId add_integer_weights(Graph& g, ValueId w) {
 }  // namespace
 
 void insert_qdq(Graph& g, const std::vector<QuantizableConv>& convs,
-                const std::map<ValueId, QuantizationParams>& activations) {
+                const std::map<ValueId, QuantizationParams>& activations,
+                const std::map<NodeId, IntegerWeights>& weights) {
   const auto cons = g.consumers();
   std::vector<char> quantized(g.nodes.size(), 0);
   for (const QuantizableConv& c : convs) quantized[size_t(c.node)] = 1;
@@ -100,7 +90,8 @@ void insert_qdq(Graph& g, const std::vector<QuantizableConv>& convs,
   }
   for (const QuantizableConv& c : convs) {
     const ValueId w = g.nodes[size_t(c.node)].inputs[1];
-    const ValueId d = add_integer_weights(g, w);
+    const auto given = weights.find(c.node);
+    const ValueId d = add_integer_weights(g, w, given == weights.end() ? nullptr : &given->second);
     g.nodes[size_t(c.node)].inputs[1] = d;
   }
   g.topo_sort();

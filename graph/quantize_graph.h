@@ -10,6 +10,7 @@
 
 #include "graph/calibration.h"
 #include "graph/graph.h"
+#include "graph/weight_rounding.h"
 
 namespace tandem {
 
@@ -24,8 +25,10 @@ std::vector<QuantizableConv> quantizable_convs(const Graph& g);
 // Quantizes `convs` (their activations' parameters in `activations`):
 // the convolutions, and the Adds among the activation's other readers (a
 // residual then joins in integers), read the dequantized copy; other
-// readers keep the float tensor.
+// readers keep the float tensor. A convolution's integer weights are taken
+// from `weights` where it has them, else rounded to nearest.
 void insert_qdq(Graph& g, const std::vector<QuantizableConv>& convs,
-                const std::map<ValueId, QuantizationParams>& activations);
+                const std::map<ValueId, QuantizationParams>& activations,
+                const std::map<NodeId, IntegerWeights>& weights = {});
 
 }  // namespace tandem
