@@ -168,6 +168,15 @@ Graph quantize_post_training(Graph g, const std::vector<Tensor>& batches, const 
   const std::vector<QuantizableConv> convs = quantizable_convs(g);
   check(!convs.empty(), "the model has no convolution with constant float weights to quantize",
         where);
+  // A NaN or infinite weight has no integer and no scale: said here, once,
+  // rather than turned into an arbitrary int8.
+  for (const QuantizableConv& c : convs) {
+    const Node& n = g.nodes[size_t(c.node)];
+    const Tensor& w = *g.value(n.inputs[1]).constant;
+    const float* v = w.data<float>();
+    check(std::all_of(v, v + w.numel(), [](float x) { return std::isfinite(x); }),
+          "weights hold NaN or Inf: cannot quantize them", {g.source, n.name, n.op_type, ""});
+  }
 
   std::vector<ValueId> watch;
   for (const QuantizableConv& c : convs)

@@ -224,6 +224,22 @@ TEST(PostTraining, NoSampleIsAnError) {
   EXPECT_THROW(quantize_post_training(float_net(), {}, PtqOptions{}), Error);
 }
 
+// A weight that is NaN has no integer: one error naming the convolution,
+// not an arbitrary int8 in its place.
+TEST(PostTraining, NonFiniteWeightsAreAnErrorNamingTheNode) {
+  Graph g = float_net();
+  for (Value& v : g.values)
+    if (v.name == "w2") v.constant->data<float>()[5] = std::nanf("");
+  try {
+    quantize_post_training(g, {random_tensor({2, 4, 10, 10}, 20)}, PtqOptions{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("NaN"), std::string::npos) << what;
+    EXPECT_NE(what.find("Conv"), std::string::npos) << what;
+  }
+}
+
 // Symmetric s8 activations (for GPUs): every activation quantized to i8
 // with zero point 0, and the model still runs every convolution on
 // integers on the CPU, close to the float network.
