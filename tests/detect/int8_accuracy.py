@@ -14,8 +14,10 @@ The target of 98% of objects is measured on 607 photos, where this setting
 keeps 98.4% (docs/BENCHMARKS.md, "GPTQ weights and least-squared-error
 ranges"); on these 47, which ctest can afford, it keeps 95.2% (120 of 126:
 a handful of weak objects decide the share of so few), so this test holds
-the quantizer to 93%: a regression (rounding, ranges, the choice of layers
-kept in float) falls below it.
+the quantizer to 90%, room for a CPU whose integer kernels round
+differently: a regression (rounding, ranges, the choice of layers kept in
+float; the default's 8 kept land near 88% on the large set) falls below
+it.
 
 Exit 77 (ctest: skipped) when darknet's photos, face-api's demo photos,
 the wallpapers make-corpus reads or the detector are missing.
@@ -38,7 +40,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 # face-api's demo group photos (scripts/install-node-tools), the ones
 # scripts/pack-corpus-sources packs as the corpus's people.
 FACE_API_DEMO = os.path.join(REPO, "tools", "node", "node_modules", "@vladmandic", "face-api", "demo")
-FLOOR = 0.93
+FLOOR = 0.90
 TAG = ["--device", "cpu", "--json", "--min-score", "0.15", "--top", "100", "--faces", "off",
        "--thumbnails", "off", "--threads", "2"]
 
