@@ -170,7 +170,7 @@ using dnnl::memory;
 const dnnl::binary& add_primitive(Context& c, const Tensor& full, const Tensor& other) {
   return c.cache.get<dnnl::binary>(cache_key("add", full, other), [&] {
     dnnl::binary::desc d(dnnl::algorithm::binary_add, plain_md(full), plain_md(other), plain_md(full));
-    return dnnl::binary(dnnl::binary::primitive_desc(d, train_attr(), engine()));
+    return dnnl::binary(dnnl::binary::primitive_desc(d, user_scratchpad_attr(), engine()));
   });
 }
 
@@ -178,7 +178,7 @@ const dnnl::reduction& sum_primitive(Context& c, const Tensor& src, const Shape&
   return c.cache.get<dnnl::reduction>(cache_key("sum_to", src, dst), [&] {
     dnnl::reduction::desc d(dnnl::algorithm::reduction_sum, plain_md(src), plain_md(src.dtype(), to_dims(dst)),
                             0.f, 0.f);
-    return dnnl::reduction(dnnl::reduction::primitive_desc(d, train_attr(), engine()));
+    return dnnl::reduction(dnnl::reduction::primitive_desc(d, user_scratchpad_attr(), engine()));
   });
 }
 

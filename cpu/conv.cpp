@@ -307,7 +307,7 @@ const ForwardEntry& forward_entry(Context& c, const ops::Conv2dParams& p, const 
     ConvDescs d = describe(p, x.shape(), w, bias);
     auto desc = d.conv.forward(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, d.src,
                                d.weights, d.bias, d.y);
-    dnnl::convolution_forward::primitive_desc pd(desc, train_attr(), engine());
+    dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad_attr(), engine());
     return ForwardEntry{d, pd, dnnl::convolution_forward(pd)};
   });
 }
@@ -318,9 +318,10 @@ const BackwardEntry& backward_entry(Context& c, const ForwardEntry& f, const ops
     const ConvDescs& d = f.d;
     auto alg = dnnl::algorithm::convolution_direct;
     dnnl::convolution_backward_data::primitive_desc data_pd(
-        d.conv.backward_data(alg, d.src, d.weights, d.dy), train_attr(), engine(), f.pd);
+        d.conv.backward_data(alg, d.src, d.weights, d.dy), user_scratchpad_attr(), engine(), f.pd);
     dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        d.conv.backward_weights(alg, d.src, d.weights, d.bias, d.dy), train_attr(), engine(), f.pd);
+        d.conv.backward_weights(alg, d.src, d.weights, d.bias, d.dy), user_scratchpad_attr(),
+        engine(), f.pd);
     return BackwardEntry{data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
                          dnnl::convolution_backward_weights(weights_pd)};
   });

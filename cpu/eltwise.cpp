@@ -206,9 +206,9 @@ const Entry& entry(Context& c, const ops::Activation& p, const Tensor& x) {
   return c.cache.get<Entry>(cache_key("eltwise", x.dtype(), x.numel(), int(s.algorithm), s.alpha, s.beta), [&] {
     memory::desc m = plain_md(x.dtype(), {x.numel()});
     dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, s.algorithm, m, s.alpha, s.beta);
-    dnnl::eltwise_forward::primitive_desc fpd(fd, train_attr(), engine());
+    dnnl::eltwise_forward::primitive_desc fpd(fd, user_scratchpad_attr(), engine());
     dnnl::eltwise_backward::desc bd(s.algorithm, m, m, s.alpha, s.beta);
-    dnnl::eltwise_backward::primitive_desc bpd(bd, train_attr(), engine(), fpd);
+    dnnl::eltwise_backward::primitive_desc bpd(bd, user_scratchpad_attr(), engine(), fpd);
     return Entry{dnnl::eltwise_forward(fpd), dnnl::eltwise_backward(bpd)};
   });
 }

@@ -229,12 +229,15 @@ const Entry& entry(Context& c, const Tensor& x, const Tensor& w, bool bias) {
     memory::desc src = plain_md(x), wei = plain_md(w), dst = plain_md(x.dtype(), to_dims(ys));
     memory::desc b = bias ? plain_md(x.dtype(), {w.dim(0)}) : memory::desc();
     dnnl::inner_product_forward::primitive_desc fpd(
-        inner_product(dnnl::prop_kind::forward_training, src, wei, b, dst), train_attr(), engine());
+        inner_product(dnnl::prop_kind::forward_training, src, wei, b, dst), user_scratchpad_attr(),
+        engine());
     dnnl::inner_product_backward_data::desc dd(src, wei, dst);
-    dnnl::inner_product_backward_data::primitive_desc dpd(dd, train_attr(), engine(), fpd);
+    dnnl::inner_product_backward_data::primitive_desc dpd(dd, user_scratchpad_attr(), engine(),
+                                                          fpd);
     auto wd = bias ? dnnl::inner_product_backward_weights::desc(src, wei, b, dst)
                    : dnnl::inner_product_backward_weights::desc(src, wei, dst);
-    dnnl::inner_product_backward_weights::primitive_desc wpd(wd, train_attr(), engine(), fpd);
+    dnnl::inner_product_backward_weights::primitive_desc wpd(wd, user_scratchpad_attr(), engine(),
+                                                             fpd);
     return Entry{fpd, dnnl::inner_product_forward(fpd), dnnl::inner_product_backward_data(dpd),
                  dnnl::inner_product_backward_weights(wpd)};
   });

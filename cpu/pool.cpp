@@ -180,9 +180,10 @@ const Entry& entry(Context& c, const ops::Pool2dParams& p, DType dtype, const Sh
     memory::desc src = plain_md(dtype, to_dims(x)), dst = plain_md(dtype, to_dims(ops::pool2d_output_shape(p, x)));
     DnnlPool pool{p.kind, p.count_include_pad, dnnl_window_2d(p.kernel, p.stride, p.padding, p.dilation)};
     dnnl::pooling_v2_forward::primitive_desc fpd(
-        pool.forward(dnnl::prop_kind::forward_training, src, dst), train_attr(), engine());
-    dnnl::pooling_v2_backward::primitive_desc bpd(pool.backward(src, dst), train_attr(), engine(),
-                                                  fpd);
+        pool.forward(dnnl::prop_kind::forward_training, src, dst), user_scratchpad_attr(),
+        engine());
+    dnnl::pooling_v2_backward::primitive_desc bpd(pool.backward(src, dst), user_scratchpad_attr(),
+                                                  engine(), fpd);
     return Entry{fpd, dnnl::pooling_v2_forward(fpd), dnnl::pooling_v2_backward(bpd)};
   });
 }

@@ -62,7 +62,7 @@ const dnnl::softmax_v2_forward& log_softmax(Context& c, const Tensor& logits) {
     dnnl::memory::desc m = plain_md(logits);
     dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::softmax_log, m, m, 1);
     return dnnl::softmax_v2_forward(
-        dnnl::softmax_v2_forward::primitive_desc(d, train_attr(), engine()));
+        dnnl::softmax_v2_forward::primitive_desc(d, user_scratchpad_attr(), engine()));
   });
 }
 

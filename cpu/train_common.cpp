@@ -6,8 +6,6 @@
 
 namespace tandem::cpu::train {
 
-dnnl::primitive_attr train_attr() { return user_scratchpad_attr(); }
-
 void run_primitive(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args) {
   const dnnl_memory_desc_t* md =
       dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);

@@ -27,9 +27,9 @@ inline Context& context(void* ctx) { return *static_cast<Context*>(ctx); }
 // that created it, a thread-local buffer: run from another thread it finds
 // none there (a write through a null pointer by the reference convolution
 // on an emulated Neoverse N1), or one sized for other primitives. So every
-// training primitive is built with these attributes and run with
-// run_primitive, which lends it a scratchpad of the running thread's.
-dnnl::primitive_attr train_attr();
+// training primitive is built with user_scratchpad_attr() (dnnl_utils.h)
+// and run with run_primitive, which lends it a scratchpad of the running
+// thread's.
 void run_primitive(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args);
 
 // Each defined tensor must be a plain f32 host tensor; bf16 is not yet here.
