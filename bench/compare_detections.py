@@ -71,6 +71,11 @@ def match(a, b, o, notes, side, pairs):
     return unmatched
 
 
+def within(pairs, o):
+    """How many (iou, |score delta|) pairs keep their box and score."""
+    return sum(v >= o.iou and delta <= o.score for v, delta in pairs)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("reference")
@@ -99,7 +104,7 @@ def main():
         # The reference's objects that kept their box and score: the share an
         # accuracy target ("on >= 98% of objects") is stated in.
         t["reference_objects"] += len(pairs) + missing
-        t["within"] += sum(v >= o.iou and delta <= o.score for v, delta in pairs)
+        t["within"] += within(pairs, o)
         t["unmatched"] += match(b, a, o, notes, "candidate", None)
         t["objects"] += len(pairs)
         for v, delta in pairs:

@@ -25,55 +25,59 @@ bool is_input(const Graph& g, ValueId v) {
   return std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
 }
 
-// Each watched value's statistics over the batches: a span pass, then a
-// histogram pass. A watched graph input is read from the batch itself.
-std::vector<RangeCollector> collect(const Graph& g, const std::vector<ValueId>& watch,
-                                    const std::vector<Tensor>& batches, int threads) {
+// Runs the float graph over the batches `passes` times with the `watch`
+// values as extra outputs, handing each to visit(pass, i, tensor) for
+// watch[i]. A watched graph input is the batch itself.
+template <typename Visit>
+void run_watching(const Graph& g, const std::vector<ValueId>& watch,
+                  const std::vector<Tensor>& batches, int threads, int passes, Visit&& visit) {
   Graph w = g;
   for (ValueId v : watch)
     if (!is_input(g, v)) w.outputs.push_back(v);
   Session s(std::move(w), cpu_options(threads));
-  std::vector<RangeCollector> c(watch.size());
-  for (int pass = 0; pass < 2; ++pass)
+  for (int pass = 0; pass < passes; ++pass)
     for (const Tensor& b : batches) {
-      std::vector<Tensor> out = s.run({b});
+      const std::vector<Tensor> out = s.run({b});
       size_t k = g.outputs.size();
-      for (size_t i = 0; i < watch.size(); ++i) {
-        const Tensor& t = is_input(g, watch[i]) ? b : out[k++];
-        pass == 0 ? c[i].add_span(t) : c[i].add_histogram(t);
-      }
+      for (size_t i = 0; i < watch.size(); ++i)
+        visit(pass, i, is_input(g, watch[i]) ? b : out[k++]);
     }
+}
+
+// Each watched value's statistics over the batches: a span pass, then a
+// histogram pass.
+std::vector<RangeCollector> collect(const Graph& g, const std::vector<ValueId>& watch,
+                                    const std::vector<Tensor>& batches, int threads) {
+  std::vector<RangeCollector> c(watch.size());
+  run_watching(g, watch, batches, threads, 2, [&](int pass, size_t i, const Tensor& t) {
+    pass == 0 ? c[i].add_span(t) : c[i].add_histogram(t);
+  });
   return c;
 }
 
 // GPTQ-rounded weights for `convs` (2-D ones; the others are left out and
 // round to nearest), from their inputs' moments in the float graph over
-// the batches.
+// the batches. A pass of its own: only the convolutions chosen for int8
+// need them, known once the ranges are.
 std::map<NodeId, IntegerWeights> compensated_weights(const Graph& g,
                                                      const std::vector<QuantizableConv>& convs,
                                                      const std::vector<Tensor>& batches,
                                                      int threads) {
   std::vector<QuantizableConv> planar;
+  std::vector<ValueId> inputs;
   for (const QuantizableConv& c : convs)
-    if (g.value(g.nodes[size_t(c.node)].inputs[1]).constant->rank() == 4) planar.push_back(c);
-  Graph w = g;
-  for (const QuantizableConv& c : planar)
-    if (!is_input(g, c.activation)) w.outputs.push_back(c.activation);
-  Session s(std::move(w), cpu_options(threads));
+    if (g.value(g.nodes[size_t(c.node)].inputs[1]).constant->rank() == 4) {
+      planar.push_back(c);
+      inputs.push_back(c.activation);
+    }
   // Built from the first batch's tensors: the graph's shapes may leave
   // extents to run time.
   std::vector<std::optional<ConvInputMoments>> moments(planar.size());
-  for (const Tensor& b : batches) {
-    const std::vector<Tensor> out = s.run({b});
-    size_t k = g.outputs.size();
-    for (size_t i = 0; i < planar.size(); ++i) {
-      const Tensor& x = is_input(g, planar[i].activation) ? b : out[k++];
-      const Node& n = g.nodes[size_t(planar[i].node)];
-      if (!moments[i])
-        moments[i].emplace(n.attrs, x.shape(), g.value(n.inputs[1]).constant->shape());
-      moments[i]->add(x);
-    }
-  }
+  run_watching(g, inputs, batches, threads, 1, [&](int, size_t i, const Tensor& x) {
+    const Node& n = g.nodes[size_t(planar[i].node)];
+    if (!moments[i]) moments[i].emplace(n.attrs, x.shape(), g.value(n.inputs[1]).constant->shape());
+    moments[i]->add(x);
+  });
   std::map<NodeId, IntegerWeights> r;
   for (size_t i = 0; i < planar.size(); ++i) {
     const Node& n = g.nodes[size_t(planar[i].node)];

@@ -109,7 +109,7 @@ def main():
         notes, pairs = [], []
         missing = cd.match(objects, got.get(path, []), opts, notes, "float32", pairs)
         total += len(pairs) + missing
-        within += sum(v >= opts.iou and d <= opts.score for v, d in pairs)
+        within += cd.within(pairs, opts)
         if notes:
             print(f"{os.path.relpath(path, tmp) if path.startswith(tmp) else path}: {'; '.join(notes)}")
     share = within / total if total else 0.0
