@@ -13,6 +13,11 @@
 //   bench_split            (needs a CUDA GPU; prints "no GPU" and exits 0 without one)
 //   bench_split --cpu-only (both sides on the CPU: the mechanism, not a speedup)
 //   bench_split --quick    (fewer shapes)
+//   bench_split --qat [--cpu-only]
+//     quantization-aware training's conv layers wholly on the CPU side
+//     (x on its input quantizer's grid): the CPU's forward in float against
+//     on integers (train/split/split_op.h's HostIntegers), and forward +
+//     backward (the backward stays float), with the ratios float / integers.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -117,15 +122,67 @@ std::vector<Case> cases(bool quick) {
   return r;
 }
 
+// Seconds of a forward alone (median of rounds, synchronized).
+double forward_seconds(Module& layer, const Tensor& x, const DeviceLink& link, int reps) {
+  std::vector<double> t;
+  for (int i = 0; i < reps + 2; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    Var y = layer(Var(x));
+    link.synchronize();
+    if (i >= 2)
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return median(t);
+}
+
+// A conv under quantization-aware training, all of it on the CPU side, its
+// host forward on integers or in float; `in` put x on its grid.
+std::unique_ptr<Conv2d> qat_conv(const Case& c, Device home, const FakeQuantize& in,
+                                 bool integers) {
+  Rng rng(1);
+  auto conv = std::make_unique<Conv2d>(c.in, c.out, 3, Conv2dOptions{.padding = 1}, rng);
+  conv->enable_qat();
+  place_hetero(*conv, home, SplitSetting{false, 0});
+  conv->wire_input_grids(&in);
+  conv->channel_split()->set_host_integers(integers);
+  return conv;
+}
+
+void qat_table(Device home, bool quick) {
+  fmt::print("{:<26} {:>5} {:>12} {:>12} {:>7} {:>14} {:>14} {:>7}\n", "layer (cpu share 1)",
+             "batch", "fwd float ms", "fwd int8 ms", "ratio", "fwd+bwd float", "fwd+bwd int8",
+             "ratio");
+  const DeviceLink link(home);
+  for (const Case& c : cases(quick)) {
+    if (!c.conv) continue;
+    for (int64_t n : quick ? std::vector<int64_t>{8, 32} : std::vector<int64_t>{8, 32, 128}) {
+      FakeQuantize in;
+      Var x = in(Var(random_on(input_shape(c, n), home)));  // observed: its grid is x's
+      in.eval();
+      auto f = qat_conv(c, home, in, false), q = qat_conv(c, home, in, true);
+      const std::vector<double> both = time_layers({f.get(), q.get()}, x.value(), link, 5);
+      const double ff = forward_seconds(*f, x.value(), link, 5),
+                   fq = forward_seconds(*q, x.value(), link, 5);
+      const bool ran = q->channel_split()->timing.host_int8;
+      fmt::print("{:<26} {:>5} {:>12.3f} {:>12.3f} {:>6.2f}x {:>14.3f} {:>14.3f} {:>6.2f}x{}\n",
+                 c.name, n, ff * 1e3, fq * 1e3, ff / fq, both[0] * 1e3, both[1] * 1e3,
+                 both[0] / both[1], ran ? "" : "  (int8 declined)");
+      std::fflush(stdout);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool cpu_only = false, quick = false;
+  bool cpu_only = false, quick = false, qat = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--cpu-only")) cpu_only = true;
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--qat"))
+      qat = true;
     else {
-      fmt::print(stderr, "usage: bench_split [--cpu-only] [--quick]\n");
+      fmt::print(stderr, "usage: bench_split [--cpu-only] [--quick] [--qat]\n");
       return 2;
     }
   }
@@ -138,6 +195,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   const Device home = cpu_only ? Device::cpu() : Device::cuda(0);
+  if (qat) {
+    qat_table(home, quick);
+    return 0;
+  }
   const std::vector<int64_t> batches = quick ? std::vector<int64_t>{8, 32} : std::vector<int64_t>{8, 32, 128};
   fmt::print("{:<26} {:>5} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>10} {:>10}\n", "layer", "batch", "gpu ms", "cpu ms",
              "auto c", "auto ms", "best c", "best ms", "single/best", "single/auto");

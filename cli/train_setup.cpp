@@ -27,8 +27,6 @@ void check_gpu_present(const std::string& device) {
 void check_train_options(const TrainCliOptions& o) {
   check_supported(o.precision != "fp16" || o.device != "hetero",
                   "--precision fp16 with --device hetero: the CPU side computes in fp32 or bf16");
-  check_supported(o.precision != "int8-qat" || o.device == "cpu",
-                  "--precision int8-qat: quantization-aware training runs on the cpu only");
   check_supported(o.precision != "fp16" || o.device != "cpu",
                   "--precision fp16 trains on the GPU (--device cuda); the CPU computes in fp32 or bf16");
   check(o.split == "auto" || o.device == "hetero", "--split applies to --device hetero only");

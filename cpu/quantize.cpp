@@ -7,6 +7,8 @@
 // integer convolutions read (or back), so no separate layout change runs.
 // Otherwise (per-axis, or parameters fed at run time) plain loops on plain
 // layouts, the parameters read at run time.
+#include "ops/quantize.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,7 +21,7 @@
 #include "cpu/train_common.h"
 #include "cpu/typed.h"
 #include "ops/fake_quant.h"
-#include "ops/quantize.h"
+#include "ops/quant_channels.h"
 
 namespace tandem::cpu {
 
@@ -168,24 +170,6 @@ namespace tandem::cpu::train {
 
 namespace {
 
-// x viewed as [outer, channels, inner] around `axis` (-1: one channel).
-struct ChannelView {
-  int64_t outer = 1, channels = 1, inner = 1;
-};
-
-ChannelView channel_view(const char* op, const Tensor& x, int64_t axis) {
-  ChannelView v;
-  if (axis < 0) {
-    v.inner = x.numel();
-    return v;
-  }
-  check(axis < x.rank(), "axis " + std::to_string(axis) + " out of range", op_context(op, x));
-  for (int64_t i = 0; i < axis; ++i) v.outer *= x.dim(i);
-  v.channels = x.dim(axis);
-  for (int64_t i = axis + 1; i < x.rank(); ++i) v.inner *= x.dim(i);
-  return v;
-}
-
 void check_qparams(const char* op, const ops::FakeQuantParams& p, const Tensor& x, const Tensor& scale,
                    const Tensor& zero_point, int64_t channels) {
   check(p.qmin < p.qmax, "empty integer range", op_context(op, x));
@@ -209,7 +193,7 @@ void fake_quant_forward(void*, const ops::FakeQuantParams& p, const Tensor& x, c
   const char* op = "fake_quant_forward";
   require_f32(op, {&x, &y});
   require_shape(op, y, x.shape(), "y");
-  const ChannelView v = channel_view(op, x, p.axis);
+  const ops::QuantChannels v = ops::quant_channels(x.shape(), p.axis, op_context(op, x));
   check_qparams(op, p, x, scale, zero_point, v.channels);
   *saved = Tensor::empty(DType::u8, {x.numel()});
   const float* xs = x.data<float>();
@@ -249,7 +233,7 @@ void min_max(void*, const Tensor& x, int64_t axis, const Tensor& min, const Tens
   const char* op = "min_max";
   require_f32(op, {&x, &min, &max});
   check(x.numel() > 0, "min/max of an empty tensor", op_context(op, x));
-  const ChannelView v = channel_view(op, x, axis);
+  const ops::QuantChannels v = ops::quant_channels(x.shape(), axis, op_context(op, x));
   require_shape(op, min, {v.channels}, "min");
   require_shape(op, max, {v.channels}, "max");
   const float* xs = x.data<float>();

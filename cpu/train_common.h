@@ -118,5 +118,7 @@ void fake_quant_forward(void*, const ops::FakeQuantParams&, const Tensor&, const
                         Tensor*);
 void fake_quant_backward(void*, const Tensor&, const Tensor&, const GradOut&);
 void min_max(void*, const Tensor&, int64_t, const Tensor&, const Tensor&);
+bool qconv2d_forward(void*, const ops::Conv2dParams&, const ops::QConvParams&, const Tensor&,
+                     const Tensor&, const Tensor&, const Tensor&);
 
 }  // namespace tandem::cpu::train

@@ -72,6 +72,7 @@ const TrainBackend& cpu_train_backend() {
       .fake_quant_forward = train::fake_quant_forward,
       .fake_quant_backward = train::fake_quant_backward,
       .min_max = train::min_max,
+      .qconv2d_forward = train::qconv2d_forward,
   };
   return table;
 }

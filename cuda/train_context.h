@@ -110,5 +110,8 @@ Entry<decltype(TrainBackend::dropout_forward)> dropout_forward;
 Entry<decltype(TrainBackend::dropout_backward)> dropout_backward;
 Entry<decltype(TrainBackend::cross_entropy_forward)> cross_entropy_forward;
 Entry<decltype(TrainBackend::cross_entropy_backward)> cross_entropy_backward;
+Entry<decltype(TrainBackend::fake_quant_forward)> fake_quant_forward;
+Entry<decltype(TrainBackend::fake_quant_backward)> fake_quant_backward;
+Entry<decltype(TrainBackend::min_max)> min_max;
 
 }  // namespace tandem::cuda::train

@@ -49,11 +49,9 @@ struct DeviceTable {
         .dropout_backward = train::dropout_backward,
         .cross_entropy_forward = train::cross_entropy_forward,
         .cross_entropy_backward = train::cross_entropy_backward,
-        // Quantization-aware training runs on the CPU; train/functional
-        // refuses it here by name.
-        .fake_quant_forward = nullptr,
-        .fake_quant_backward = nullptr,
-        .min_max = nullptr,
+        .fake_quant_forward = train::fake_quant_forward,
+        .fake_quant_backward = train::fake_quant_backward,
+        .min_max = train::min_max,
     };
   }
   train::TrainContext context;

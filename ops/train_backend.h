@@ -41,6 +41,7 @@
 #include "ops/loss.h"
 #include "ops/norm.h"
 #include "ops/pool.h"
+#include "ops/qconv.h"
 
 namespace tandem {
 
@@ -179,7 +180,8 @@ struct TrainBackend {
                                  const Tensor& labels, const Tensor& dloss, const GradOut& dlogits);
 
   // Quantization-aware training. x any shape; scale f32 and zero_point i64,
-  // [1] per tensor or [x.shape[axis]] per channel -> y like x.
+  // [1] per tensor or [x.shape[axis]] per channel (on this device or the
+  // host) -> y like x.
   // saved: u8 [numel], 1 where x fell inside the integer range.
   void (*fake_quant_forward)(void* ctx, const ops::FakeQuantParams& p, const Tensor& x, const Tensor& scale,
                              const Tensor& zero_point, const Tensor& y, Tensor* saved);
@@ -188,6 +190,19 @@ struct TrainBackend {
   // Minimum and maximum of x: over everything (axis -1; min/max [1]) or per
   // index of `axis` (min/max [x.shape[axis]]); f32 outputs on this device.
   void (*min_max)(void* ctx, const Tensor& x, int64_t axis, const Tensor& min, const Tensor& max);
+
+  // Optional (null where the backend has no integer convolution): Conv2d's
+  // forward on 8-bit integers for quantization-aware training, whose x and
+  // w come out of fake quantizers: x f32 [N, C, H, W] on the u8 grid of
+  // (q.x_scale, q.x_zero_point), w f32 [M, C/G, KH, KW] on the symmetric i8
+  // grid of q.w_scales (M values), b f32 [M] (optional) -> y f32 [N, M, OH,
+  // OW] = conv(x, w) + b, the sums exact in int32. Returns false, having
+  // written nothing, when a value of x or w is off its grid (the caller
+  // then runs conv2d_forward). q's output, residual and activation fields
+  // stay at their defaults.
+  bool (*qconv2d_forward)(void* ctx, const ops::Conv2dParams& p, const ops::QConvParams& q,
+                          const Tensor& x, const Tensor& w, const Tensor& b,
+                          const Tensor& y) = nullptr;
 };
 
 }  // namespace tandem

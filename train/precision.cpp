@@ -38,6 +38,7 @@ void prepare_children(Sequential& s) {
 void prepare_qat(Sequential& model) {
   prepare_children(model);
   model.add_front("quant", std::make_unique<QuantStub>());
+  model.wire_input_grids(nullptr);
 }
 
 void apply_precision(Sequential& model, const std::string& precision) {

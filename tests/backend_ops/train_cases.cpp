@@ -3,6 +3,7 @@
 // pooling's ties), farther than the finite-difference step moves them.
 #include "tests/backend_ops/train_cases.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/activation.h"
@@ -532,6 +533,42 @@ TrainCase fake_quant_case() {
   return c;
 }
 
+// x's values snapped to the grid of (scale, zero_point) within [lo, hi]:
+// what a fake quantizer hands the next layer.
+Tensor on_grid(Tensor x, float scale, int64_t zero_point, int64_t lo, int64_t hi) {
+  float* v = x.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t q =
+        std::clamp<int64_t>(zero_point + int64_t(std::nearbyint(v[i] * (1.0f / scale))), lo, hi);
+    v[i] = float(q - zero_point) * scale;
+  }
+  return x;
+}
+
+// The integer forward of a quantization-aware conv on values already on
+// their grids (x: u8 with a zero point; w: i8, one scale for every channel
+// here). A forward-only, optional entry: the tests of train/split's integer
+// host side hold it against float64 (tests/train/test_qat_split.cpp).
+TrainCase qconv_case() {
+  TrainCase c;
+  c.name = "qconv2d/3x3-pad1-zero-point";
+  c.entries = {"qconv2d_forward"};
+  const float x_scale = 0.02f, w_scale = 0.004f;
+  c.inputs = {fixed(on_grid(uniform({2, 8, 6, 6}, 7950, -0.1f, 4.9f), x_scale, 5, 0, 255)),
+              fixed(on_grid(uniform({16, 8, 3, 3}, 7951, -0.5f, 0.5f), w_scale, 0, -128, 127)),
+              fixed(uniform({16}, 7952))};
+  c.forward = [=](TrainCall& k) {
+    ops::Conv2dParams p;
+    p.padding[0] = p.padding[1] = 1;
+    ops::QConvParams q;
+    q.x_scale = x_scale, q.x_zero_point = 5;
+    q.w_scales.assign(16, w_scale);
+    k.out = {f32_on(k, {2, 16, 6, 6})};
+    k.declined = !k.t.qconv2d_forward(k.t.ctx, p, q, k.in[0], k.in[1], k.in[2], k.out[0]);
+  };
+  return c;
+}
+
 }  // namespace
 
 std::vector<TrainCase> all_train_cases() {
@@ -541,6 +578,7 @@ std::vector<TrainCase> all_train_cases() {
                       &pool_cases, &add_cases, &concat_cases, &memory_cases, &loss_cases})
     for (TrainCase& c : (*group)()) cases.push_back(std::move(c));
   cases.push_back(fake_quant_case());
+  cases.push_back(qconv_case());
   return cases;
 }
 

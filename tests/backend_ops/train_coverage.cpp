@@ -13,7 +13,7 @@ struct Entry {
   bool present;
 };
 
-constexpr int kEntries = 28;
+constexpr int kEntries = 29;
 // name, ctx, the two flags (padded to a pointer), then the entries: an
 // entry added to or removed from TrainBackend must be listed below too.
 static_assert(
@@ -48,7 +48,8 @@ std::vector<Entry> entries_of(const TrainBackend& t) {
           {"cross_entropy_backward", t.cross_entropy_backward != nullptr},
           {"fake_quant_forward", t.fake_quant_forward != nullptr},
           {"fake_quant_backward", t.fake_quant_backward != nullptr},
-          {"min_max", t.min_max != nullptr}};
+          {"min_max", t.min_max != nullptr},
+          {"qconv2d_forward", t.qconv2d_forward != nullptr}};
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // linear layer whose output channels are split between the GPU and the CPU
 // gives what the same layer gives all on the GPU (y, dx, dw, db), at several
 // r including 0 and 1; the copies go through the copy stream and pinned
-// buffers, reused across calls; a short cnn run matches the all-GPU losses.
+// buffers, reused across calls; a short cnn run matches the all-GPU losses,
+// in float and under quantization-aware training.
 // Tolerance 1e-4 relative (cuDNN and oneDNN sum in different orders).
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include "train/layers.h"
 #include "train/models/models.h"
 #include "train/optim/adamw.h"
+#include "train/precision.h"
 #include "train/split/place.h"
 
 namespace tandem::train {
@@ -110,6 +112,49 @@ TEST(SplitCuda, AutoTunesOnTheGpu) {
     EXPECT_GT(r.t_gpu, 0) << r.layer;
     EXPECT_GT(r.t_cpu, 0) << r.layer;
   }
+}
+
+std::unique_ptr<Sequential> qat_cnn(uint64_t seed) {
+  Rng rng(seed);
+  auto net = make_model("cnn", ModelConfig{.dropout = 0}, rng);
+  apply_precision(*net, "int8-qat");
+  return net;
+}
+
+// Quantization-aware training on the GPU (its fake quantizers and
+// observers) gives the CPU's losses; split between the GPU and the CPU, with
+// each conv's CPU side on integers, it gives the all-GPU run's. Looser than
+// the float split above: where sums round differently (cuDNN, oneDNN, the
+// exact integer sums), a value now and then crosses a fake quantizer's
+// rounding midpoint and moves by a whole step.
+TEST(SplitCuda, QatTrainsOnTheGpuAndSplitWithTheCpuSideOnIntegers) {
+  TANDEM_REQUIRE_GPU();
+  auto cpu = qat_cnn(13), gpu = qat_cnn(13), split = qat_cnn(13);
+  gpu->to(Device::cuda(0));
+  place_hetero(*split, Device::cuda(0), SplitSetting{false, 0.5});
+  const std::vector<double> on_gpu = losses(*gpu, 4), on_split = losses(*split, 4);
+  AdamW opt(cpu->parameters(), AdamWOptions{});
+  std::vector<int64_t> l(8);
+  for (size_t i = 0; i < l.size(); ++i) l[i] = int64_t(i * 3 % 10);
+  for (int s = 0; s < 4; ++s) {
+    opt.zero_grad();
+    Var loss = cross_entropy((*cpu)(Var(random_host({8, 1, 28, 28}, 70 + s))),
+                             Tensor::from_vector(l, {8}));
+    EXPECT_NEAR(on_gpu[size_t(s)], loss.value().scalar_at(0), 1e-3 * std::abs(on_gpu[size_t(s)]))
+        << "step " << s;
+    backward(loss);
+    opt.step();
+  }
+  for (size_t i = 0; i < on_gpu.size(); ++i)
+    EXPECT_NEAR(on_split[i], on_gpu[i], 1e-3 * std::abs(on_gpu[i])) << "step " << i;
+  int convs = 0;
+  split->visit([&](Module& m) {
+    if (auto* c = dynamic_cast<Conv2d*>(&m); c && c->channel_split()) {
+      ++convs;
+      EXPECT_TRUE(c->channel_split()->timing.host_int8) << c->channel_split()->name();
+    }
+  });
+  EXPECT_EQ(convs, 2);
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 // gradient (slices gathered into whole tensors), all as host tensors.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tests/tensor_compare.h"
 #include "train/device_tensor.h"
+#include "train/functional.h"
 #include "train/layers/init.h"
 #include "train/layers/module.h"
+#include "train/optim/adamw.h"
 #include "train/split/slice_names.h"
 
 namespace tandem::testing {
@@ -50,6 +53,30 @@ inline void expect_same_layer_run(const LayerRun& split, const LayerRun& whole, 
     ASSERT_EQ(split.grads.at(name).shape(), g.shape()) << what << " " << name;
     EXPECT_LE(relative_error(split.grads.at(name), g), tol) << what << " d" << name;
   }
+}
+
+// Labels 0..9 for a batch of n (i * 7 mod 10).
+inline Tensor class_labels(int64_t n) {
+  std::vector<int64_t> l(static_cast<size_t>(n));
+  for (size_t i = 0; i < l.size(); ++i) l[i] = int64_t(i * 7 % 10);
+  return Tensor::from_vector(l, {n});
+}
+
+// Losses of `steps` AdamW steps of a Fashion-MNIST-shaped network on fixed
+// random batches of 8 (seeds from `first_seed` on), on the host.
+inline std::vector<double> adamw_losses(train::Module& net, int steps, uint64_t first_seed) {
+  using namespace train;
+  AdamW opt(net.parameters(), AdamWOptions{});
+  std::vector<double> losses;
+  for (int s = 0; s < steps; ++s) {
+    opt.zero_grad();
+    Var loss = cross_entropy(net(Var(random_host({8, 1, 28, 28}, first_seed + uint64_t(s)))),
+                             class_labels(8));
+    losses.push_back(loss.value().scalar_at(0));
+    backward(loss);
+    opt.step();
+  }
+  return losses;
 }
 
 }  // namespace tandem::testing

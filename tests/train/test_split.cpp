@@ -146,24 +146,8 @@ TEST(Split, StateDictHoldsWholeTensorsAndLoadCutsThem) {
   EXPECT_THROW(split->load_state_dict(bad), Error);
 }
 
-Tensor labels_for(int64_t n) {
-  std::vector<int64_t> l(static_cast<size_t>(n));
-  for (size_t i = 0; i < l.size(); ++i) l[i] = int64_t(i * 7 % 10);
-  return Tensor::from_vector(l, {n});
-}
-
-// Losses of `steps` AdamW steps on fixed random batches.
 std::vector<double> train_losses(Module& net, int steps) {
-  AdamW opt(net.parameters(), AdamWOptions{});
-  std::vector<double> losses;
-  for (int s = 0; s < steps; ++s) {
-    opt.zero_grad();
-    Var loss = cross_entropy(net(Var(random_host({8, 1, 28, 28}, 50 + s))), labels_for(8));
-    losses.push_back(loss.value().scalar_at(0));
-    backward(loss);
-    opt.step();
-  }
-  return losses;
+  return testing::adamw_losses(net, steps, 50);
 }
 
 TEST(Split, CnnTrainingMatchesTheUnsplitRun) {
@@ -197,7 +181,7 @@ TEST(Split, CheckpointsHoldWholeTensorsAndResumeUnderAnotherSplit) {
   AdamW opt_a(a->parameters(), AdamWOptions{});
   {
     // One step so the optimizer's moments are not zero.
-    Var loss = cross_entropy((*a)(Var(random_host({4, 1, 28, 28}, 1))), labels_for(4));
+    Var loss = cross_entropy((*a)(Var(random_host({4, 1, 28, 28}, 1))), testing::class_labels(4));
     backward(loss);
     opt_a.step();
   }

@@ -23,7 +23,7 @@ Var fake_quantize(const Var& x_in, const Tensor& scale, const Tensor& zero_point
   const Var x = to_f32(x_in);
   TANDEM_CHECK_SUPPORTED(be.fake_quant_forward != nullptr,
                          std::string("fake quantization is not on ") + be.name + " yet");
-  Tensor y = empty_f32(be, x.shape()), mask;
+  Tensor y = empty_like(be, x, x.shape()), mask;  // x's layout (channels-last on a GPU)
   be.fake_quant_forward(be.ctx, p, x.value(), scale, zero_point, y, &mask);
   return record<FakeQuantFn>(std::move(y), be, {x}, std::move(mask));
 }

@@ -32,6 +32,13 @@ ValueId BasicBlock::to_graph(ExportBuilder& g, ValueId x) const {
   return g.node("Relu", {g.node("Add", {y, downsample_ ? downsample_->graph(g, x) : x})});
 }
 
+const FakeQuantize* BasicBlock::wire_input_grids(const FakeQuantize* in) {
+  conv1_->wire_input_grids(in);
+  conv2_->wire_input_grids(relu1_fake_quant_);
+  if (downsample_) downsample_->wire_input_grids(in);
+  return output_quantizer();
+}
+
 void BasicBlock::enable_qat() {
   if (relu1_fake_quant_) return;
   conv1_->enable_qat();

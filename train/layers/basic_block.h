@@ -13,6 +13,7 @@ class BasicBlock : public Module {
   BasicBlock(int64_t in, int64_t out, int64_t stride, Rng& rng);
   Var forward(const Var& x) override;
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
+  const FakeQuantize* wire_input_grids(const FakeQuantize* in) override;
   // Quantization-aware training from now on, as torchvision's quantizable
   // block: int8 weights on every conv; uint8 activations after relu(bn1)
   // ("relu1_fake_quant"), after bn2 and downsample (the adds' inputs) and

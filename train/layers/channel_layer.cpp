@@ -6,7 +6,6 @@ namespace tandem::train {
 
 void ChannelLayer::enable_qat() {
   if (weight_fake_quant_) return;
-  check_supported(!split_, "quantization-aware training of a layer split between devices");
   weight_fake_quant_ = &add_module("weight_fake_quant",
                                    std::make_unique<FakeQuantize>(QuantSpec::weights(), weight_->value.dim(0)));
 }
@@ -17,10 +16,22 @@ ChannelSplit& ChannelLayer::split(Device home) {
                                              " cannot be split with " + home.str() + " as well");
     return *split_;
   }
-  check_supported(!weight_fake_quant_, "a layer under quantization-aware training cannot be split between devices");
   split_ = std::make_unique<ChannelSplit>(own_parameters(), channel_op(), home, split_step());
   weight_ = bias_ = nullptr;  // the split's parameters now
   return *split_;
+}
+
+const FakeQuantize* ChannelLayer::wire_input_grids(const FakeQuantize* in) {
+  input_fake_quant_ = in;
+  return output_quantizer();
+}
+
+Var ChannelLayer::split_forward(const Var& x) {
+  SplitQuant q;
+  q.weight = weight_fake_quant_ ? &weight_fake_quant_->quantizer() : nullptr;
+  q.input = input_fake_quant_ ? &input_fake_quant_->quantizer() : nullptr;
+  q.training = training();
+  return split_->forward(x, q);
 }
 
 Var ChannelLayer::weight_var() {

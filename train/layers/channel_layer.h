@@ -9,7 +9,9 @@
 //                 lives) and the host (train/split/place.h), all on home at
 //                 first; the weight and bias become a ChannelSplit's
 //                 parameters, so make the optimizer afterwards
-// The two exclude each other (an Error either way round).
+// Both together: each side's weights pass through their channels of the
+// fake quantizer, and a conv's host side runs its forward on integers
+// (train/split/split_op.h) once wire_input_grids told it x's grid.
 #include <memory>
 
 #include "train/layers/fake_quantize.h"
@@ -23,6 +25,7 @@ class ChannelLayer : public Module {
   void enable_qat();
   ChannelSplit& split(Device home);
   ChannelSplit* channel_split() const { return split_.get(); }
+  const FakeQuantize* wire_input_grids(const FakeQuantize* in) override;
 
  protected:
   // The op the split runs, and the multiple its home share is cut at.
@@ -33,12 +36,15 @@ class ChannelLayer : public Module {
   // weight fake-quantized under QAT.
   Var weight_var();
   Var bias_var() { return bias_ ? Var::of(*bias_) : Var(); }
+  // The split's forward, its weights under QAT's quantizers.
+  Var split_forward(const Var& x);
   // Export inputs: the (fake-quantized) whole weight, then the bias if any.
   std::vector<ValueId> weight_inputs(ExportBuilder& g, ValueId x) const;
 
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   FakeQuantize* weight_fake_quant_ = nullptr;
+  const FakeQuantize* input_fake_quant_ = nullptr;  // what put x on its grid (wire_input_grids)
   std::unique_ptr<ChannelSplit> split_;
 };
 

@@ -21,7 +21,7 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, const Conv2dOptions& o, 
 }
 
 Var Conv2d::forward(const Var& x) {
-  if (split_) return split_->forward(x);
+  if (split_) return split_forward(x);
   return conv2d(x, weight_var(), bias_var(), params_);
 }
 

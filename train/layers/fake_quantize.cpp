@@ -1,13 +1,17 @@
 #include "train/layers/fake_quantize.h"
 
+#include "train/device_tensor.h"
 #include "train/export_builder.h"
 
 namespace tandem::train {
 
 FakeQuantize::FakeQuantize(QuantSpec spec, int64_t channels) : quantizer_(spec, channels) {
   // Shallow: the buffers are the quantizer's own range tensors.
-  min_ = &add_buffer("activation_post_process.min_val", quantizer_.min());
-  add_buffer("activation_post_process.max_val", quantizer_.max());
+  // The observer updates its range on the host whatever device trains.
+  Buffer& min = add_buffer("activation_post_process.min_val", quantizer_.min());
+  min.host_only = true;
+  min_ = &min;
+  add_buffer("activation_post_process.max_val", quantizer_.max()).host_only = true;
 }
 
 std::string FakeQuantize::prefix() const {
@@ -44,7 +48,8 @@ ValueId FakeQuantize::weight_to_graph(ExportBuilder& g, const std::string& name,
   auto [scale, zero_point] = qparams_to_graph(g);
   Attributes a;
   a.set("axis", quantizer_.spec().axis);
-  return g.node("DequantizeLinear", {g.constant(name, quantizer_.quantize(w)), scale, zero_point}, a);
+  return g.node("DequantizeLinear",
+                {g.constant(name, quantizer_.quantize(to_host(w))), scale, zero_point}, a);
 }
 
 }  // namespace tandem::train

@@ -18,6 +18,7 @@ class FakeQuantize : public Module {
   explicit FakeQuantize(QuantSpec spec = QuantSpec::activations(), int64_t channels = 1);
   Var forward(const Var& x) override { return quantizer_(x, training()); }
   const FakeQuantizer& quantizer() const { return quantizer_; }
+  FakeQuantizer& quantizer() { return quantizer_; }
   // QuantizeLinear then DequantizeLinear of x (per tensor).
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
   // The weight `w` as the initializer `name` holding its integers, then a

@@ -16,7 +16,7 @@ Linear::Linear(int64_t in, int64_t out, bool bias, Rng& rng) {
 }
 
 Var Linear::forward(const Var& x) {
-  if (split_) return split_->forward(x);
+  if (split_) return split_forward(x);
   return linear(x, weight_var(), bias_var());
 }
 

@@ -72,6 +72,8 @@ ValueId Module::graph(ExportBuilder& g, ValueId x) const {
   return output_fake_quant_ ? output_fake_quant_->to_graph(g, y) : y;
 }
 
+const FakeQuantize* Module::wire_input_grids(const FakeQuantize*) { return output_fake_quant_; }
+
 void Module::quantize_output() {
   if (!output_fake_quant_) output_fake_quant_ = &add_module("activation_post_process", std::make_unique<FakeQuantize>());
 }
@@ -91,7 +93,7 @@ void Module::to(Device device) {
     p.grad = to_device(p.grad, device);
   }
   for (Buffer& b : buffers_)
-    if (is_floating(b.value.dtype())) b.value = to_device(b.value, device);
+    if (is_floating(b.value.dtype()) && !b.host_only) b.value = to_device(b.value, device);
   for (auto& c : children_) c->to(device);
 }
 

@@ -29,6 +29,9 @@ struct Buffer {
   std::string name;
   Tensor value;
   bool persistent = true;
+  // Stays on the host when the module moves (Module::to): state the host
+  // updates in place, a fake quantizer's observed range.
+  bool host_only = false;
 };
 
 class Module {
@@ -53,6 +56,12 @@ class Module {
   // (where PyTorch's eager prepare_qat puts a module's output observer).
   void quantize_output();
   bool quantizes_output() const { return output_fake_quant_ != nullptr; }
+  // Quantization-aware training: tells each Conv2d and Linear below which
+  // fake quantizer put its input on an integer grid (`in`: the one of this
+  // module's input, null when none is known), so that a layer split between
+  // devices can run its host side on integers; returns the one of this
+  // module's output. Here: the output's own quantizer, or none known.
+  virtual const FakeQuantize* wire_input_grids(const FakeQuantize* in);
 
   ParameterList parameters();
   // Every buffer, persistent or not (what a checkpoint keeps).
@@ -80,6 +89,7 @@ class Module {
   void visit(const std::function<void(Module&)>& f);
 
  protected:
+  const FakeQuantize* output_quantizer() const { return output_fake_quant_; }
   // body() inside this layer's profiler zones (as operator() runs
   // forward): for a layer's other entry points.
   Var in_zone(const std::function<Var()>& body);

@@ -23,6 +23,11 @@ bool may_fuse(const Var& x) {
 
 }  // namespace
 
+const FakeQuantize* Sequential::wire_input_grids(const FakeQuantize* in) {
+  for (Module* m : layers_) in = m->wire_input_grids(in);
+  return output_quantizer() ? output_quantizer() : in;
+}
+
 Var Sequential::forward(const Var& x) {
   Var y = x;
   for (size_t i = 0; i < layers_.size(); ++i) {

@@ -35,6 +35,8 @@ class Sequential : public Module {
   }
   Var forward(const Var& x) override;
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
+  // Each layer's input grid is the one before it left.
+  const FakeQuantize* wire_input_grids(const FakeQuantize* in) override;
   size_t size() const { return layers_.size(); }
   Module& layer(size_t i) const { return *layers_.at(i); }
 

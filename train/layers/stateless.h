@@ -8,12 +8,21 @@
 
 namespace tandem::train {
 
+inline bool keeps_grid(const ops::Activation& a) { return a.kind == ops::ActivationKind::relu; }
+inline bool keeps_grid(const ops::Pool2dParams& p) { return p.kind == ops::PoolKind::max; }
+
 // A layer that is one functional op with fixed parameters.
 template <typename Params, Var (*Op)(const Var&, const Params&)>
 class FunctionLayer : public Module {
  public:
   explicit FunctionLayer(Params p) : params_(p) {}
   Var forward(const Var& x) override { return Op(x, params_); }
+  // ReLU and max pooling keep their input's integer grid (each output is an
+  // input value or zero, which the grid holds); the others leave it.
+  const FakeQuantize* wire_input_grids(const FakeQuantize* in) override {
+    if (output_quantizer()) return output_quantizer();
+    return keeps_grid(params_) ? in : nullptr;
+  }
   ValueId to_graph(ExportBuilder& g, ValueId x) const override { return export_op(g, x, params_); }
   const Params& params() const { return params_; }
 
@@ -38,6 +47,9 @@ class Flatten : public Module {
  public:
   explicit Flatten(int64_t start_dim = 1) : start_dim_(start_dim) {}
   Var forward(const Var& x) override;
+  const FakeQuantize* wire_input_grids(const FakeQuantize* in) override {
+    return output_quantizer() ? output_quantizer() : in;
+  }
   ValueId to_graph(ExportBuilder& g, ValueId x) const override;
 
  private:

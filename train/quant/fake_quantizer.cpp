@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
 #include "train/backend.h"
+#include "train/device_tensor.h"
 #include "train/functional.h"
 
 namespace tandem::train {
@@ -24,21 +26,31 @@ FakeQuantizer::FakeQuantizer(QuantSpec spec, int64_t channels) : spec_(spec) {
 
 bool FakeQuantizer::observed() const { return std::isfinite(min_.data<float>()[0]); }
 
+int64_t FakeQuantizer::channels_of(const Tensor& x, int64_t first_channel) const {
+  const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
+  const int64_t n = axis < 0 ? 1 : axis < x.rank() ? x.dim(axis) : 0;
+  check(first_channel >= 0 && n > 0 && first_channel + n <= min_.numel() &&
+            (axis >= 0 || first_channel == 0),
+        "fake quantizer for " + std::to_string(min_.numel()) + " channels given " + x.desc().str() +
+            " from channel " + std::to_string(first_channel));
+  return n;
+}
+
 // torch.aminmax, then the moving average; both in float32 as PyTorch's
-// tensor arithmetic (min + c * (cur - min)).
-void FakeQuantizer::observe(const Tensor& x) {
+// tensor arithmetic (min + c * (cur - min)). The extremes are taken where x
+// lives and read back: a few floats per step.
+void FakeQuantizer::observe(const Tensor& x, int64_t first_channel) {
   const TrainBackend& be = train_backend(x.device());
   const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
-  const int64_t n = axis < 0 ? 1 : x.dim(axis);
-  check_supported(x.device().is_cpu(), "QAT observers read min/max on the host; " + x.device().str() + " is not yet");
-  check(min_.numel() == n, "fake quantizer for " + std::to_string(min_.numel()) + " channels given " +
-                               std::to_string(n));
+  const int64_t n = channels_of(x, first_channel);
+  check_supported(be.min_max != nullptr, std::string("QAT observers on ") + be.name);
   Tensor lo = be.empty(be.ctx, DType::f32, {n}), hi = be.empty(be.ctx, DType::f32, {n});
   be.min_max(be.ctx, x, axis, lo, hi);
-  const bool first = !observed();  // taken as it is
+  lo = to_host(lo), hi = to_host(hi);
+  const bool first = !std::isfinite(min_.data<float>()[first_channel]);  // taken as it is
   const float c = spec_.averaging;
-  float* mn = min_.data<float>();
-  float* mx = max_.data<float>();
+  float* mn = min_.data<float>() + first_channel;
+  float* mx = max_.data<float>() + first_channel;
   const float* l = lo.data<float>();
   const float* h = hi.data<float>();
   for (int64_t i = 0; i < n; ++i) {
@@ -73,24 +85,56 @@ std::pair<Tensor, Tensor> FakeQuantizer::qparams() const {
   return {scale, zero_point};
 }
 
-Var FakeQuantizer::operator()(const Var& x, bool training) {
-  if (training) observe(x.value());
-  check(observed(), "fake quantizer used in eval mode before any training step observed its input");
-  // Also in eval: a range restored from a checkpoint has no qparams yet.
-  std::tie(scale_, zero_point_) = qparams();
-  const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
-  return fake_quantize(x, scale_, zero_point_, ops::FakeQuantParams{axis, spec_.qmin, spec_.qmax});
+namespace {
+
+// Values [first, first + n) of a [channels] host tensor.
+Tensor channel_run(const Tensor& t, int64_t first, int64_t n) {
+  if (first == 0 && n == t.numel()) return t;
+  Tensor r = Tensor::empty(t.dtype(), {n});
+  const size_t e = dtype_size(t.dtype());
+  std::memcpy(r.raw(), static_cast<const char*>(t.raw()) + size_t(first) * e, size_t(n) * e);
+  return r;
 }
 
-Tensor FakeQuantizer::quantize(const Tensor& x) const {
+}  // namespace
+
+namespace {
+thread_local bool transient_ranges = false;
+}  // namespace
+
+TransientRanges::TransientRanges() : previous_(transient_ranges) { transient_ranges = true; }
+TransientRanges::~TransientRanges() { transient_ranges = previous_; }
+bool TransientRanges::active() { return transient_ranges; }
+
+Var FakeQuantizer::operator()(const Var& x, bool training, int64_t first_channel) {
+  const int64_t n = channels_of(x.value(), first_channel);
+  const bool unobserved = !std::isfinite(min_.data<float>()[first_channel]);
+  const bool transient = !training && unobserved && TransientRanges::active();
+  const Tensor kept_min = transient ? min_.clone() : Tensor(),
+               kept_max = transient ? max_.clone() : Tensor();
+  if (training || transient) observe(x.value(), first_channel);
+  check(training || !unobserved || transient,
+        "fake quantizer used in eval mode before any training step observed its input");
+  // Also in eval: a range restored from a checkpoint has no qparams yet.
+  std::tie(scale_, zero_point_) = qparams();
+  if (transient) {  // in place: the module's buffers share these tensors
+    std::memcpy(min_.raw(), kept_min.raw(), min_.bytes());
+    std::memcpy(max_.raw(), kept_max.raw(), max_.bytes());
+  }
+  const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
+  return fake_quantize(x, channel_run(scale_, first_channel, n),
+                       channel_run(zero_point_, first_channel, n),
+                       ops::FakeQuantParams{axis, spec_.qmin, spec_.qmax});
+}
+
+Tensor FakeQuantizer::quantize(const Tensor& x, int64_t first_channel) const {
   check(observed(), "quantize: the fake quantizer has observed nothing yet");
   check(x.dtype() == DType::f32 && x.device().is_cpu(), "quantize: f32 host tensors only, got " + x.desc().str());
-  const auto [scale, zero_point] = qparams();
+  const int64_t channels = channels_of(x, first_channel);
+  auto [all_scales, all_zero_points] = qparams();
+  const Tensor scale = channel_run(all_scales, first_channel, channels);
+  const Tensor zero_point = channel_run(all_zero_points, first_channel, channels);
   const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
-  const int64_t channels = scale.numel();
-  check(axis < 0 || (axis < x.rank() && x.dim(axis) == channels),
-        "quantize: " + x.desc().str() + " does not have " + std::to_string(channels) + " channels on axis " +
-            std::to_string(axis));
   int64_t inner = 1;
   for (int64_t i = axis + 1; axis >= 0 && i < x.rank(); ++i) inner *= x.dim(i);
   Tensor out = Tensor::empty(spec_.qmin < 0 ? DType::i8 : DType::u8, x.shape());
@@ -108,6 +152,5 @@ Tensor FakeQuantizer::quantize(const Tensor& x) const {
   }
   return out;
 }
-
 
 }  // namespace tandem::train

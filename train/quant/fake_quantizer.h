@@ -26,6 +26,22 @@ struct QuantSpec {
   static QuantSpec weights() { return {QScheme::per_channel_symmetric, 0, -128, 127, 0.01f}; }
 };
 
+// While one lives on this thread, a quantizer in eval mode that has
+// observed nothing yet quantizes with its input's own range, leaving its
+// state as it was, instead of refusing: the split tuner's eval-mode forward
+// (train/split/place.h) runs before the first training step.
+class TransientRanges {
+ public:
+  TransientRanges();
+  ~TransientRanges();
+  TransientRanges(const TransientRanges&) = delete;
+  TransientRanges& operator=(const TransientRanges&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
+};
+
 class FakeQuantizer {
  public:
   // channels: 1 per tensor, else the extent of spec.axis (the layer's
@@ -33,8 +49,10 @@ class FakeQuantizer {
   explicit FakeQuantizer(QuantSpec spec = QuantSpec::activations(), int64_t channels = 1);
 
   // Observes x (training) and returns it fake-quantized with the current
-  // qparams. An unobserved quantizer in eval mode is an error.
-  Var operator()(const Var& x, bool training);
+  // qparams. An unobserved quantizer in eval mode is an error. Per channel,
+  // x may hold a run of the channels only, from `first_channel` on (a
+  // weight whose output channels are split between devices).
+  Var operator()(const Var& x, bool training, int64_t first_channel = 0);
 
   const QuantSpec& spec() const { return spec_; }
   bool observed() const;
@@ -50,11 +68,14 @@ class FakeQuantizer {
   // point i64, [channels]), whatever mode last ran.
   std::pair<Tensor, Tensor> qparams() const;
   // x's integers under those qparams (i8 for a signed range, else u8): what
-  // DequantizeLinear turns back into the fake-quantized x.
-  Tensor quantize(const Tensor& x) const;
+  // DequantizeLinear turns back into the fake-quantized x. Per channel, x
+  // may hold the channels from `first_channel` on, as above.
+  Tensor quantize(const Tensor& x, int64_t first_channel = 0) const;
 
  private:
-  void observe(const Tensor& x);
+  // Per channel: x's channels as [first, first + count) of the quantizer's.
+  int64_t channels_of(const Tensor& x, int64_t first_channel) const;
+  void observe(const Tensor& x, int64_t first_channel);
 
   QuantSpec spec_;
   Tensor min_, max_, scale_, zero_point_;

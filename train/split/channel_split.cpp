@@ -91,16 +91,50 @@ void ChannelSplit::zero_grad() {
   for (Parameter& p : params_) zero_tensor(p.grad);
 }
 
-Var ChannelSplit::forward(const Var& x) {
+bool ChannelSplit::integer_host(const SplitQuant& quant) const {
+  const FakeQuantizer* in = quant.input;
+  if (!host_integers_ || !quant.weight || !in || op_.kind != ChannelOp::Kind::conv2d) return false;
+  const QuantSpec& x = in->spec();
+  const QuantSpec& w = quant.weight->spec();
+  return x.scheme == QScheme::per_tensor_affine && x.qmin == 0 && x.qmax == 255 &&
+         w.scheme == QScheme::per_channel_symmetric && w.axis == 0 && w.qmin == -128 &&
+         w.qmax == 127;
+}
+
+std::optional<HostIntegers> ChannelSplit::host_integer_form(const SplitQuant& quant) const {
+  const FakeQuantizer* in = quant.input;
+  if (!integer_host(quant) || !in->observed()) return {};
+  HostIntegers h;
+  const auto [x_scale, x_zero_point] = in->qparams();
+  h.q.x_scale = x_scale.data<float>()[0];
+  h.q.x_zero_point = x_zero_point.data<int64_t>()[0];
+  if (w_host_ && quant.weight->observed()) {
+    const Tensor w_scales = quant.weight->qparams().first;
+    h.q.w_scales.assign(w_scales.data<float>() + home_rows_, w_scales.data<float>() + rows_);
+  }
+  return h;
+}
+
+Var ChannelSplit::forward(const Var& x, const SplitQuant& quant) {
   check(tune != Tune::pending, "split layer '" + weight_name_ +
                                    "' is set to auto but not tuned: call prepare_split before making the optimizer");
+  quant_ = quant;
   if (tune == Tune::now) {
     tune = Tune::none;
     tune_split(*this, x.value());
   }
   auto var = [](Parameter* p) { return p ? Var::of(*p) : Var(); };
-  if (!w_host_) return channel_forward(x, var(w_home_), var(b_home_), op_);
-  return split_forward(x, SplitVars{var(w_home_), var(b_home_), var(w_host_), var(b_host_)}, op_, link_, zones_);
+  Var w_home = var(w_home_), w_host = var(w_host_);
+  if (quant.weight) {
+    if (w_home.defined()) w_home = (*quant.weight)(w_home, quant.training, 0);
+    if (w_host.defined()) w_host = (*quant.weight)(w_host, quant.training, home_rows_);
+  }
+  if (!w_host_) return channel_forward(x, w_home, var(b_home_), op_);
+  std::optional<HostIntegers> ints = host_integer_form(quant);
+  Var y = split_forward(x, SplitVars{w_home, var(b_home_), w_host, var(b_host_)}, op_, link_,
+                        zones_, ints ? &*ints : nullptr);
+  timing.host_int8 = ints && ints->ran;
+  return y;
 }
 
 WholeParameters whole_parameters(const ChannelSplit* split, const Parameter* weight, const Parameter* bias) {

@@ -7,13 +7,24 @@
 // named as slices (train/split/slice_names.h) and the state_dict, checkpoints
 // and export see full tensors.
 #include <deque>
+#include <optional>
 #include <string>
 
 #include "train/parameter.h"
+#include "train/quant/fake_quantizer.h"
 #include "train/split/device_link.h"
 #include "train/split/split_op.h"
 
 namespace tandem::train {
+
+// Quantization-aware training of a split layer: the weight's per-channel
+// fake quantizer, and the per-tensor one that put x on its integer grid
+// (null when no quantizer is known to have), with the layer's mode.
+struct SplitQuant {
+  FakeQuantizer* weight = nullptr;
+  const FakeQuantizer* input = nullptr;
+  bool training = true;
+};
 
 // What the tuner measured and chose for one layer (seconds of forward +
 // backward), for the trace and the end-of-run summary.
@@ -23,6 +34,7 @@ struct SplitTiming {
   double t_home = 0;        // the whole layer on home (r = 1)
   double t_host = 0;        // the whole layer on the CPU, copies included (r = 0)
   double t_split = 0;       // the split at the chosen r, measured (t_home when r = 1)
+  bool host_int8 = false;   // the host side's last forward ran on integers
 };
 
 class ChannelSplit {
@@ -45,7 +57,22 @@ class ChannelSplit {
   int64_t step() const { return step_; }
   double r() const { return double(home_rows_) / double(rows_); }
 
-  Var forward(const Var& x);
+  // Under quantization-aware training (`quant.weight` set) each side's
+  // weights pass through their channels of the fake quantizer, and a conv's
+  // host side runs its forward on integers when x's grid is known and
+  // host_integers() is on (the default).
+  Var forward(const Var& x, const SplitQuant& quant = {});
+  void set_host_integers(bool on) { host_integers_ = on; }
+  bool host_integers() const { return host_integers_; }
+  // The quantizers of the last forward (what the tuner's measured step uses).
+  const SplitQuant& quant() const { return quant_; }
+  // Whether the host side runs on integers under `quant`: a conv with
+  // host_integers() on, its weights and its input under the quantizers
+  // qconv2d_forward takes (i8 per channel, u8 per tensor).
+  bool integer_host(const SplitQuant& quant) const;
+  // Its integer form (the weight scales of the host's current channels), or
+  // nothing: in float, or the input's quantizer has observed nothing yet.
+  std::optional<HostIntegers> host_integer_form(const SplitQuant& quant) const;
   // Sets the gradients of the split's parameters to zero.
   void zero_grad();
   // Host copies of the whole weight and bias (undefined without a bias).
@@ -76,6 +103,8 @@ class ChannelSplit {
   std::string weight_name_, bias_name_, layer_;
   SplitZones zones_{};
   bool weight_decay_ = true, bias_decay_ = false;
+  bool host_integers_ = true;
+  SplitQuant quant_;
   Parameter *w_home_ = nullptr, *b_home_ = nullptr, *w_host_ = nullptr, *b_host_ = nullptr;
 };
 

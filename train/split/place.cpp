@@ -48,6 +48,9 @@ void prepare_split(Module& model, const Tensor& batch) {
   for (ChannelSplit* s : pending) s->tune = ChannelSplit::Tune::now;
   const bool was_training = model.training();
   model.eval();  // no running-statistics update, no dropout draw
+  // Fake quantizers (QAT) have seen no data yet: they use the batch's
+  // ranges without keeping them.
+  TransientRanges ranges;
   try {
     model(Var(to_device(batch, pending.front()->link().home())));
   } catch (...) {

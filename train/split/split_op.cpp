@@ -38,12 +38,19 @@ namespace {
 
 Tensor value_or_none(const Var& v) { return v.defined() ? v.value() : Tensor(); }
 
-// The host side's output channels, computed on the calling thread.
-Tensor host_forward(const ChannelOp& op, const Tensor& x_host, const SplitVars& v, const DeviceLink& link,
-                    const SplitZones& zones) {
+// The host side's output channels, computed on the calling thread: on
+// integers where `ints` asks and the values allow it.
+Tensor host_forward(const ChannelOp& op, const Tensor& x_host, const SplitVars& v,
+                    const DeviceLink& link, const SplitZones& zones, HostIntegers* ints) {
   TANDEM_ZONE_AT(zones.host_forward);
   const TrainBackend& cpu = train_backend(Device::cpu());
   Tensor y = link.host_empty(op.output_shape(x_host.shape(), v.w_host.shape()));
+  if (ints) {
+    ints->ran = op.kind == ChannelOp::Kind::conv2d && cpu.qconv2d_forward &&
+                cpu.qconv2d_forward(cpu.ctx, op.conv, ints->q, x_host, v.w_host.value(),
+                                    value_or_none(v.b_host), y);
+    if (ints->ran) return y;
+  }
   op.forward(cpu, x_host, v.w_host.value(), value_or_none(v.b_host), y);
   return y;
 }
@@ -97,7 +104,7 @@ struct SplitFn : GradFn {
 }  // namespace
 
 Var split_forward(const Var& x_in, const SplitVars& v, const ChannelOp& op_in,
-                  const DeviceLink& link, const SplitZones& zones) {
+                  const DeviceLink& link, const SplitZones& zones, HostIntegers* ints) {
   // Both sides take plain f32 activations (the CPU table keeps no 16-bit or
   // channels-last ones).
   const Var x = x_in.defined() ? convert(x_in, DType::f32, Layout::plain) : x_in;
@@ -116,7 +123,7 @@ Var split_forward(const Var& x_in, const SplitVars& v, const ChannelOp& op_in,
     op.forward(home, x.value(), v.w_home.value(), value_or_none(v.b_home), y_home);
   }
   const Tensor& x_host = x_copy->wait();
-  Tensor y_host = link.to_home(host_forward(op, x_host, v, link, zones));
+  Tensor y_host = link.to_home(host_forward(op, x_host, v, link, zones, ints));
   Tensor y = y_host;
   if (y_home.defined()) {
     const Tensor parts[2] = {y_home, y_host};

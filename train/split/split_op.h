@@ -39,10 +39,22 @@ struct SplitZones {
 };
 SplitZones split_zones(const std::string& layer, Device home);
 
+// Quantization-aware training of a split conv: x and the host's weights
+// come out of fake quantizers, x's per tensor on the u8 grid of (x_scale,
+// x_zero_point), the weights' per output channel on the i8 grid of
+// w_scales (the host's channels). The host side then runs its forward on
+// integers (TrainBackend::qconv2d_forward), the backward in float on the
+// same values (the straight-through estimator's).
+struct HostIntegers {
+  ops::QConvParams q;
+  bool ran = false;  // set by split_forward: the host's forward ran on integers
+};
+
 // The op over all output channels, split as `v` says; x on the link's home.
-// Returns a Var on home.
+// Returns a Var on home. With `ints`, the host side's forward runs on
+// integers where x and its weights are on their grids (else in float).
 Var split_forward(const Var& x, const SplitVars& v, const ChannelOp& op, const DeviceLink& link,
-                  const SplitZones& zones);
+                  const SplitZones& zones, HostIntegers* ints = nullptr);
 
 // The op on one device only (the unsplit layer, or a side alone when tuning).
 Var channel_forward(const Var& x, const Var& w, const Var& b, const ChannelOp& op);

@@ -1,8 +1,12 @@
 #include "train/split/tuner.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <chrono>
-#include <fmt/core.h>
+#include <cmath>
+#include <limits>
+#include <optional>
 
 #include "profile/dynamic_location.h"
 #include "profile/zone.h"
@@ -41,19 +45,51 @@ Tensor random_on(Device d, const Shape& s, Rng& rng) {
   return to_device(host, d);
 }
 
-// Forward + backward of `rows` output channels on x's device (random weights).
-double layer_seconds(const ChannelSplit& s, const Tensor& x, int64_t rows, const DeviceLink& link, Rng& rng) {
+// Random weights on the symmetric i8 grid of scale 1/127 per channel (host).
+Tensor grid_weights(const Shape& s, Rng& rng, std::vector<float>& scales) {
+  Tensor w = Tensor::empty(DType::f32, s);
+  uniform_fill(w, -1, 1, rng);
+  const float scale = 1.f / 127.f;
+  for (int64_t i = 0; i < w.numel(); ++i)
+    w.data<float>()[i] = std::nearbyint(w.data<float>()[i] * 127.f) * scale;
+  scales.assign(size_t(s[0]), scale);
+  return w;
+}
+
+// Forward + backward of `rows` output channels on x's device (random
+// weights); with `ints` (host only), the forward on integers as the split
+// runs it under quantization-aware training (x is the real, on-grid input).
+double layer_seconds(const ChannelSplit& s, const Tensor& x, int64_t rows, const DeviceLink& link,
+                     Rng& rng, std::optional<HostIntegers> ints = {}) {
   Shape ws = s.full_weight().shape();
   ws[0] = rows;
   const ChannelOp& op = s.op();
   const TrainBackend& be = train_backend(x.device());
   Tensor w = random_on(x.device(), ws, rng), b = random_on(x.device(), {rows}, rng);
+  if (ints) w = grid_weights(ws, rng, ints->q.w_scales);
   Tensor y = empty_f32(be, op.output_shape(x.shape(), ws));
   Tensor dx = empty_f32(be, x.shape()), dw = empty_f32(be, ws), db = empty_f32(be, {rows});
   return seconds_of(link, [&] {
-    op.forward(be, x, w, b, y);
+    const bool integers =
+        ints && be.qconv2d_forward && be.qconv2d_forward(be.ctx, op.conv, ints->q, x, w, b, y);
+    if (!integers) op.forward(be, x, w, b, y);
     op.backward(be, x, w, y, {dx, GradMode::overwrite}, {dw, GradMode::overwrite}, {db, GradMode::overwrite});
   });
+}
+
+// x on the u8 grid of its own range (PyTorch's affine rule), as the
+// layer's input quantizer would put it, with that grid in `q`: the host's
+// integer forward measured before the quantizer has seen data.
+Tensor on_own_grid(const Tensor& x, ops::QConvParams& q) {
+  const float* v = x.data<float>();
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+  q.x_scale = std::max((hi - lo) / 255.f, std::numeric_limits<float>::epsilon());
+  q.x_zero_point = std::clamp<int64_t>(-int64_t(std::nearbyint(lo / q.x_scale)), 0, 255);
+  Tensor g = Tensor::empty(DType::f32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    g.data<float>()[i] = ops::fake_quant(v[i], q.x_scale, q.x_zero_point, 0, 255).y;
+  return g;
 }
 
 }  // namespace
@@ -69,7 +105,12 @@ void tune_split(ChannelSplit& s, const Tensor& x) {
     if (rows > 0 && !seen) m.home.emplace_back(double(rows) / double(s.rows()), layer_seconds(s, x, rows, link, rng));
   }
   const Tensor x_host = link.to_host(x)->wait();
-  m.host_all = layer_seconds(s, x_host, s.rows(), link, rng);
+  if (s.integer_host(s.quant())) {
+    HostIntegers ints;
+    m.host_all = layer_seconds(s, on_own_grid(x_host, ints.q), s.rows(), link, rng, ints);
+  } else {
+    m.host_all = layer_seconds(s, x_host, s.rows(), link, rng);
+  }
   if (link.copies()) {
     Tensor y = link.host_empty(s.op().output_shape(x.shape(), s.full_weight().shape()));
     Tensor dx = link.host_empty(x.shape());
@@ -94,7 +135,7 @@ void tune_split(ChannelSplit& s, const Tensor& x) {
     // The split as it will run, measured: kept only when it really wins.
     Var xv(x, true);
     t.t_split = seconds_of(link, [&] {
-      Var y = s.forward(xv);
+      Var y = s.forward(xv, s.quant());
       backward(y, y.value());
     });
     s.zero_grad();  // the measurement accumulated into the parameters' gradients
