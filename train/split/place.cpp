@@ -91,21 +91,23 @@ std::vector<SplitRow> split_summary(Module& model) {
     r.r = s->r();
     r.tuned = s->timing.tuned;
     r.t_gpu = s->timing.t_home, r.t_cpu = s->timing.t_host, r.t_split = s->timing.t_split;
+    r.cpu_int8 = s->timing.host_int8;
     rows.push_back(r);
   }
   return rows;
 }
 
 std::string format_split_summary(const std::vector<SplitRow>& rows) {
-  std::string out = fmt::format("{:<24} {:<20} {:>8} {:>9} {:>10} {:>10} {:>10}\n", "layer", "input", "channels",
-                                "cpu share", "gpu ms", "cpu ms", "split ms");
+  std::string out = fmt::format("{:<24} {:<20} {:>8} {:>9} {:>10} {:>10} {:>10} {:>8}\n", "layer", "input",
+                                "channels", "cpu share", "gpu ms", "cpu ms", "split ms", "cpu fwd");
   for (const SplitRow& r : rows) {
+    const char* form = r.r == 1 ? "-" : r.cpu_int8 ? "int8" : "f32";
     if (r.tuned)
-      out += fmt::format("{:<24} {:<20} {:>8} {:>9.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", r.layer, r.input_shape,
-                         r.channels, 1 - r.r, r.t_gpu * 1e3, r.t_cpu * 1e3, r.t_split * 1e3);
+      out += fmt::format("{:<24} {:<20} {:>8} {:>9.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>8}\n", r.layer, r.input_shape,
+                         r.channels, 1 - r.r, r.t_gpu * 1e3, r.t_cpu * 1e3, r.t_split * 1e3, form);
     else
-      out += fmt::format("{:<24} {:<20} {:>8} {:>9.3f} {:>10} {:>10} {:>10}\n", r.layer, "(fixed)", r.channels,
-                         1 - r.r, "-", "-", "-");
+      out += fmt::format("{:<24} {:<20} {:>8} {:>9.3f} {:>10} {:>10} {:>10} {:>8}\n", r.layer, "(fixed)", r.channels,
+                         1 - r.r, "-", "-", "-", form);
   }
   return out;
 }

@@ -47,6 +47,7 @@ struct SplitRow {
   double r = 1;             // share on the GPU
   bool tuned = false;
   double t_gpu = 0, t_cpu = 0, t_split = 0;  // seconds of forward + backward (tuned layers)
+  bool cpu_int8 = false;                     // the CPU side's last forward ran on integers (QAT)
 };
 std::vector<SplitRow> split_summary(Module& model);
 // The rows as a text table (times in ms; the CPU's share, 1 - r).
