@@ -60,7 +60,8 @@ class ChannelSplit {
   // Under quantization-aware training (`quant.weight` set) each side's
   // weights pass through their channels of the fake quantizer, and a conv's
   // host side runs its forward on integers when x's grid is known and
-  // host_integers() is on (the default).
+  // host_integers() is on (the default; the tuner turns it off for a layer
+  // whose CPU side measured faster in float).
   Var forward(const Var& x, const SplitQuant& quant = {});
   void set_host_integers(bool on) { host_integers_ = on; }
   bool host_integers() const { return host_integers_; }

@@ -105,11 +105,15 @@ void tune_split(ChannelSplit& s, const Tensor& x) {
     if (rows > 0 && !seen) m.home.emplace_back(double(rows) / double(s.rows()), layer_seconds(s, x, rows, link, rng));
   }
   const Tensor x_host = link.to_host(x)->wait();
+  m.host_all = layer_seconds(s, x_host, s.rows(), link, rng);
   if (s.integer_host(s.quant())) {
+    // Integers win on wide layers and lose on narrow ones (the conversions
+    // in and out cost more than the narrow sums save): the CPU side takes
+    // whichever this layer measures faster.
     HostIntegers ints;
-    m.host_all = layer_seconds(s, on_own_grid(x_host, ints.q), s.rows(), link, rng, ints);
-  } else {
-    m.host_all = layer_seconds(s, x_host, s.rows(), link, rng);
+    const double t_int8 = layer_seconds(s, on_own_grid(x_host, ints.q), s.rows(), link, rng, ints);
+    s.set_host_integers(t_int8 < m.host_all);
+    m.host_all = std::min(m.host_all, t_int8);
   }
   if (link.copies()) {
     Tensor y = link.host_empty(s.op().output_shape(x.shape(), s.full_weight().shape()));
