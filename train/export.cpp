@@ -1,11 +1,20 @@
 #include "train/export.h"
 
 #include "formats/onnx/onnx_exporter.h"
+#include "train/device_tensor.h"
 #include "train/export_builder.h"
 
 namespace tandem::train {
 
 namespace {
+
+// Where the model takes its input: the GPU a model trained on one (or
+// split with one) keeps its parameters on, else the host.
+Device input_device(Module& model) {
+  for (Parameter* p : model.parameters())
+    if (!p->value.device().is_cpu()) return p->value.device();
+  return Device::cpu();
+}
 
 // The shape of the model's eval-mode output for one sample.
 Shape output_shape(Module& model, const Shape& sample) {
@@ -16,7 +25,7 @@ Shape output_shape(Module& model, const Shape& sample) {
   Shape out;
   try {
     NoGradGuard no_grad;
-    out = model(Var(Tensor::zeros(DType::f32, batch))).shape();
+    out = model(Var(to_device(Tensor::zeros(DType::f32, batch), input_device(model)))).shape();
   } catch (...) {
     model.train(was_training);
     throw;

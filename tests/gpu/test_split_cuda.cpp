@@ -9,6 +9,7 @@
 
 #include "gpu_test_util.h"
 #include "tests/train/split_test_util.h"
+#include "train/export.h"
 #include "train/functional.h"
 #include "train/layers.h"
 #include "train/models/models.h"
@@ -155,6 +156,15 @@ TEST(SplitCuda, QatTrainsOnTheGpuAndSplitWithTheCpuSideOnIntegers) {
     }
   });
   EXPECT_EQ(convs, 2);
+  // Both export from where they trained (the QDQ graph; the output shape from
+  // an eval forward on the GPU).
+  for (Module* m : {static_cast<Module*>(gpu.get()), static_cast<Module*>(split.get())}) {
+    const Graph g = model_to_graph(*m, {1, 28, 28});
+    ASSERT_EQ(g.outputs.size(), 1u);
+    EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{-1, 10}));
+    EXPECT_TRUE(std::any_of(g.nodes.begin(), g.nodes.end(),
+                            [](const tandem::Node& n) { return n.op_type == "QuantizeLinear"; }));
+  }
 }
 
 }  // namespace
