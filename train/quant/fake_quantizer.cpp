@@ -96,10 +96,8 @@ Tensor channel_run(const Tensor& t, int64_t first, int64_t n) {
   return r;
 }
 
-}  // namespace
-
-namespace {
 thread_local bool transient_ranges = false;
+
 }  // namespace
 
 TransientRanges::TransientRanges() : previous_(transient_ranges) { transient_ranges = true; }
