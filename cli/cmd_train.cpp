@@ -73,25 +73,40 @@ void print_plan(const TrainCliOptions& o, const train::Dataset& tr, const train:
   std::fflush(stdout);
 }
 
+// The first batch the training loader would give (in order, no workers):
+// what the split is measured on.
+Tensor first_batch(const TrainCliOptions& o, const train::Dataset& tr) {
+  train::LoaderOptions lo = loader_options(o, false);
+  lo.workers = 0;
+  train::DataLoader first(tr, lo);
+  first.start_epoch(0);
+  std::optional<train::Batch> b = first.next();
+  check(b.has_value(), "--device hetero: the training set is empty");
+  return b->images;
+}
+
 // --device hetero: every conv and linear layer split between the GPU and the
 // CPU, the split tuned per layer on a training batch's real shapes (--split
 // auto) or fixed (--split R: the CPU's share of each layer's channels). In a
-// data-parallel run rank 0 tunes and every rank takes its split.
+// data-parallel run rank 0 tunes and every rank takes its split. Under QAT
+// each rank also times its layers' CPU side in float and on integers and
+// runs the faster (the two give the same values but for rounding).
 void place_split(const TrainCliOptions& o, train::Sequential& model, const train::Dataset& tr, Device gpu,
                  const Ranks& ranks) {
   const train::SplitSetting setting = train::parse_split_setting(o.split);
   const int n = train::place_hetero(model, gpu, setting);
-  if (!setting.automatic) return;
+  if (!setting.automatic) {
+    if (o.precision != "int8-qat") return;
+    if (ranks.leads())
+      fmt::print("timing the CPU side of {} layers in float and int8 on a batch of {}...\n", n,
+                 o.batch);
+    train::prepare_split(model, first_batch(o, tr));
+    return;
+  }
   if (ranks.leads()) {
-    train::LoaderOptions lo = loader_options(o, false);
-    lo.workers = 0;
-    train::DataLoader first(tr, lo);
-    first.start_epoch(0);
-    std::optional<train::Batch> b = first.next();
-    check(b.has_value(), "--split auto: the training set is empty");
     fmt::print("tuning the split of {} layers on a batch of {}...\n", n, o.batch);
     std::fflush(stdout);
-    train::prepare_split(model, b->images);
+    train::prepare_split(model, first_batch(o, tr));
   }
   if (!ranks.comm) return;
   std::vector<int64_t> rows = train::split_home_rows(model);

@@ -222,5 +222,18 @@ TEST(QatSplit, AutoSplitTunesBeforeTheObserversHaveSeenData) {
   for (double l : losses) EXPECT_TRUE(std::isfinite(l));
 }
 
+// A layer cut at a fixed share: prepare_split times its CPU side both ways
+// and the training forward runs the form it kept.
+TEST(QatSplit, FixedSplitKeepsTheFasterCpuForm) {
+  auto net = qat_cnn(41);
+  place_hetero(*net, Device::cpu(), SplitSetting{false, 0.5});
+  prepare_split(*net, random_host({8, 1, 28, 28}, 42));
+  train_losses(*net, 1);
+  for (ChannelSplit* s : conv_splits(*net))
+    EXPECT_EQ(s->timing.host_int8, s->host_integers()) << s->name();
+  for (const auto& [name, t] : net->state_dict())
+    if (name.ends_with("min_val")) EXPECT_TRUE(std::isfinite(t.data<float>()[0])) << name;
+}
+
 }  // namespace
 }  // namespace tandem::train

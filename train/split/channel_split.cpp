@@ -122,6 +122,9 @@ Var ChannelSplit::forward(const Var& x, const SplitQuant& quant) {
   if (tune == Tune::now) {
     tune = Tune::none;
     tune_split(*this, x.value());
+  } else if (choose_host_form) {
+    choose_host_form = false;
+    choose_cpu_form(*this, x.value());
   }
   auto var = [](Parameter* p) { return p ? Var::of(*p) : Var(); };
   Var w_home = var(w_home_), w_host = var(w_host_);

@@ -91,6 +91,9 @@ class ChannelSplit {
   // still pending is an Error (re-cutting would strand the optimizer).
   enum class Tune : uint8_t { none, pending, now };
   Tune tune = Tune::none;
+  // A layer cut at a fixed share: prepare_split's forward times its CPU
+  // side in float and on integers (QAT) and keeps the faster.
+  bool choose_host_form = false;
 
  private:
   Tensor full(size_t which) const;

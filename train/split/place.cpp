@@ -41,18 +41,22 @@ int place_hetero(Module& model, Device home, const SplitSetting& s) {
 }
 
 void prepare_split(Module& model, const Tensor& batch) {
-  std::vector<ChannelSplit*> pending;
-  for (ChannelSplit* s : splits_of(model))
+  std::vector<ChannelSplit*> pending, fixed;
+  for (ChannelSplit* s : splits_of(model)) {
     if (s->tune == ChannelSplit::Tune::pending) pending.push_back(s);
-  if (pending.empty()) return;
+    else if (s->home_rows() < s->rows())
+      fixed.push_back(s);
+  }
+  if (pending.empty() && fixed.empty()) return;
   for (ChannelSplit* s : pending) s->tune = ChannelSplit::Tune::now;
+  for (ChannelSplit* s : fixed) s->choose_host_form = true;
   const bool was_training = model.training();
   model.eval();  // no running-statistics update, no dropout draw
   // Fake quantizers (QAT) have seen no data yet: they use the batch's
   // ranges without keeping them.
   TransientRanges ranges;
   try {
-    model(Var(to_device(batch, pending.front()->link().home())));
+    model(Var(to_device(batch, (pending.empty() ? fixed : pending).front()->link().home())));
   } catch (...) {
     model.train(was_training);
     throw;

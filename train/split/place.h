@@ -26,9 +26,10 @@ namespace tandem::train {
 int place_hetero(Module& model, Device home, const SplitSetting& s);
 
 // Runs one eval-mode forward of `batch` (host or home; a training batch's
-// shape) so that each auto layer is tuned on its real input; training mode
-// is restored. Nothing to do without auto layers. Call before making the
-// optimizer.
+// shape) so that each auto layer is tuned on its real input, and each layer
+// cut at a fixed share under QAT has its CPU side timed in float and on
+// integers (the faster kept); training mode is restored. Nothing to do
+// without split layers. Call before making the optimizer.
 void prepare_split(Module& model, const Tensor& batch);
 
 // Each split layer's output channels on home, in the model's order, and

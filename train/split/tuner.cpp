@@ -92,7 +92,29 @@ Tensor on_own_grid(const Tensor& x, ops::QConvParams& q) {
   return g;
 }
 
+// Forward + backward of the CPU side's `rows` channels on x_host, in the
+// faster of float and (where the layer can) integers, which it keeps.
+double cpu_side_seconds(ChannelSplit& s, const Tensor& x_host, int64_t rows, const DeviceLink& link,
+                        Rng& rng) {
+  const double t_float = layer_seconds(s, x_host, rows, link, rng);
+  if (!s.integer_host(s.quant())) return t_float;
+  // Integers win on wide layers and lose on narrow ones (the conversions in
+  // and out cost more than the narrow sums save).
+  HostIntegers ints;
+  const double t_int8 = layer_seconds(s, on_own_grid(x_host, ints.q), rows, link, rng, ints);
+  s.set_host_integers(t_int8 < t_float);
+  return std::min(t_float, t_int8);
+}
+
 }  // namespace
+
+void choose_cpu_form(ChannelSplit& s, const Tensor& x) {
+  const int64_t rows = s.rows() - s.home_rows();
+  if (rows == 0 || !s.integer_host(s.quant())) return;
+  TANDEM_ZONE_CAT("split cpu form", "split");
+  Rng rng(7);
+  cpu_side_seconds(s, s.link().to_host(x)->wait(), rows, s.link(), rng);
+}
 
 void tune_split(ChannelSplit& s, const Tensor& x) {
   TANDEM_ZONE_CAT("split tune", "split");
@@ -105,16 +127,7 @@ void tune_split(ChannelSplit& s, const Tensor& x) {
     if (rows > 0 && !seen) m.home.emplace_back(double(rows) / double(s.rows()), layer_seconds(s, x, rows, link, rng));
   }
   const Tensor x_host = link.to_host(x)->wait();
-  m.host_all = layer_seconds(s, x_host, s.rows(), link, rng);
-  if (s.integer_host(s.quant())) {
-    // Integers win on wide layers and lose on narrow ones (the conversions
-    // in and out cost more than the narrow sums save): the CPU side takes
-    // whichever this layer measures faster.
-    HostIntegers ints;
-    const double t_int8 = layer_seconds(s, on_own_grid(x_host, ints.q), s.rows(), link, rng, ints);
-    s.set_host_integers(t_int8 < m.host_all);
-    m.host_all = std::min(m.host_all, t_int8);
-  }
+  m.host_all = cpu_side_seconds(s, x_host, s.rows(), link, rng);
   if (link.copies()) {
     Tensor y = link.host_empty(s.op().output_shape(x.shape(), s.full_weight().shape()));
     Tensor dx = link.host_empty(x.shape());

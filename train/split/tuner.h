@@ -15,4 +15,9 @@ class ChannelSplit;
 // Measures `split` on input x (on its home), sets its r and its timing.
 void tune_split(ChannelSplit& split, const Tensor& x);
 
+// Under QAT, times the CPU side's channels at its current cut on x in float
+// and on integers and keeps the faster (ChannelSplit::set_host_integers);
+// nothing to do for a layer whose CPU side cannot run on integers.
+void choose_cpu_form(ChannelSplit& split, const Tensor& x);
+
 }  // namespace tandem::train
