@@ -19,6 +19,7 @@
 // still reads it), the kernel copies it there first.
 #include "ops/qconv.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -30,6 +31,7 @@
 #include "cpu/post_ops.h"
 #include "cpu/registry.h"
 #include "cpu/train_common.h"
+#include "ops/fake_quant.h"
 
 namespace tandem::cpu {
 
@@ -238,11 +240,12 @@ void check_qconv_inputs(const char* op, const ops::Conv2dParams& p, const ops::Q
         "the training integer convolution writes f32 with no residual or activation", where);
 }
 
-// The integer of a fake-quantized value: ops/fake_quant.h's rounding, and
+// The integer of a fake-quantized value (ops/fake_quant.h's rounding), and
 // false when dequantizing it does not give v back bit for bit.
 inline bool on_grid(float v, float scale, int32_t zero_point, int32_t lo, int32_t hi, int32_t& q) {
-  q = zero_point + int32_t(std::nearbyint(v * (1.0f / scale)));
-  return q >= lo && q <= hi && float(q - zero_point) * scale == v;
+  const int64_t r = ops::quantized(v, scale, zero_point);
+  q = int32_t(std::clamp<int64_t>(r, lo, hi));
+  return r == q && float(q - zero_point) * scale == v;
 }
 
 // x [N, C, H, W] f32 -> u8 [N, H, W, C].

@@ -26,10 +26,14 @@ struct FakeQuantResult {
   bool in_range;
 };
 
+// The integer x rounds to, before clamping (q above).
+TANDEM_HOST_DEVICE inline int64_t quantized(float x, float scale, int64_t zero_point) {
+  return static_cast<int64_t>(float(zero_point) + std::nearbyint(x * (1.0f / scale)));
+}
+
 TANDEM_HOST_DEVICE inline FakeQuantResult fake_quant(float x, float scale, int64_t zero_point, int64_t qmin,
                                                      int64_t qmax) {
-  const float inv_scale = 1.0f / scale;
-  const int64_t q = static_cast<int64_t>(float(zero_point) + std::nearbyint(x * inv_scale));
+  const int64_t q = quantized(x, scale, zero_point);
   const int64_t c = q < qmin ? qmin : (q > qmax ? qmax : q);
   return {float(c - zero_point) * scale, q >= qmin && q <= qmax};
 }

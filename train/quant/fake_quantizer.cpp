@@ -24,7 +24,9 @@ FakeQuantizer::FakeQuantizer(QuantSpec spec, int64_t channels) : spec_(spec) {
   }
 }
 
-bool FakeQuantizer::observed() const { return std::isfinite(min_.data<float>()[0]); }
+bool FakeQuantizer::observed(int64_t channel) const {
+  return std::isfinite(min_.data<float>()[channel]);
+}
 
 int64_t FakeQuantizer::channels_of(const Tensor& x, int64_t first_channel) const {
   const int64_t axis = spec_.scheme == QScheme::per_tensor_affine ? -1 : spec_.axis;
@@ -47,7 +49,7 @@ void FakeQuantizer::observe(const Tensor& x, int64_t first_channel) {
   Tensor lo = be.empty(be.ctx, DType::f32, {n}), hi = be.empty(be.ctx, DType::f32, {n});
   be.min_max(be.ctx, x, axis, lo, hi);
   lo = to_host(lo), hi = to_host(hi);
-  const bool first = !std::isfinite(min_.data<float>()[first_channel]);  // taken as it is
+  const bool first = !observed(first_channel);  // taken as it is
   const float c = spec_.averaging;
   float* mn = min_.data<float>() + first_channel;
   float* mx = max_.data<float>() + first_channel;
@@ -106,7 +108,7 @@ bool TransientRanges::active() { return transient_ranges; }
 
 Var FakeQuantizer::operator()(const Var& x, bool training, int64_t first_channel) {
   const int64_t n = channels_of(x.value(), first_channel);
-  const bool unobserved = !std::isfinite(min_.data<float>()[first_channel]);
+  const bool unobserved = !observed(first_channel);
   const bool transient = !training && unobserved && TransientRanges::active();
   const Tensor kept_min = transient ? min_.clone() : Tensor(),
                kept_max = transient ? max_.clone() : Tensor();
@@ -142,7 +144,7 @@ Tensor FakeQuantizer::quantize(const Tensor& x, int64_t first_channel) const {
     const float s = scale.data<float>()[c];
     const int64_t z = zero_point.data<int64_t>()[c];
     // ops/fake_quant.h's rounding, so dequantizing gives the fake-quantized value.
-    const int64_t v = std::clamp<int64_t>(z + int64_t(std::nearbyint(xs[i] * (1.0f / s))), spec_.qmin, spec_.qmax);
+    const int64_t v = std::clamp<int64_t>(ops::quantized(xs[i], s, z), spec_.qmin, spec_.qmax);
     if (spec_.qmin < 0)
       out.data<int8_t>()[i] = int8_t(v);
     else

@@ -55,7 +55,8 @@ class FakeQuantizer {
   Var operator()(const Var& x, bool training, int64_t first_channel = 0);
 
   const QuantSpec& spec() const { return spec_; }
-  bool observed() const;
+  // Whether channel `channel`'s range has been observed.
+  bool observed(int64_t channel = 0) const;
   // Host tensors, [channels]: the observed range (f32, +inf/-inf until the
   // first observation; a module registers them as buffers, PyTorch's
   // activation_post_process.min_val/max_val, so checkpoints carry them) and

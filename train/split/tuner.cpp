@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <optional>
 
 #include "profile/dynamic_location.h"
@@ -77,18 +76,15 @@ double layer_seconds(const ChannelSplit& s, const Tensor& x, int64_t rows, const
   });
 }
 
-// x on the u8 grid of its own range (PyTorch's affine rule), as the
-// layer's input quantizer would put it, with that grid in `q`: the host's
-// integer forward measured before the quantizer has seen data.
+// x on the u8 grid of its own range, as a fresh input quantizer puts it,
+// with that grid in `q`: the host's integer forward measured before the
+// layer's quantizer has seen data.
 Tensor on_own_grid(const Tensor& x, ops::QConvParams& q) {
-  const float* v = x.data<float>();
-  float lo = 0, hi = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
-  q.x_scale = std::max((hi - lo) / 255.f, std::numeric_limits<float>::epsilon());
-  q.x_zero_point = std::clamp<int64_t>(-int64_t(std::nearbyint(lo / q.x_scale)), 0, 255);
-  Tensor g = Tensor::empty(DType::f32, x.shape());
-  for (int64_t i = 0; i < x.numel(); ++i)
-    g.data<float>()[i] = ops::fake_quant(v[i], q.x_scale, q.x_zero_point, 0, 255).y;
+  FakeQuantizer in;
+  Tensor g = in(Var(x), true).value();
+  const auto [scale, zero_point] = in.qparams();
+  q.x_scale = scale.data<float>()[0];
+  q.x_zero_point = zero_point.data<int64_t>()[0];
   return g;
 }
 
