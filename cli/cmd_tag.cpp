@@ -256,6 +256,7 @@ std::unique_ptr<pipeline::FaceStage> open_faces(const TagOptions& o, const pipel
   fo.detector.threads = fo.embedder.threads = mo.threads;
   fo.detector.strict_device = fo.embedder.strict_device = mo.strict_device;
   fo.crop_threads = o.face_threads;
+  fo.decode.coarse_progressive = !o.exact_progressive;
   // --precision int8: FaceRes too, calibrated on the faces of --calibrate's photos.
   if (o.common.precision == "int8") fo.embedder.rewrite = faceres_int8_rewrite(o.common, fo.detector);
   TANDEM_ZONE_CAT("load face models", "tag");
@@ -620,10 +621,12 @@ void add_tag_command(CLI::App& app) {
                   "Threads of their own decoding face regions for recognition (0 = none: the decoder threads "
                   "take those decodes before their next file)")
       ->check(CLI::NonNegativeNumber);
-  sub->add_flag("--exact-progressive", o->exact_progressive,
-                "Decode every scan of progressive JPEGs. By default the detector's input skips luma's "
-                "refinement scans at 1/4 scale: 2-3x faster on such files, detections as close as "
-                "CPU and GPU decodes are to each other (docs/BENCHMARKS.md)");
+  sub->add_flag(
+      "--exact-progressive", o->exact_progressive,
+      "Decode every scan of progressive JPEGs. By default the detector's input and the face "
+      "regions skip luma's refinement scans: 2-3x faster on such files, detections as close as "
+      "CPU and GPU decodes are to each other, face descriptors closer than a JPEG re-encode "
+      "leaves them (docs/BENCHMARKS.md)");
   // Photos want labels fast: fp16 on a GPU unless asked otherwise (the
   // shipped models agree with TF.js within fp16 tolerance; tests/tfjs).
   o->common.precision = "auto";

@@ -35,8 +35,13 @@ void decode_face_regions(std::span<const uint8_t> bytes, const JpegInfo& info) {
   fuzz::rejecting_bad_input([&] {
     decode_region_into(img, bytes, regions[0], std::max(1, w / 16), o, "fuzz.jpg", &scale, &origin);
   });
-  fuzz::rejecting_bad_input(
-      [&] { decode_regions_into(img, bytes, regions, std::max(1, w / 24), o, "fuzz.jpg", &scale, &origin); });
+  // As tag's face stage decodes them: progressive files without luma's
+  // refinement scans.
+  DecodeOptions coarse = o;
+  coarse.coarse_progressive = true;
+  fuzz::rejecting_bad_input([&] {
+    decode_regions_into(img, bytes, regions, std::max(1, w / 24), coarse, "fuzz.jpg", &scale, &origin);
+  });
 }
 
 }  // namespace

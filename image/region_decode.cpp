@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "core/error.h"
-#include "image/libjpeg_error.h"
 #include "image/decode.h"
 #include "image/exif_orientation.h"
 #include "image/jpeg_decoder.h"
+#include "image/jpeg_scans.h"
+#include "image/libjpeg_error.h"
 #include "image/orientation.h"
 #include "image/pixel_limit.h"
 
@@ -171,11 +172,14 @@ struct RowSpan {
 
 // Decodes crop `c` of the stored image at scale num/8 into `dst` (rows
 // `stride` bytes apart), only the rows in `rows` (sorted, disjoint, inside
-// the crop's; the others are skipped and left as they are). False with
-// e.message set on any failure. Keeps to plain data, as longjmp skips
-// destructors.
-bool decode_crop(const uint8_t* data, size_t size, int num, const StoredCrop& c, const RowSpan* rows,
-                 size_t row_spans, int channels, uint8_t* dst, size_t stride, LibjpegError& e) {
+// the crop's; the others are skipped and left as they are). `cut`: the
+// data is a progressive file cut to some of its scans, whose missing bits
+// libjpeg's interblock smoothing must not guess (jpeg_scan_decoder.h).
+// False with e.message set on any failure. Keeps to plain data, as longjmp
+// skips destructors.
+bool decode_crop(const uint8_t* data, size_t size, bool cut, int num, const StoredCrop& c,
+                 const RowSpan* rows, size_t row_spans, int channels, uint8_t* dst, size_t stride,
+                 LibjpegError& e) {
   jpeg_decompress_struct cinfo;
   jpeg_progress_mgr progress{};
   progress.progress_monitor = limit_scans;
@@ -192,6 +196,7 @@ bool decode_crop(const uint8_t* data, size_t size, int num, const StoredCrop& c,
   cinfo.scale_num = unsigned(num);
   cinfo.scale_denom = 8;
   cinfo.dct_method = JDCT_ISLOW;  // as the whole-image path (TJFLAG_ACCURATEDCT) and PIL
+  if (cut) cinfo.do_block_smoothing = FALSE;
   cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   if (!jpeg_start_decompress(&cinfo)) return give_up(cinfo, e, "jpeg_start_decompress suspended");
   if (cinfo.output_components != channels || JDIMENSION(c.x1) > cinfo.output_width ||
@@ -298,10 +303,20 @@ bool decode_jpeg_regions(Image& out, std::span<const uint8_t> bytes, std::span<c
   // them are decoded all the same (libjpeg crops one span of columns).
   if (rows.size() > 1 || rows[0].begin != plan.crop.y0 || rows[0].end != plan.crop.y1)
     std::memset(stored.data(), 0, stored.bytes());
+  // A progressive file's regions cost a Huffman decode of every scan over
+  // the whole photo: at 1/8 the scans that scale never reads can go (the
+  // same pixels), and on request luma's refinement scans, most of the rest.
+  thread_local std::vector<uint8_t> kept_scans;
+  const bool eighth =
+      plan.num == 1 && opt.skip_unread_scans && copy_scans(bytes, kept_scans, ScanCut::eighth);
+  const bool approximate =
+      !eighth && opt.coarse_progressive && copy_scans(bytes, kept_scans, ScanCut::luma_coarse);
+  const bool cut = eighth || approximate;
+  const std::span<const uint8_t> data = cut ? std::span<const uint8_t>(kept_scans) : bytes;
   LibjpegError e;
   e.stop_on_warning = !opt.accept_jpeg_warnings;
-  if (!decode_crop(bytes.data(), bytes.size(), plan.num, plan.crop, rows.data(), rows.size(), channels,
-                   stored.data(), stored.stride(), e)) {
+  if (!decode_crop(data.data(), data.size(), cut, plan.num, plan.crop, rows.data(), rows.size(),
+                   channels, stored.data(), stored.stride(), e)) {
     if (e.warning)
       throw Error(std::string("corrupt or truncated JPEG: ") + e.message, file_context(name));
     if (e.refused) throw Error(std::string("cannot decode JPEG: ") + e.message, file_context(name));
@@ -311,6 +326,7 @@ bool decode_jpeg_regions(Image& out, std::span<const uint8_t> bytes, std::span<c
     out.orientation = 1;
   else
     orient_image(stored, orientation, out);
+  out.approximate = approximate;
   const bool swap = orientation_swaps_axes(orientation);
   out.full_width = swap ? info.height : info.width;
   out.full_height = swap ? info.width : info.height;
@@ -338,6 +354,7 @@ Placement decode_by_cropping(Image& out, std::span<const uint8_t> bytes, std::sp
   const Span sx = clip(region.x, region.width, whole.width);
   const Span sy = clip(region.y, region.height, whole.height);
   copy_rect(whole, sx, sy, out);
+  out.approximate = whole.approximate;
   out.orientation = whole.orientation;
   out.full_width = whole.full_width;
   out.full_height = whole.full_height;

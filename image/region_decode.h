@@ -47,8 +47,12 @@ struct PixelRect {
 // partial last block, as it does in decode_image's scaled output.
 //
 // opt: max_pixels, accept_jpeg_warnings and apply_orientation as
-// decode_image_into uses them; min_width, min_height and the
-// progressive-scan options are ignored (min_side decides the scale). A
+// decode_image_into uses them; min_width and min_height are ignored
+// (min_side decides the scale). A region of a progressive JPEG costs a
+// Huffman decode of every scan of the whole photo: skip_unread_scans drops
+// the scans a 1/8 decode does not read (the same pixels), and
+// coarse_progressive, at the other scales, luma's AC refinement scans
+// (out.approximate set; image/jpeg_scans.h). A
 // JPEG's rows below the region are not read, so corrupt or missing data
 // there goes unnoticed.
 //

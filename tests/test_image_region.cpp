@@ -16,7 +16,9 @@
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
+#include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -204,6 +206,58 @@ TEST(ImageRegion, SubsamplingsAndGrayMatchWholeDecode) {
 // a baseline file.
 TEST(ImageRegion, ProgressiveMatchesWholeDecode) {
   for (int o : {1, 3, 8}) expect_all_regions_match(dog_jpeg(TJSAMP_420, TJFLAG_PROGRESSIVE, o), o);
+}
+
+// Peak signal-to-noise ratio of `a` against `b` (same geometry), in dB.
+double psnr(const Image& a, const Image& b) {
+  double sum = 0;
+  for (int y = 0; y < a.height; ++y)
+    for (size_t k = 0; k < a.stride(); ++k) {
+      const double d = double(a.row(y)[k]) - double(b.row(y)[k]);
+      sum += d * d;
+    }
+  const double mse = sum / (double(a.height) * double(a.stride()));
+  return mse == 0 ? 999 : 10 * std::log10(255.0 * 255.0 / mse);
+}
+
+// coarse_progressive: a progressive file's region skips luma's refinement
+// scans (the last bit of each AC coefficient in TurboJPEG's script) and
+// says its pixels are approximate, by less the smaller the scale; at 1/8,
+// which reads no luma AC, the cut scans are those that scale never reads,
+// and the pixels are exact. A baseline file's region is the exact one.
+TEST(ImageRegion, CoarseProgressiveSkipsRefinementScans) {
+  DecodeOptions coarse;
+  coarse.coarse_progressive = true;
+  const std::vector<uint8_t> progressive = dog_jpeg(TJSAMP_420, TJFLAG_PROGRESSIVE, 6);
+  const std::vector<uint8_t> baseline = dog_jpeg(TJSAMP_420, 0, 6);
+  // Measured on this photo: 32.0, 39.3 and 48.0 dB.
+  const std::map<int, double> min_db{{8, 30}, {4, 37}, {2, 45}};
+  for (int num : {8, 4, 2, 1}) {
+    SCOPED_TRACE("scale " + std::to_string(num) + "/8");
+    const PixelRect region{40, 90, 160, 200};
+    const int min_side = min_side_for(num, 160);
+    const RegionResult exact = decode_region(progressive, region, min_side);
+    const RegionResult approx = decode_region(progressive, region, min_side, coarse);
+    EXPECT_FALSE(exact.img.approximate);
+    EXPECT_EQ(approx.img.approximate, num != 1);
+    ASSERT_EQ(approx.scale, exact.scale);
+    ASSERT_EQ(approx.img.width, exact.img.width);
+    ASSERT_EQ(approx.img.height, exact.img.height);
+    EXPECT_EQ(approx.origin.x, exact.origin.x);
+    EXPECT_EQ(approx.origin.y, exact.origin.y);
+    const double db = psnr(approx.img, exact.img);
+    if (num == 1) {
+      EXPECT_EQ(db, 999) << "1/8 reads no refinement bit";
+    } else {
+      EXPECT_LT(db, 999) << "no scan was skipped";
+      EXPECT_GT(db, min_db.at(num));
+    }
+
+    const RegionResult base_exact = decode_region(baseline, region, min_side);
+    const RegionResult base_coarse = decode_region(baseline, region, min_side, coarse);
+    EXPECT_FALSE(base_coarse.img.approximate);
+    EXPECT_EQ(psnr(base_coarse.img, base_exact.img), 999);
+  }
 }
 
 // A file not written by TurboJPEG (darknet's dog.jpg, 768x576).
