@@ -201,14 +201,16 @@ double whole_decode_seconds(const std::string& path) {
 // A 300x300 face at full scale, at the top, middle or bottom of the photo
 // (`position` 0, 1, 2): libjpeg entropy-decodes the rows down to the
 // region's bottom (a progressive file: all of it) but runs the IDCT and
-// color conversion only on the region.
-void run_region_decode(benchmark::State& state, const std::string& path, int position) {
+// color conversion only on the region. `opt`: coarse_progressive skips a
+// progressive file's luma refinement scans, as tag's face stage does.
+void run_region_decode(benchmark::State& state, const std::string& path, int position,
+                       const DecodeOptions& opt = {}) {
   const std::vector<uint8_t> bytes = read_all(path);
   const PixelRect region{1866, position * (3024 - 300) / 2, 300, 300};
   Image img;
   const uint64_t start = tandem::profile::now_ns();
   for (auto _ : state) {
-    decode_region_into(img, bytes, region, 0, {}, path, nullptr, nullptr);
+    decode_region_into(img, bytes, region, 0, opt, path, nullptr, nullptr);
     benchmark::DoNotOptimize(img.data());
   }
   const double ours = double(tandem::profile::now_ns() - start) * 1e-9 / double(state.iterations());
@@ -244,10 +246,13 @@ void BM_Decode_12MP_Progressive_Quarter(benchmark::State& s) {
   run_progressive_decode(s, 512, s.range(0) != 0);
 }
 // Arguments: the region's position (0 top, 1 middle, 2 bottom) and the
-// file (0 baseline, 1 progressive).
+// file (0 baseline, 1 progressive, 2 progressive without luma's refinement
+// scans).
 void BM_Decode_12MP_Region(benchmark::State& s) {
+  DecodeOptions opt;
+  opt.coarse_progressive = s.range(1) == 2;
   run_region_decode(s, s.range(1) ? progressive_camera_jpeg_path() : camera_jpeg_path(),
-                    int(s.range(0)));
+                    int(s.range(0)), opt);
 }
 void BM_Preprocess_12MP_Full(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), false); }
 void BM_Preprocess_12MP_Scaled(benchmark::State& s) { run_preprocess(s, camera_jpeg_path(), true); }
@@ -268,7 +273,9 @@ BENCHMARK(BM_Decode_12MP_Scaled)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Decode_12MP_Progressive_Scaled)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
 // Argument: skip luma's refinement scans (1, coarse_progressive) or not (0).
 BENCHMARK(BM_Decode_12MP_Progressive_Quarter)->Unit(benchmark::kMillisecond)->Arg(0)->Arg(1);
-BENCHMARK(BM_Decode_12MP_Region)->Unit(benchmark::kMillisecond)->ArgsProduct({{0, 1, 2}, {0, 1}});
+BENCHMARK(BM_Decode_12MP_Region)
+    ->Unit(benchmark::kMillisecond)
+    ->ArgsProduct({{0, 1, 2}, {0, 1, 2}});
 BENCHMARK(BM_Preprocess_12MP_Full)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Preprocess_12MP_Scaled)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
