@@ -52,9 +52,9 @@ struct PixelRect {
 // Huffman decode of every scan of the whole photo: skip_unread_scans drops
 // the scans a 1/8 decode does not read (the same pixels), and
 // coarse_progressive, at the other scales, luma's AC refinement scans
-// (out.approximate set; image/jpeg_scans.h). A
-// JPEG's rows below the region are not read, so corrupt or missing data
-// there goes unnoticed.
+// (out.approximate set; image/jpeg_scans.h). A JPEG's rows below the
+// region are not read, nor the scans a cut drops, so corrupt or missing
+// data there goes unnoticed.
 //
 // PNG, WebP, HEIF, CMYK or YCCK JPEGs, and JPEGs libjpeg cannot crop, are
 // decoded whole at full resolution and cropped (the same result at scale 1,
