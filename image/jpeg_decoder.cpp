@@ -111,15 +111,6 @@ JpegScale choose_jpeg_scale(int width, int height, int min_width, int min_height
 
 namespace {
 
-// Which scans a progressive file decoded at `s` may skip (jpeg_scans.h):
-// at 1/8 those the scale never reads (the same pixels); at 1/4 or less, on
-// request, luma's refinement scans (approximate pixels). None otherwise.
-std::optional<ScanCut> scan_cut(const JpegScale& s, const DecodeOptions& opt) {
-  if (s.num == 1 && s.denom == 8 && opt.skip_unread_scans) return ScanCut::eighth;
-  if (4 * s.num <= s.denom && opt.coarse_progressive) return ScanCut::luma_coarse;
-  return std::nullopt;
-}
-
 // A progressive file decoded from the scans `cut` keeps, for a fraction of
 // the Huffman work. False for any other file.
 bool decode_kept_scans(uint8_t* dst, std::span<const uint8_t> bytes, const JpegScale& s,
@@ -153,7 +144,10 @@ bool decode_stored(Image& out, std::span<const uint8_t> bytes, const JpegInfo& i
     format = TJPF_CMYK;
   }
   const int pitch = s.width * tjPixelSize[format];
-  const std::optional<ScanCut> cut = scan_cut(s, opt);
+  // Luma's refinement scans go only at 1/4 or less: the detector's input,
+  // where the approximation was measured harmless.
+  const std::optional<ScanCut> cut = scan_cut(s.num, s.denom, opt.skip_unread_scans,
+                                              opt.coarse_progressive && 4 * s.num <= s.denom);
   if (cut && decode_kept_scans(dst, bytes, s, *cut, format, pitch, opt, name)) {
     if (cmyk) cmyk_to_rgb(cmyk_buf.data(), out.data(), size_t(s.width) * size_t(s.height));
     return *cut == ScanCut::luma_coarse;

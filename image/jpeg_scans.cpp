@@ -82,6 +82,12 @@ bool keeps(std::span<const uint8_t> sos, const Components& c, ScanCut cut) {
 
 }  // namespace
 
+std::optional<ScanCut> scan_cut(int num, int denom, bool skip_unread, bool coarse) {
+  if (num == 1 && denom == 8 && skip_unread) return ScanCut::eighth;
+  if (coarse) return ScanCut::luma_coarse;
+  return std::nullopt;
+}
+
 bool copy_scans(std::span<const uint8_t> b, std::vector<uint8_t>& out, ScanCut cut,
                 int max_scans) {
   out.clear();

@@ -22,6 +22,7 @@
 // PSNR there); bench/detector_dct_scale measures whether its findings stay
 // the same. An approximation, so only on request.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -31,6 +32,12 @@ enum class ScanCut {
   eighth,         // the AC scans a 1/8 decode does not read: same pixels
   luma_coarse,    // luma's AC refinement scans: approximate pixels
 };
+
+// Which scans a progressive file decoded at scale `num`/`denom` may skip:
+// at 1/8, with `skip_unread`, those the scale never reads (the same
+// pixels); otherwise, with `coarse`, luma's refinement scans (approximate
+// pixels). None when neither applies.
+std::optional<ScanCut> scan_cut(int num, int denom, bool skip_unread, bool coarse);
 
 // Writes to `out` (reusing its capacity) `jpeg` without the scans `cut`
 // names: every other marker segment, in order, from SOI to EOI. False, `out`

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <csetjmp>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -307,11 +308,10 @@ bool decode_jpeg_regions(Image& out, std::span<const uint8_t> bytes, std::span<c
   // the whole photo: at 1/8 the scans that scale never reads can go (the
   // same pixels), and on request luma's refinement scans, most of the rest.
   thread_local std::vector<uint8_t> kept_scans;
-  const bool eighth =
-      plan.num == 1 && opt.skip_unread_scans && copy_scans(bytes, kept_scans, ScanCut::eighth);
-  const bool approximate =
-      !eighth && opt.coarse_progressive && copy_scans(bytes, kept_scans, ScanCut::luma_coarse);
-  const bool cut = eighth || approximate;
+  const std::optional<ScanCut> scans =
+      scan_cut(plan.num, 8, opt.skip_unread_scans, opt.coarse_progressive);
+  const bool cut = scans && copy_scans(bytes, kept_scans, *scans);
+  const bool approximate = cut && *scans == ScanCut::luma_coarse;
   const std::span<const uint8_t> data = cut ? std::span<const uint8_t>(kept_scans) : bytes;
   LibjpegError e;
   e.stop_on_warning = !opt.accept_jpeg_warnings;

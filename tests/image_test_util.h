@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <png.h>
 #include <turbojpeg.h>
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -96,6 +96,19 @@ inline int max_abs_diff(const uint8_t* a, const uint8_t* b, size_t n) {
   int m = 0;
   for (size_t i = 0; i < n; ++i) m = std::max(m, std::abs(int(a[i]) - int(b[i])));
   return m;
+}
+
+// Peak signal-to-noise ratio of `a` against `b` (same geometry), in dB
+// (8-bit samples); 99 when they are equal.
+inline double psnr(const Image& a, const Image& b) {
+  double sum = 0;
+  for (int y = 0; y < a.height; ++y)
+    for (size_t k = 0; k < a.stride(); ++k) {
+      const double d = double(a.row(y)[k]) - double(b.row(y)[k]);
+      sum += d * d;
+    }
+  const double samples = double(a.height) * double(a.stride());
+  return sum == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 * samples / sum);
 }
 
 // `src` encoded by TurboJPEG (pixel_format TJPF_*, subsampling TJSAMP_*,

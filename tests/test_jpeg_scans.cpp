@@ -186,16 +186,6 @@ TEST(JpegEighthScans, MutatedProgressiveFilesDecodeOrThrow) {
 
 namespace {
 
-// Peak signal-to-noise ratio of `a` against `b`, in dB (8-bit samples).
-double psnr(const Image& a, const Image& b) {
-  double sum = 0;
-  for (size_t i = 0; i < a.bytes(); ++i) {
-    const double d = double(a.data()[i]) - double(b.data()[i]);
-    sum += d * d;
-  }
-  return sum == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 * double(a.bytes()) / sum);
-}
-
 DecodeOptions quarter(bool coarse) {
   DecodeOptions o;
   o.min_width = o.min_height = 1;  // the smallest scale...
