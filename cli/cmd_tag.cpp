@@ -468,6 +468,8 @@ int tag_command(TagOptions& o) {
   // 301 img/s).
   to.face_threads = o.face_batches > 0 ? o.face_batches : (on_cpu ? 1 : 4);
   to.gpu_decoders_required = o.nvjpeg == "on";
+  if (const char* v = std::getenv("TANDEM_BASELINE_TO_GPU"); v && std::string(v) == "0")
+    to.baseline_to_gpu = false;
   to.thumbnails = thumbnails.get();
   std::vector<const pipeline::TagProgress*> progress_parts;
   for (DeviceRun& r : runs) {

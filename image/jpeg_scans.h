@@ -48,4 +48,10 @@ std::optional<ScanCut> scan_cut(int num, int denom, bool skip_unread, bool coars
 bool copy_scans(std::span<const uint8_t> jpeg, std::vector<uint8_t>& out, ScanCut cut,
                 int max_scans = 500);
 
+// Whether `jpeg`'s frame, the first start-of-frame marker after SOI, is a
+// sequential Huffman one (SOF0 baseline or SOF1 extended): the kind a GPU's
+// JPEG engines decode. Reads marker lengths only, never the entropy-coded
+// data; false for anything else, malformed files included.
+bool is_sequential_huffman_jpeg(std::span<const uint8_t> jpeg);
+
 }  // namespace tandem::image

@@ -15,9 +15,11 @@
 #include "core/error.h"
 #include "image/decode.h"
 #include "image/exif_orientation.h"
+#include "image/jpeg_scans.h"
 #include "image/photo_metadata.h"
 #include "pipeline/batch_ring.h"
 #include "pipeline/bounded_queue.h"
+#include "pipeline/gpu_backlog.h"
 #include "pipeline/prefetch_thread.h"
 #include "pipeline/shared_tasks.h"
 #include "pipeline/tag_profile.h"
@@ -81,10 +83,7 @@ struct SlotMeta {
 
 // A file a GPU decoder read but hands to the CPU decoders (the engines do
 // not take it), with its bytes, so it is not read twice.
-struct Handoff {
-  TagRecord record;
-  std::vector<uint8_t> bytes;
-};
+using Handoff = ReadFile;
 
 // A batch on its way through the face stage: its records (the model's
 // results in), and what the stage needs of the batch, copied out of it.
@@ -114,6 +113,11 @@ struct Run {
   std::vector<std::vector<SlotMeta>> meta;  // [buffer][slot]
   BoundedQueue<std::vector<TagRecord>> done{64};
   BoundedQueue<Handoff> handoff{64};
+  // Baseline JPEGs the CPU decoders read and pass to the GPU decoders
+  // (pipeline/gpu_backlog.h): about 0.1 s of the engines' work on a 12-MP
+  // corpus (~300 img/s), so the CPU decoders take such files themselves
+  // whenever the engines fall that far behind.
+  GpuBacklog gpu_backlog{48, size_t(192) << 20};
   // Two batches may wait for the face stage: more would only hold memory
   // while the model runs ahead of it.
   BoundedQueue<FaceJob> face_jobs{2};
@@ -174,8 +178,12 @@ struct Run {
     return std::max(configured, interval);
   }
   // The last GPU decoder to finish closes the hand-off queue: the CPU
-  // decoders, out of files, wait on it until then.
-  void gpu_thread_finished() {
+  // decoders, out of files, wait on it until then. One that took from the
+  // backlog leaves it; the last to leave hands what is still waiting there
+  // to the CPU decoders.
+  void gpu_thread_finished(bool took_backlog) {
+    if (took_backlog)
+      for (ReadFile& f : gpu_backlog.leave()) handoff.push(std::move(f));
     if (--gpu_threads_running == 0) handoff.close();
   }
   // The GPU decoders still opening. Where GPU decoding is required the CPU
@@ -261,7 +269,8 @@ class DecoderThread {
         opt_(o.decode),
         thumbnails_(o.thumbnails),
         wait_gpu_(o.gpu_decoders_required && !o.gpu_decoders.empty()),
-        hold_decodes_(o.faces != nullptr) {
+        hold_decodes_(o.faces != nullptr),
+        pass_baseline_(o.baseline_to_gpu && !o.gpu_decoders.empty()) {
     opt_.min_width = model.decode_min_width();
     opt_.min_height = model.decode_min_height();
     opt_.coarse_progressive = opt_.coarse_progressive && model.coarse_progressive_ok();
@@ -305,7 +314,22 @@ class DecoderThread {
     Clock::time_point t0 = Clock::now();
     std::optional<TagRecord> r = read_input(f, model_.id(), opt_.max_file_bytes, bytes_, run_);
     time_.read += seconds_since(t0);
-    if (r) decode(std::move(*r), bytes_, t0);
+    if (!r || pass_to_gpu(*r)) return;
+    decode(std::move(*r), bytes_, t0);
+  }
+
+  // Passes a baseline JPEG just read to the GPU decoders' backlog while it
+  // has room; false (the record and bytes untouched) when this thread
+  // decodes it.
+  bool pass_to_gpu(TagRecord& r) {
+    if (!pass_baseline_ || !image::is_sequential_huffman_jpeg(bytes_)) return false;
+    ReadFile f{std::move(r), std::move(bytes_)};
+    if (run_.gpu_backlog.offer(f)) {
+      bytes_ = {};
+      return true;
+    }
+    r = std::move(f.record), bytes_ = std::move(f.bytes);
+    return false;
   }
 
   // Decodes a file's bytes into a batch slot; t0: when work on it began.
@@ -382,6 +406,7 @@ class DecoderThread {
   ThumbnailStore* thumbnails_;
   const bool wait_gpu_;  // GPU decoding required: the files wait for the GPU decoders to open
   const bool hold_decodes_;  // faces on: decodes are held for their crops
+  const bool pass_baseline_;  // baseline JPEGs go to the GPU decoders' backlog while it has room
   std::vector<uint8_t> bytes_;
   image::Image img_;
   StageTimes time_;
@@ -407,7 +432,8 @@ class GpuDecoderThread {
         max_bytes_(o.decode.max_file_bytes),
         required_(o.gpu_decoders_required),
         thumbnails_(o.thumbnails != nullptr),
-        keep_(o.faces != nullptr && !o.decode_only) {}
+        keep_(o.faces != nullptr && !o.decode_only),
+        take_backlog_(o.baseline_to_gpu) {}
 
   void operator()(int index) {
     TANDEM_THREAD_NAME("gpu-decoder-" + std::to_string(index));
@@ -420,7 +446,7 @@ class GpuDecoderThread {
       run_.fail(std::current_exception());
     }
     run_.add_time(time_);
-    run_.gpu_thread_finished();
+    run_.gpu_thread_finished(joined_backlog_);
   }
 
  private:
@@ -439,6 +465,9 @@ class GpuDecoderThread {
         ~Done() { run.gpu_open_done(); }
       } done{run_};
       opened_ = dec_.open(&why);
+      // Before the CPU decoders are let go (done): from their first file
+      // on, they pass baseline JPEGs here.
+      if (opened_ && take_backlog_) run_.gpu_backlog.join(), joined_backlog_ = true;
     }
     if (opened_) return true;
     if (required_) throw Error("a GPU JPEG decoder was required but cannot open: " + why);
@@ -447,6 +476,10 @@ class GpuDecoderThread {
     if (run_.gpu_open_error.empty()) run_.gpu_open_error = why;
     return false;
   }
+
+  // Whether a group may still find files: in the list, or passed on by a
+  // CPU decoder.
+  bool more_files() const { return feed_.may_have_more() || run_.gpu_backlog.size() > 0; }
 
   // Files read for one decode call: those the engines take, with their bytes.
   struct Group {
@@ -463,7 +496,8 @@ class GpuDecoderThread {
     double all = run_.decode_rate();
     if (!feed_.growing() && rate_ > 0 && all > 0) {
       double share = std::min(1.0, rate_ / all);
-      want = std::min(want, std::max<size_t>(1, size_t(std::ceil(double(feed_.left()) * share))));
+      const double left = double(feed_.left() + run_.gpu_backlog.size());
+      want = std::min(want, std::max<size_t>(1, size_t(std::ceil(left * share))));
     }
     return want;
   }
@@ -474,7 +508,16 @@ class GpuDecoderThread {
   Group read_group(size_t want, std::vector<std::vector<uint8_t>> buffers) {
     Group g;
     g.bytes = std::move(buffers);
-    for (size_t k = 0; k < want; ++k) {
+    // The backlog's files first: read already, and a CPU decoder passed
+    // them on rather than decode them.
+    while (g.records.size() < want) {
+      std::optional<ReadFile> f = run_.gpu_backlog.take();
+      if (!f) break;
+      if (g.bytes.size() <= g.records.size()) g.bytes.resize(g.records.size() + 1);
+      g.bytes[g.records.size()] = std::move(f->bytes);
+      g.records.push_back(std::move(f->record));
+    }
+    while (g.records.size() < want) {
       std::optional<InputFile> f = feed_.take();
       if (!f) break;
       if (g.bytes.size() <= g.records.size()) g.bytes.resize(g.records.size() + 1);
@@ -509,7 +552,7 @@ class GpuDecoderThread {
     if (g.records.empty()) {
       spare_ = std::move(g.bytes);
       time_.gpu_decode += seconds_since(t0);
-      return feed_.may_have_more();
+      return more_files();
     }
     std::vector<TagRecord>& records = g.records;
     // All the group's slots at once (never some held while waiting for more).
@@ -526,7 +569,7 @@ class GpuDecoderThread {
         jobs.back().thumbnail = thumb_floats_[k].data(), jobs.back().thumbnail_side = kLargeThumbnailSide;
       }
     }
-    if (feed_.may_have_more())
+    if (more_files())
       reader.start([this, want = group_size(), b = std::move(spare_)]() mutable {
         return read_group(want, std::move(b));
       });
@@ -627,6 +670,8 @@ class GpuDecoderThread {
   const bool required_;
   const bool thumbnails_;  // whether to ask the engines for thumbnails
   const bool keep_;        // whether to keep the decoded photos for the face stage's crops
+  const bool take_backlog_;  // whether to take the baseline files the CPU decoders pass on
+  bool joined_backlog_ = false;
   std::vector<std::vector<float>> thumb_floats_;  // a group's thumbnails, reused
   bool opened_ = false;
   std::vector<std::vector<uint8_t>>

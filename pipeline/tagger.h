@@ -51,6 +51,10 @@ struct TaggerOptions {
   // sized by its measured rate, so the GPU takes what it can and never holds
   // the tail. Files the engines refuse (progressive) go to the CPU decoders.
   std::vector<GpuJpegDecoder*> gpu_decoders;
+  // The CPU decoders pass the baseline JPEGs they read to the GPU decoders
+  // while the engines keep up (pipeline/gpu_backlog.h), and decode them
+  // themselves only when the engines are behind.
+  bool baseline_to_gpu = true;
   // A GPU decoder that cannot open (GpuJpegDecoder::open, on its thread)
   // fails the run when required; otherwise its files go to the others.
   bool gpu_decoders_required = false;

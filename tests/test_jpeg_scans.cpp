@@ -16,6 +16,7 @@
 #include "image/decode.h"
 #include "image/jpeg_decoder.h"
 #include "image/jpeg_scans.h"
+#include "image/libjpeg_error.h"
 #include "image_test_util.h"
 
 using namespace tandem;
@@ -146,6 +147,54 @@ TEST(JpegEighthScans, OnlyWellFormedProgressiveFilesTakeThePath) {
   ASSERT_TRUE(copy_scans(prog, out, ScanCut::eighth));
   std::vector<uint8_t> again;
   EXPECT_FALSE(copy_scans(out, again, ScanCut::eighth));
+}
+
+// libjpeg's reading of the frame is the reference: sequential Huffman is
+// neither progressive nor arithmetic-coded.
+bool libjpeg_says_sequential(const std::vector<uint8_t>& jpeg) {
+  jpeg_decompress_struct cinfo;
+  LibjpegError err;
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = libjpeg_on_error;
+  err.mgr.emit_message = libjpeg_on_message;
+  jpeg_create_decompress(&cinfo);
+  bool sequential = false;
+  if (setjmp(err.jump) == 0) {
+    jpeg_mem_src(&cinfo, jpeg.data(), (unsigned long)jpeg.size());
+    jpeg_read_header(&cinfo, TRUE);
+    sequential = !cinfo.progressive_mode && !cinfo.arith_code;
+  }
+  jpeg_destroy_decompress(&cinfo);
+  return sequential;
+}
+
+TEST(JpegFrameKind, SequentialHuffmanAsLibjpegReadsIt) {
+  const Image photo = decode_image_file(photo_path("kite"), 169, 113);
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> files = {
+      {"baseline 4:2:0", encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, 0)},
+      {"baseline 4:4:4", encode_jpeg(photo, TJPF_RGB, TJSAMP_444, 88, 0)},
+      {"gray", encode_jpeg(gray_of(photo), TJPF_GRAY, TJSAMP_GRAY, 88, 0)},
+      {"progressive", encode_jpeg(photo, TJPF_RGB, TJSAMP_420, 88, TJFLAG_PROGRESSIVE)},
+  };
+  // An APP1 segment (EXIF-like) before the frame is stepped over.
+  std::vector<uint8_t> with_app = files[0].second;
+  const std::vector<uint8_t> app1 = {0xFF, 0xE1, 0x00, 0x08, 'E', 'x', 'i', 'f', 0, 0};
+  with_app.insert(with_app.begin() + 2, app1.begin(), app1.end());
+  files.push_back({"baseline after APP1", with_app});
+  for (const auto& [name, jpeg] : files) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(is_sequential_huffman_jpeg(jpeg), libjpeg_says_sequential(jpeg));
+    EXPECT_EQ(is_sequential_huffman_jpeg(jpeg), name != "progressive");
+  }
+  // Not JPEGs, and headers cut before the frame.
+  EXPECT_FALSE(is_sequential_huffman_jpeg({}));
+  EXPECT_FALSE(is_sequential_huffman_jpeg(std::vector<uint8_t>{0x89, 'P', 'N', 'G', 0x0D, 0x0A}));
+  const std::vector<uint8_t>& prog = files[3].second;
+  for (size_t n = 0; n < 200 && n < prog.size(); ++n)
+    EXPECT_FALSE(is_sequential_huffman_jpeg(std::span(prog.data(), n))) << n;
+  std::vector<uint8_t> junk = files[0].second;
+  junk.insert(junk.begin() + 2, {0x12, 0x34});  // bytes where a marker belongs
+  EXPECT_FALSE(is_sequential_huffman_jpeg(junk));
 }
 
 // Truncations and byte flips of a progressive file decoded at 1/8: each

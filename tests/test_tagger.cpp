@@ -555,6 +555,35 @@ TEST(Tagger, GpuDecodersShareTheFilesAndHandRefusedOnesToTheCpu) {
   }
 }
 
+// A CPU decoder passes the baseline JPEGs it reads to the GPU decoders'
+// backlog while it has room, and keeps the files the engines refuse. The
+// backlog (48 files) holds this whole folder, so every baseline JPEG the
+// engines decode is theirs; without the hand-over the files are shared.
+TEST(Tagger, CpuDecodersPassBaselineJpegsToTheGpu) {
+  Corpus c;
+  for (bool pass : {true, false}) {
+    for (int gpus : {1, 2}) {
+      SCOPED_TRACE(fmt::format("{} GPU decoders, baseline to the GPU: {}", gpus, pass));
+      GpuProgress progress;
+      TaggerOptions o = options(4, 2);
+      o.baseline_to_gpu = pass;
+      o.gpu_decoders_required = true;  // the CPU decoders start once the engines are open
+      std::vector<std::unique_ptr<FakeGpuDecoder>> fakes = add_fake_gpus(o, progress, c, gpus);
+      FakeModel model;
+      Result r = run_tagger(model, o, c);
+      std::map<std::string, int> by = check_records(c, r);
+      EXPECT_EQ(by["cpu"] + by["gpu"], int(c.want.size()));
+      if (!pass) continue;
+      for (const TagRecord& rec : r.records) {
+        if (!c.want.count(rec.path)) continue;
+        const bool engines_take = rec.path.ends_with(".jpg") && !c.progressive.count(rec.path) &&
+                                  !rec.path.ends_with("gpufail.jpg");
+        EXPECT_EQ(rec.tags.at(0).label.substr(0, 4), engines_take ? "gpu:" : "cpu:") << rec.path;
+      }
+    }
+  }
+}
+
 // A GPU decoder that cannot open (no engines, no libnvjpeg) leaves its
 // files to the others and says why; where GPU decoding was required, the run
 // fails with that reason.
