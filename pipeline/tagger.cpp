@@ -325,7 +325,7 @@ class DecoderThread {
     if (!pass_baseline_ || !image::is_sequential_huffman_jpeg(bytes_)) return false;
     ReadFile f{std::move(r), std::move(bytes_)};
     if (run_.gpu_backlog.offer(f)) {
-      bytes_ = {};
+      bytes_ = run_.gpu_backlog.spare();
       return true;
     }
     r = std::move(f.record), bytes_ = std::move(f.bytes);
@@ -514,7 +514,8 @@ class GpuDecoderThread {
       std::optional<ReadFile> f = run_.gpu_backlog.take();
       if (!f) break;
       if (g.bytes.size() <= g.records.size()) g.bytes.resize(g.records.size() + 1);
-      g.bytes[g.records.size()] = std::move(f->bytes);
+      std::swap(g.bytes[g.records.size()], f->bytes);
+      if (f->bytes.capacity() > 0) run_.gpu_backlog.recycle(std::move(f->bytes));
       g.records.push_back(std::move(f->record));
     }
     while (g.records.size() < want) {
