@@ -55,7 +55,8 @@ class GpuBacklog {
   // otherwise leaves it untouched and returns false.
   bool offer(ReadFile& f) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (takers_ <= 0 || files_.size() >= max_files_ || bytes_ + f.bytes.size() > max_bytes_) return false;
+    if (takers_ <= 0 || files_.size() >= max_files_ || bytes_ + f.bytes.size() > max_bytes_)
+      return false;
     bytes_ += f.bytes.size();
     files_.push_back(std::move(f));
     return true;
