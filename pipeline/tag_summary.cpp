@@ -73,9 +73,15 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored, 
   out += fmt::format("{:.1f} s, {:.1f} images/s; {} decoders, {} batches ({} partial)\n", s.wall_s,
                      double(s.tagged + s.failed) / wall, s.decoders, s.batches, s.partial_batches);
   if (s.gpu_decoders > 0)
-    out += fmt::format("GPU JPEG decoders ({}): {} images ({:.0f}%), {} files handed to the CPU decoders; {:.1f} s busy\n",
-                       s.gpu_decoders, s.gpu_decoded, 100.0 * double(s.gpu_decoded) / double(std::max<int64_t>(1, s.tagged)),
-                       s.gpu_refused, t.gpu_decode);
+    out += fmt::format(
+        "GPU JPEG decoders ({}): {} images ({:.0f}%), {} files handed to the CPU decoders; {:.1f} "
+        "s busy (decoding "
+        "on the GPU {:.1f} s; waiting for files read ahead {:.1f} s, for batch slots {:.1f} s, for "
+        "the thumbnail "
+        "writers {:.1f} s)\n",
+        s.gpu_decoders, s.gpu_decoded,
+        100.0 * double(s.gpu_decoded) / double(std::max<int64_t>(1, s.tagged)), s.gpu_refused,
+        t.gpu_decode, t.gpu.on_gpu, t.gpu.read_wait, t.gpu.slot_wait, t.gpu.thumbnail_wait);
   out += fmt::format("thread time: read {:.1f} s, decode {:.1f} s, resize {:.1f} s, waiting for a batch slot {:.1f} s; "
                      "inference {:.1f} s (waiting for images {:.1f} s); write {:.1f} s\n",
                      t.read, t.decode, t.resize, t.slot_wait, t.infer, t.batch_wait, t.write);

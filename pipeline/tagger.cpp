@@ -205,7 +205,7 @@ struct Run {
   void add_time(const StageTimes& t) {
     std::lock_guard<std::mutex> lock(time_mutex);
     time.read += t.read, time.decode += t.decode, time.resize += t.resize, time.slot_wait += t.slot_wait;
-    time.gpu_decode += t.gpu_decode;
+    time.gpu_decode += t.gpu_decode, time.gpu += t.gpu;
     time.infer += t.infer, time.batch_wait += t.batch_wait, time.write += t.write, time.write_wait += t.write_wait;
     time.faces += t.faces, time.faces_wait += t.faces_wait, time.thumbnails += t.thumbnails;
   }
@@ -549,6 +549,7 @@ class GpuDecoderThread {
   bool group(PrefetchThread<Group>& reader) {
     Clock::time_point t0 = Clock::now();
     Group g = reader.pending() ? reader.take() : read_group(group_size(), std::move(spare_));
+    time_.gpu.read_wait += seconds_since(t0);
     keep_supported(g);
     if (g.records.empty()) {
       spare_ = std::move(g.bytes);
@@ -557,7 +558,9 @@ class GpuDecoderThread {
     }
     std::vector<TagRecord>& records = g.records;
     // All the group's slots at once (never some held while waiting for more).
+    Clock::time_point t1 = Clock::now();
     std::vector<BatchRing::Claim> claims = run_.ring.claim(int(records.size()));
+    time_.gpu.slot_wait += seconds_since(t1);
     std::vector<GpuJpegDecoder::Job> jobs;
     if (thumbnails_ && thumb_floats_.size() < records.size()) thumb_floats_.resize(records.size());
     for (size_t k = 0; k < records.size(); ++k) {
@@ -577,7 +580,9 @@ class GpuDecoderThread {
     std::vector<GpuJpegDecoder::Result> results;
     try {
       TANDEM_ZONE_CAT("gpu decode", "tag");
+      Clock::time_point t2 = Clock::now();
       results = dec_.decode(jobs);
+      time_.gpu.on_gpu += seconds_since(t2);
     } catch (const Error& e) {
       for (const BatchRing::Claim& c : claims) commit(c, nullptr);
       if (e.kind() != ErrorKind::out_of_memory || required_) throw;
@@ -633,7 +638,9 @@ class GpuDecoderThread {
     const size_t n = size_t(res.thumbnail_width) * size_t(res.thumbnail_height) * 3;
     uint8_t* out = t.pixels.data();
     for (size_t i = 0; i < n; ++i) out[i] = uint8_t(floats[i]);
+    Clock::time_point t0 = Clock::now();
     run_.gpu_thumbnails.push(std::move(t));
+    time_.gpu.thumbnail_wait += seconds_since(t0);
   }
 
   // Out of GPU memory (a group outgrew the decoder's buffers while another
@@ -1100,7 +1107,7 @@ void add_run(TagStats& total, const TagStats& part) {
   StageTimes& t = total.time;
   const StageTimes& p = part.time;
   t.read += p.read, t.decode += p.decode, t.resize += p.resize, t.slot_wait += p.slot_wait;
-  t.gpu_decode += p.gpu_decode, t.infer += p.infer, t.batch_wait += p.batch_wait;
+  t.gpu_decode += p.gpu_decode, t.gpu += p.gpu, t.infer += p.infer, t.batch_wait += p.batch_wait;
   t.write += p.write, t.write_wait += p.write_wait, t.faces += p.faces, t.faces_wait += p.faces_wait;
   t.thumbnails += p.thumbnails;
 }

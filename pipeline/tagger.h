@@ -78,11 +78,27 @@ struct TaggerOptions {
   ThumbnailStore* thumbnails = nullptr;
 };
 
+// Where the GPU decoder threads' busy time goes (seconds, summed over the
+// threads): a thread that waits leaves its engines idle, so these say what
+// holds the engines back inside a run.
+struct GpuDecoderTimes {
+  double read_wait = 0;  // for the next group's files, read ahead
+  double slot_wait = 0;  // for batch slots for a group (the network or the face stage behind)
+  double on_gpu = 0;     // in the decode call: engines, resize kernels, copies, the wait for them
+  double thumbnail_wait = 0;  // for room in the thumbnail writers' queue
+  GpuDecoderTimes& operator+=(const GpuDecoderTimes& o) {
+    read_wait += o.read_wait, slot_wait += o.slot_wait, on_gpu += o.on_gpu,
+        thumbnail_wait += o.thumbnail_wait;
+    return *this;
+  }
+};
+
 // Seconds of thread time per stage, summed over the stage's threads.
 struct StageTimes {
   double read = 0, decode = 0, resize = 0;  // decoder threads
   double slot_wait = 0;                     // decoders blocked on a free batch slot (inference behind)
   double gpu_decode = 0;                    // GPU decoder threads: reading, decoding on the GPU
+  GpuDecoderTimes gpu;                      // the parts of gpu_decode
   double infer = 0, batch_wait = 0;         // inference thread: running, waiting for a batch
   double write = 0, write_wait = 0;         // writer thread: in the sink, waiting for records
   double faces = 0, faces_wait = 0;         // face thread: finding and describing faces, waiting for a batch

@@ -78,3 +78,22 @@ TEST(TagSummary, FaceLineCountsWhereTheCropsCameFrom) {
       std::string::npos)
       << cpu;
 }
+
+// The GPU decoders' line splits their busy time, so a run shows what held
+// the engines back (the figures: an H100 host's default tag run).
+TEST(TagSummary, GpuLineSaysWhereTheEngineThreadsTimeWent) {
+  TagStats s = decode_bound_gpu_run(2, 219);
+  s.gpu_decoded = 2375;
+  s.time.gpu_decode = 18.2;
+  s.time.gpu.on_gpu = 11.0, s.time.gpu.read_wait = 0.4, s.time.gpu.slot_wait = 5.9,
+  s.time.gpu.thumbnail_wait = 0.3;
+  diagnose(s, {false, true});
+  const std::string text = format_summary(s, 0, 0);
+  EXPECT_NE(text.find("GPU JPEG decoders (2): 2375 images (68%), 219 files handed to the CPU "
+                      "decoders; 18.2 s busy "
+                      "(decoding on the GPU 11.0 s; waiting for files read ahead 0.4 s, for batch "
+                      "slots 5.9 s, for "
+                      "the thumbnail writers 0.3 s)"),
+            std::string::npos)
+      << text;
+}

@@ -532,6 +532,11 @@ TEST(Tagger, GpuDecodersShareTheFilesAndHandRefusedOnesToTheCpu) {
       EXPECT_EQ(by["cpu"] + by["gpu"], int(c.want.size()));
       EXPECT_GT(r.stats.gpu_refused, 0);
       EXPECT_EQ(r.stats.gpu_refused, progress.refused);
+      // The parts of the engine threads' busy time fit inside it.
+      const GpuDecoderTimes& g = r.stats.time.gpu;
+      EXPECT_GT(g.on_gpu, 0);
+      EXPECT_LE(g.on_gpu + g.read_wait + g.slot_wait + g.thumbnail_wait,
+                r.stats.time.gpu_decode + 1e-9);
       // Every file the GPU refused got its record from a CPU decoder.
       for (const std::vector<uint8_t>& b : progress.refused_files) {
         std::string path = c.path_of(b);
