@@ -1,35 +1,17 @@
 #include "image/exif_orientation.h"
 
 #include "image/exif_data.h"
+#include "image/jpeg_markers.h"
 
 namespace tandem::image {
 
-namespace {
-
-// Markers that stand alone, without a length: TEM, RST0-7 and a repeated SOI.
-bool is_standalone_marker(uint8_t m) { return m == 0x01 || (m >= 0xD0 && m <= 0xD8); }
-
-}  // namespace
-
 std::span<const uint8_t> find_jpeg_exif(std::span<const uint8_t> jpeg) {
-  const size_t n = jpeg.size();
-  if (n < 4 || jpeg[0] != 0xFF || jpeg[1] != 0xD8) return {};
-  size_t pos = 2;
-  while (pos < n) {
-    if (jpeg[pos] != 0xFF) return {};  // not at a marker: corrupt headers, stop looking
-    while (pos < n && jpeg[pos] == 0xFF) ++pos;  // fill bytes
-    if (pos >= n) return {};
-    const uint8_t marker = jpeg[pos++];
-    if (marker == 0xDA || marker == 0xD9) return {};  // SOS or EOI: no headers follow
-    if (is_standalone_marker(marker)) continue;
-    if (marker == 0x00 || n - pos < 2) return {};
-    const size_t length = size_t(jpeg[pos]) << 8 | jpeg[pos + 1];  // counts itself
-    if (length < 2 || length > n - pos) return {};
-    const std::span<const uint8_t> payload = jpeg.subspan(pos + 2, length - 2);
-    if (marker == 0xE1 && has_exif_header(payload)) return payload;
-    pos += length;
-  }
-  return {};
+  std::span<const uint8_t> exif;
+  walk_jpeg_headers(jpeg, [&](uint8_t marker, std::span<const uint8_t> payload) {
+    if (marker == 0xE1 && has_exif_header(payload)) exif = payload;
+    return !exif.empty();
+  });
+  return exif;
 }
 
 int orientation_from_exif(std::span<const uint8_t> exif_payload) {

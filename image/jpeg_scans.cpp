@@ -4,6 +4,8 @@
 #include <array>
 #include <cstring>
 
+#include "image/jpeg_markers.h"
+
 namespace tandem::image {
 
 namespace {
@@ -140,24 +142,14 @@ bool copy_scans(std::span<const uint8_t> b, std::vector<uint8_t>& out, ScanCut c
 }
 
 bool is_sequential_huffman_jpeg(std::span<const uint8_t> b) {
-  if (b.size() < 4 || b[0] != 0xFF || b[1] != kSoi) return false;
-  size_t pos = 2;
-  while (pos + 4 <= b.size()) {
-    if (b[pos] != 0xFF) return false;
-    while (pos < b.size() && b[pos] == 0xFF) ++pos;
-    if (pos + 3 > b.size()) return false;
-    const uint8_t marker = b[pos++];
-    if (is_sof(marker)) return marker == 0xC0 || marker == 0xC1;
-    // Scan data before a frame, or markers without a length: not a JPEG
-    // any engine takes.
-    if (marker == kSos || marker == kEoi || marker == kSoi || marker == 0x00 || marker == 0x01 ||
-        is_rst(marker))
-      return false;
-    const size_t length = size_t(b[pos]) << 8 | b[pos + 1];
-    if (length < 2) return false;
-    pos += length;
-  }
-  return false;
+  uint8_t frame = 0;
+  const bool found = walk_jpeg_headers(b, [&](uint8_t marker, std::span<const uint8_t>) {
+    // A standalone marker before the frame: no file any engine takes.
+    if (is_standalone_jpeg_marker(marker)) return true;
+    if (is_sof(marker)) frame = marker;
+    return frame != 0;
+  });
+  return found && (frame == 0xC0 || frame == 0xC1);
 }
 
 }  // namespace tandem::image

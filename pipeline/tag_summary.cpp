@@ -74,11 +74,9 @@ std::string format_summary(const TagStats& s, int64_t skipped, int64_t ignored, 
                      double(s.tagged + s.failed) / wall, s.decoders, s.batches, s.partial_batches);
   if (s.gpu_decoders > 0)
     out += fmt::format(
-        "GPU JPEG decoders ({}): {} images ({:.0f}%), {} files handed to the CPU decoders; {:.1f} "
-        "s busy (decoding "
-        "on the GPU {:.1f} s; waiting for files read ahead {:.1f} s, for batch slots {:.1f} s, for "
-        "the thumbnail "
-        "writers {:.1f} s)\n",
+        "GPU JPEG decoders ({}): {} images ({:.0f}%), {} files handed to the CPU decoders; "
+        "{:.1f} s busy (decoding on the GPU {:.1f} s; waiting for files read ahead {:.1f} s, "
+        "for batch slots {:.1f} s, for the thumbnail writers {:.1f} s)\n",
         s.gpu_decoders, s.gpu_decoded,
         100.0 * double(s.gpu_decoded) / double(std::max<int64_t>(1, s.tagged)), s.gpu_refused,
         t.gpu_decode, t.gpu.on_gpu, t.gpu.read_wait, t.gpu.slot_wait, t.gpu.thumbnail_wait);

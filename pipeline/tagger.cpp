@@ -81,10 +81,6 @@ struct SlotMeta {
   std::shared_ptr<const image::Image> decoded;
 };
 
-// A file a GPU decoder read but hands to the CPU decoders (the engines do
-// not take it), with its bytes, so it is not read twice.
-using Handoff = ReadFile;
-
 // A batch on its way through the face stage: its records (the model's
 // results in), and what the stage needs of the batch, copied out of it.
 struct FaceJob {
@@ -112,7 +108,9 @@ struct Run {
   BatchRing ring;
   std::vector<std::vector<SlotMeta>> meta;  // [buffer][slot]
   BoundedQueue<std::vector<TagRecord>> done{64};
-  BoundedQueue<Handoff> handoff{64};
+  // Files a GPU decoder read but hands to the CPU decoders (the engines do
+  // not take them), with their bytes, so that none is read twice.
+  BoundedQueue<ReadFile> handoff{64};
   // Baseline JPEGs the CPU decoders read and pass to the GPU decoders
   // (pipeline/gpu_backlog.h): about 0.1 s of the engines' work on a 12-MP
   // corpus (~300 img/s), so the CPU decoders take such files themselves
@@ -290,7 +288,7 @@ class DecoderThread {
           write_thumbnail(*thumbnails_, run_, g->path, g->mtime_ns, g->size, g->pixels, time_);
           continue;
         }
-        if (std::optional<Handoff> h = run_.handoff.try_pop()) {
+        if (std::optional<ReadFile> h = run_.handoff.try_pop()) {
           decode(std::move(h->record), h->bytes, Clock::now());
           continue;
         }
@@ -299,7 +297,7 @@ class DecoderThread {
           continue;
         }
         // Out of files; what the GPU decoders refuse still comes until they finish.
-        std::optional<Handoff> h = run_.handoff.pop();
+        std::optional<ReadFile> h = run_.handoff.pop();
         if (!h) break;
         decode(std::move(h->record), h->bytes, Clock::now());
       }
@@ -665,7 +663,7 @@ class GpuDecoderThread {
 
   void hand_off(TagRecord r, std::vector<uint8_t> bytes) {
     ++run_.gpu_refused;
-    run_.handoff.push(Handoff{std::move(r), std::move(bytes)});
+    run_.handoff.push(ReadFile{std::move(r), std::move(bytes)});
   }
 
   TagModel& model_;
