@@ -470,6 +470,7 @@ int tag_command(TagOptions& o) {
   to.gpu_decoders_required = o.nvjpeg == "on";
   if (const char* v = std::getenv("TANDEM_BASELINE_TO_GPU"); v && std::string(v) == "0")
     to.baseline_to_gpu = false;
+  if (const char* v = std::getenv("TANDEM_CPU_DECODER_NICE")) to.cpu_decoder_nice = std::atoi(v);
   to.thumbnails = thumbnails.get();
   std::vector<const pipeline::TagProgress*> progress_parts;
   for (DeviceRun& r : runs) {

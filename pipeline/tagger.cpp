@@ -11,6 +11,11 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "core/error.h"
 #include "image/decode.h"
@@ -268,7 +273,8 @@ class DecoderThread {
         thumbnails_(o.thumbnails),
         wait_gpu_(o.gpu_decoders_required && !o.gpu_decoders.empty()),
         hold_decodes_(o.faces != nullptr),
-        pass_baseline_(o.baseline_to_gpu && !o.gpu_decoders.empty()) {
+        pass_baseline_(o.baseline_to_gpu && !o.gpu_decoders.empty()),
+        nice_(o.cpu_decoder_nice) {
     opt_.min_width = model.decode_min_width();
     opt_.min_height = model.decode_min_height();
     opt_.coarse_progressive = opt_.coarse_progressive && model.coarse_progressive_ok();
@@ -276,6 +282,9 @@ class DecoderThread {
 
   void operator()(int index) {
     TANDEM_THREAD_NAME("decoder-" + std::to_string(index));
+#ifdef __linux__
+    if (nice_ > 0) setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), nice_);
+#endif
     try {
       if (wait_gpu_) run_.wait_gpu_opened();
       while (!run_.stop) {
@@ -405,6 +414,7 @@ class DecoderThread {
   const bool wait_gpu_;  // GPU decoding required: the files wait for the GPU decoders to open
   const bool hold_decodes_;  // faces on: decodes are held for their crops
   const bool pass_baseline_;  // baseline JPEGs go to the GPU decoders' backlog while it has room
+  const int nice_;
   std::vector<uint8_t> bytes_;
   image::Image img_;
   StageTimes time_;

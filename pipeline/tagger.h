@@ -55,6 +55,7 @@ struct TaggerOptions {
   // while the engines keep up (pipeline/gpu_backlog.h), and decode them
   // themselves only when the engines are behind.
   bool baseline_to_gpu = true;
+  int cpu_decoder_nice = 0;
   // A GPU decoder that cannot open (GpuJpegDecoder::open, on its thread)
   // fails the run when required; otherwise its files go to the others.
   bool gpu_decoders_required = false;

@@ -1,6 +1,8 @@
 #include "cuda/nvjpeg/jpeg_batch_decoder.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "cuda/check.h"
 #include "cuda/context.h"
@@ -9,6 +11,16 @@
 namespace tandem::cuda {
 
 using namespace nvjpeg;
+
+namespace {
+bool thumbs_pageable() {
+  static const bool on = [] {
+    const char* v = std::getenv("TANDEM_THUMBS_PAGEABLE");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+}  // namespace
 
 namespace {
 
@@ -80,7 +92,14 @@ void JpegBatchDecoder::open() {
   }
   check_nvjpeg(api_->JpegStateCreate(handle_, &state_), "nvjpegJpegStateCreate");
   check_nvjpeg(api_->JpegStreamCreate(handle_, &parser_), "nvjpegJpegStreamCreate");
-  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags(JPEG decoder)");
+  int priority = 0;
+  if (const char* v = std::getenv("TANDEM_JPEG_STREAM_PRIORITY"); v && std::string(v) == "high") {
+    int least = 0;
+    check_cuda(cudaDeviceGetStreamPriorityRange(&least, &priority),
+               "cudaDeviceGetStreamPriorityRange");
+  }
+  check_cuda(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority),
+             "cudaStreamCreateWithPriority(JPEG decoder)");
 }
 
 JpegBatchDecoder::~JpegBatchDecoder() {
@@ -210,6 +229,7 @@ void JpegBatchDecoder::reserve_buffers(std::vector<Slot>& slots) {
   ensure_bytes(temp_, temp_bytes, "cudaMalloc(JPEG preprocess rows)");
   ensure_bytes(outputs_, slots.size() * output_size() * sizeof(float), "cudaMalloc(JPEG preprocess outputs)");
   if (thumb_floats) ensure_bytes(thumbs_, thumb_floats * sizeof(float), "cudaMalloc(JPEG thumbnails)");
+  thumb_floats_ = thumb_floats;
 }
 
 bool JpegBatchDecoder::decode_batch(const std::vector<Slot*>& batch, std::string& error) {
@@ -285,10 +305,33 @@ void JpegBatchDecoder::preprocess_slots(const std::vector<Slot>& slots,
     const DevicePreprocessPlan& t = *s.thumb_plan;
     float* thumb = static_cast<float*>(thumbs_.get()) + s.thumb_offset;
     launch_preprocess(img, t.horizontal, t.vertical, t.plan.row0, t.plan.rows, temp, s.thumb_params, thumb, stream_);
-    check_cuda(cudaMemcpyAsync(job.thumbnail, thumb, s.thumb_params.output_floats() * sizeof(float),
-                               cudaMemcpyDeviceToHost, stream_),
-               "cudaMemcpyAsync(JPEG thumbnail)");
+    if (thumbs_pageable())
+      check_cuda(
+          cudaMemcpyAsync(job.thumbnail, thumb, s.thumb_params.output_floats() * sizeof(float),
+                          cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync(JPEG thumbnail)");
   }
+}
+
+void JpegBatchDecoder::copy_thumbnails(const std::vector<Slot>& slots) {
+  if (thumb_floats_ == 0 || thumbs_pageable()) return;
+  const bool any = std::any_of(slots.begin(), slots.end(),
+                               [](const Slot& s) { return s.decoded && s.thumb_plan; });
+  if (!any) return;
+  const size_t bytes = thumb_floats_ * sizeof(float);
+  uint8_t* host = thumb_staging_.get(bytes, "cudaHostAlloc(JPEG thumbnails)");
+  check_cuda(cudaMemcpyAsync(host, thumbs_.get(), bytes, cudaMemcpyDeviceToHost, stream_),
+             "cudaMemcpyAsync(JPEG thumbnails)");
+}
+
+void JpegBatchDecoder::hand_out_thumbnails(const std::vector<Slot>& slots,
+                                           const std::vector<DecodeJob>& jobs) {
+  if (thumbs_pageable()) return;
+  const float* all = reinterpret_cast<const float*>(thumb_staging_.data());
+  for (const Slot& s : slots)
+    if (s.decoded && s.thumb_plan)
+      std::memcpy(jobs[s.job].thumbnail, all + s.thumb_offset,
+                  s.thumb_params.output_floats() * sizeof(float));
 }
 
 std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>& jobs) {
@@ -336,8 +379,12 @@ std::vector<DecodeResult> JpegBatchDecoder::decode(const std::vector<DecodeJob>&
     reserve_buffers(slots);
     decode_slots(slots, results);
     preprocess_slots(slots, jobs);
-    TANDEM_ZONE_CAT("JPEG decoder synchronize", "wait.gpu");
-    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(JPEG decoder)");
+    copy_thumbnails(slots);
+    {
+      TANDEM_ZONE_CAT("JPEG decoder synchronize", "wait.gpu");
+      check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(JPEG decoder)");
+    }
+    hand_out_thumbnails(slots, jobs);
     for (const Slot& s : slots) {
       DecodeResult& r = results[s.job];
       r.ok = s.decoded;

@@ -26,6 +26,7 @@
 #include "cuda/nvjpeg/kept_images.h"
 #include "cuda/nvjpeg/nvjpeg_api.h"
 #include "cuda/nvjpeg/resample_plan.h"
+#include "cuda/pinned_staging.h"
 
 namespace tandem::cuda {
 
@@ -128,6 +129,10 @@ class JpegBatchDecoder {
   void decode_slots(std::vector<Slot>& slots, std::vector<DecodeResult>& results);
   bool decode_batch(const std::vector<Slot*>& batch, std::string& error);
   void preprocess_slots(const std::vector<Slot>& slots, const std::vector<DecodeJob>& jobs);
+  // Queues the copy of the batch's thumbnails into thumb_staging_; from
+  // there to the jobs once the stream is synchronized (hand_out_thumbnails).
+  void copy_thumbnails(const std::vector<Slot>& slots);
+  void hand_out_thumbnails(const std::vector<Slot>& slots, const std::vector<DecodeJob>& jobs);
 
   int device_;
   GpuPreprocessParams params_;
@@ -142,6 +147,8 @@ class JpegBatchDecoder {
   DeviceBuffer temp_;     // one image's horizontal pass (images run in stream order)
   DeviceBuffer outputs_;  // the batch's float planes, copied to the jobs' out
   DeviceBuffer thumbs_;   // the batch's thumbnails, copied to the jobs' thumbnail
+  size_t thumb_floats_ = 0;      // the batch's thumbnails' floats in thumbs_
+  PinnedStaging thumb_staging_;  // thumbs_ on the host, before each goes to its job
   // By (stored width, height, orientation).
   std::map<std::tuple<int, int, int>, DevicePreprocessPlan> plans_;
   // By (stored width, height, orientation, side).

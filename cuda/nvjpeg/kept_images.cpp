@@ -8,6 +8,7 @@
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "cuda/jpeg_preprocess.h"
+#include "cuda/pinned_staging.h"
 #include "profile/zone.h"
 
 namespace tandem::cuda {
@@ -24,34 +25,6 @@ bool overlaps(size_t a0, size_t a1, size_t b0, size_t b1) { return a0 < b1 && b0
 
 KeptImages::KeptImages(int device, size_t capacity)
     : device_(device), capacity_(capacity / kAlign * kAlign) {}
-
-namespace {
-
-// A thread's pinned host buffer for the copies off the device: a copy into
-// pageable memory goes through the driver's own staging, one more pass.
-class PinnedStaging {
- public:
-  ~PinnedStaging() {
-    if (p_) cudaFreeHost(p_);  // status ignored: a destructor cannot report it
-  }
-  uint8_t* get(size_t bytes) {
-    if (bytes <= bytes_) return p_;
-    // Doubling: each pinned allocation costs a call into the driver.
-    const size_t want = std::max(bytes, bytes_ * 2);
-    if (p_) check_cuda(cudaFreeHost(p_), "cudaFreeHost(kept photo staging)");
-    p_ = nullptr, bytes_ = 0;
-    check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&p_), want, cudaHostAllocPortable),
-               "cudaHostAlloc(kept photo staging)");
-    bytes_ = want;
-    return p_;
-  }
-
- private:
-  uint8_t* p_ = nullptr;
-  size_t bytes_ = 0;
-};
-
-}  // namespace
 
 KeptImages::~KeptImages() = default;
 
@@ -167,7 +140,7 @@ bool KeptImages::read(uint64_t ticket, Rect upright, int shrink, const Rows& row
   const int ow = r.width / shrink, oh = r.height / shrink;
   const size_t bytes = size_t(ow) * size_t(oh) * 3;
   thread_local PinnedStaging staging;
-  uint8_t* host = staging.get(bytes);
+  uint8_t* host = staging.get(bytes, "cudaHostAlloc(kept photo staging)");
   set_device(device_);
   // The calling thread's own stream: reads on other threads do not wait
   // for this one. The decode that wrote the image completed before add().
