@@ -283,7 +283,9 @@ class DecoderThread {
   void operator()(int index) {
     TANDEM_THREAD_NAME("decoder-" + std::to_string(index));
 #ifdef __linux__
-    if (nice_ > 0) setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), nice_);
+    // Linux's niceness is per thread. Best effort: where it is refused the
+    // thread keeps the process's priority, as without the option.
+    if (nice_ > 0) (void)setpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)), nice_);
 #endif
     try {
       if (wait_gpu_) run_.wait_gpu_opened();

@@ -55,6 +55,8 @@ struct TaggerOptions {
   // while the engines keep up (pipeline/gpu_backlog.h), and decode them
   // themselves only when the engines are behind.
   bool baseline_to_gpu = true;
+  // The CPU decoder threads' niceness (Linux; 0: the process's), so that
+  // the threads feeding the GPU and the network get a core first.
   int cpu_decoder_nice = 0;
   // A GPU decoder that cannot open (GpuJpegDecoder::open, on its thread)
   // fails the run when required; otherwise its files go to the others.

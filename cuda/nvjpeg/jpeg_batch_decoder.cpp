@@ -13,6 +13,9 @@ namespace tandem::cuda {
 using namespace nvjpeg;
 
 namespace {
+
+// TANDEM_THUMBS_PAGEABLE=1: the copy per photo into the caller's pageable
+// buffer that the pinned staging replaced, kept to compare the two on a GPU.
 bool thumbs_pageable() {
   static const bool on = [] {
     const char* v = std::getenv("TANDEM_THUMBS_PAGEABLE");
@@ -20,9 +23,6 @@ bool thumbs_pageable() {
   }();
   return on;
 }
-}  // namespace
-
-namespace {
 
 constexpr size_t kImageAlign = 256;     // each decoded image starts on a 256-byte boundary
 constexpr size_t kMaxCachedPlans = 64;  // distinct (size, orientation) geometries kept
@@ -92,6 +92,9 @@ void JpegBatchDecoder::open() {
   }
   check_nvjpeg(api_->JpegStateCreate(handle_, &state_), "nvjpegJpegStateCreate");
   check_nvjpeg(api_->JpegStreamCreate(handle_, &parser_), "nvjpegJpegStreamCreate");
+  // TANDEM_JPEG_STREAM_PRIORITY=high: the resize kernels ahead of the
+  // network's queued ones, for comparing on a GPU whether the engine threads
+  // wait on them inside `tag` (docs/DEVELOPING.md).
   int priority = 0;
   if (const char* v = std::getenv("TANDEM_JPEG_STREAM_PRIORITY"); v && std::string(v) == "high") {
     int least = 0;
