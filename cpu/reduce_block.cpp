@@ -8,12 +8,14 @@
 // are widened as they are read and rounded once when the result is stored.
 #include "cpu/reduce_block.h"
 
-#include "cpu/typed.h"
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "cpu/typed.h"
 
 namespace tandem::cpu {
 
@@ -105,6 +107,8 @@ std::optional<BlockShape> block_shape(const Shape& in, const std::vector<bool>& 
 
 namespace {
 
+int64_t round_up(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+
 template <class S>
 void reduce_block_typed(BlockReduction r, const BlockShape& s, const S* x, S* y) {
   const int64_t slab = s.extent * s.inner;
@@ -113,14 +117,23 @@ void reduce_block_typed(BlockReduction r, const BlockShape& s, const S* x, S* y)
     for (int64_t o = 0; o < s.outer; ++o) y[o] = Num<S>::store(reduce_row(r, x + o * slab, s.extent));
     return;
   }
-  // Column chunks of 64 keep each thread's partial sums in L1.
-  constexpr int64_t kCols = 64;
-  const int64_t chunks = (s.inner + kCols - 1) / kCols;
-#pragma omp parallel for collapse(2) schedule(static) if (s.outer * slab >= (int64_t(1) << 15))
+  // Each thread walks whole rows of its columns, so the input streams
+  // through once: columns are split only as far as the threads need work.
+  // Fixed chunks of 64 read every row in 256-byte pieces: the int8
+  // detector's head mean (f32[4,128,128,128] nhwc, one thread) took 5.0 ms
+  // that way against 3.4-3.8 ms streaming. At most kMaxCols a chunk keep
+  // the partial sums in L1.
+  constexpr int64_t kMaxCols = 2048;
+  const bool parallel = s.outer * slab >= (int64_t(1) << 15);
+  const int64_t threads = parallel ? std::max(1, omp_get_max_threads()) : 1;
+  const int64_t splits = std::max<int64_t>(1, (threads + s.outer - 1) / s.outer);
+  const int64_t cols = std::min(kMaxCols, round_up((s.inner + splits - 1) / splits, 16));
+  const int64_t chunks = (s.inner + cols - 1) / cols;
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t k = 0; k < chunks; ++k)
-      reduce_columns(r, x + o * slab, y + o * s.inner, s.extent, s.inner, k * kCols,
-                     std::min(s.inner, (k + 1) * kCols));
+      reduce_columns(r, x + o * slab, y + o * s.inner, s.extent, s.inner, k * cols,
+                     std::min(s.inner, (k + 1) * cols));
 }
 
 }  // namespace
